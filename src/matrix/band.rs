@@ -1,0 +1,224 @@
+//! Symmetric band storage, lower triangle, LAPACK style with room for the bulge.
+//!
+//! Entry `(r, c)` with `r >= c` and `r - c < ldab` lives at `data[(r - c) + c * ldab]`.
+//! A band of half-bandwidth `kd` is stored with `ldab = 2 * kd` rows per column:
+//! the diagonal, `kd` subdiagonals, and `kd - 1` more for the fill that bulge
+//! chasing creates (the fill never passes `r - c <= 2 kd - 1`,
+//! `research/seed-tridiag.md` §4.1; LAPACK `dsytrd_sb2st` uses `2 KD + 1`).
+//! Each column's band and bulge are contiguous.
+
+use super::MatrixId;
+use crate::Scalar;
+use faer::{Mat, MatRef};
+use std::cell::UnsafeCell;
+
+/// An owned symmetric band matrix (lower storage).
+#[derive(Clone, Debug)]
+pub struct SymBand<T> {
+    n: usize,
+    kd: usize,
+    ldab: usize,
+    data: Vec<T>,
+}
+
+impl<T: Scalar> SymBand<T> {
+    /// A zero band matrix of order `n` and half-bandwidth `kd`, with bulge room.
+    pub fn zeros(n: usize, kd: usize) -> Self {
+        let kd = kd.max(1);
+        let ldab = 2 * kd;
+        SymBand {
+            n,
+            kd,
+            ldab,
+            data: vec![T::zero(); ldab * n],
+        }
+    }
+
+    /// Copies the lower band (`r - c <= kd`) of a dense matrix; the rest is ignored.
+    pub fn from_dense_lower(a: MatRef<'_, T>, kd: usize) -> Self {
+        assert_eq!(a.nrows(), a.ncols(), "band source must be square");
+        let mut band = Self::zeros(a.nrows(), kd);
+        let kd = band.kd;
+        for c in 0..band.n {
+            for r in c..(c + kd + 1).min(band.n) {
+                band.set(r, c, a[(r, c)]);
+            }
+        }
+        band
+    }
+
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Half-bandwidth the band was built for.
+    pub fn kd(&self) -> usize {
+        self.kd
+    }
+
+    /// Rows stored per column.
+    pub fn ldab(&self) -> usize {
+        self.ldab
+    }
+
+    /// Entry `(r, c)` of the symmetric matrix; zero outside the stored band.
+    pub fn get(&self, r: usize, c: usize) -> T {
+        let (r, c) = if r >= c { (r, c) } else { (c, r) };
+        if r - c < self.ldab {
+            self.data[(r - c) + c * self.ldab]
+        } else {
+            T::zero()
+        }
+    }
+
+    /// Sets entry `(r, c)`, `r >= c`, `r - c < ldab`.
+    pub fn set(&mut self, r: usize, c: usize, v: T) {
+        assert!(r >= c && r - c < self.ldab, "({r}, {c}) outside band storage");
+        self.data[(r - c) + c * self.ldab] = v;
+    }
+
+    /// The full symmetric matrix.
+    pub fn to_dense(&self) -> Mat<T> {
+        Mat::from_fn(self.n, self.n, |i, j| self.get(i, j))
+    }
+
+    /// Largest `r - c` with a nonzero entry (0 for a diagonal matrix).
+    pub fn bandwidth_used(&self) -> usize {
+        let mut w = 0;
+        for c in 0..self.n {
+            for k in 0..self.ldab.min(self.n - c) {
+                if self.data[k + c * self.ldab] != T::zero() {
+                    w = w.max(k);
+                }
+            }
+        }
+        w
+    }
+
+    /// Diagonal and first subdiagonal (the tridiagonal part).
+    pub fn tridiagonal(&self) -> (Vec<T>, Vec<T>) {
+        let d = (0..self.n).map(|i| self.get(i, i)).collect();
+        let e = (1..self.n).map(|i| self.get(i, i - 1)).collect();
+        (d, e)
+    }
+
+    /// Raw column-major band storage.
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+
+    /// A view for kernels that own the whole band.
+    pub fn as_band_mut(&mut self) -> BandMut<'_, T> {
+        BandMut {
+            ptr: self.data.as_mut_ptr(),
+            n: self.n,
+            ldab: self.ldab,
+            _life: std::marker::PhantomData,
+        }
+    }
+}
+
+/// A mutable view of band storage handed to kernels (bulge-chasing tasks).
+///
+/// Several views of one band may exist at once in different tasks; each task
+/// touches only its declared footprint, and the task graph orders overlapping
+/// footprints. Indexing is bounds-checked against the band layout in debug builds.
+pub struct BandMut<'a, T> {
+    ptr: *mut T,
+    n: usize,
+    ldab: usize,
+    _life: std::marker::PhantomData<&'a mut [T]>,
+}
+
+impl<T: Copy> BandMut<'_, T> {
+    /// Order of the matrix.
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Rows stored per column.
+    #[inline]
+    pub fn ldab(&self) -> usize {
+        self.ldab
+    }
+
+    /// Entry `(r, c)`, `r >= c`, `r - c < ldab`.
+    #[inline(always)]
+    pub fn get(&self, r: usize, c: usize) -> T {
+        debug_assert!(r >= c && r - c < self.ldab && r < self.n, "({r}, {c})");
+        // SAFETY: in bounds by the band layout (checked in debug builds).
+        unsafe { *self.ptr.add((r - c) + c * self.ldab) }
+    }
+
+    /// Sets entry `(r, c)`, `r >= c`, `r - c < ldab`.
+    #[inline(always)]
+    pub fn set(&mut self, r: usize, c: usize, v: T) {
+        debug_assert!(r >= c && r - c < self.ldab && r < self.n, "({r}, {c})");
+        // SAFETY: as in `get`.
+        unsafe { *self.ptr.add((r - c) + c * self.ldab) = v }
+    }
+
+    /// Column `c` from row `r0` (`r0 >= c`) for `len` rows, contiguous.
+    #[inline(always)]
+    pub fn col_mut(&mut self, r0: usize, c: usize, len: usize) -> &mut [T] {
+        debug_assert!(r0 >= c && r0 - c + len <= self.ldab && r0 + len <= self.n);
+        // SAFETY: contiguous within column c of the band storage.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add((r0 - c) + c * self.ldab), len) }
+    }
+}
+
+/// A band matrix shared by the tasks of one graph (see [`BandMut`]).
+pub struct SharedBand<T> {
+    band: UnsafeCell<SymBand<T>>,
+    ptr: *mut T,
+    id: MatrixId,
+}
+
+// SAFETY: access goes through `view`, whose contract delegates exclusion to the DAG.
+unsafe impl<T: Send> Send for SharedBand<T> {}
+unsafe impl<T: Send + Sync> Sync for SharedBand<T> {}
+
+impl<T: Scalar> SharedBand<T> {
+    /// Takes ownership of `band`.
+    pub fn new(mut band: SymBand<T>) -> Self {
+        let ptr = band.data.as_mut_ptr();
+        SharedBand {
+            band: UnsafeCell::new(band),
+            ptr,
+            id: MatrixId::fresh(),
+        }
+    }
+
+    /// The id footprints use to name this band.
+    pub fn id(&self) -> MatrixId {
+        self.id
+    }
+
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        // SAFETY: `n` is never written after construction.
+        unsafe { (*self.band.get()).n }
+    }
+
+    /// A view of the whole band.
+    ///
+    /// # Safety
+    /// The caller may touch only the entries of its task's declared footprint, and
+    /// the graph must order it against every other task touching them.
+    pub unsafe fn view(&self) -> BandMut<'_, T> {
+        let b = &*self.band.get();
+        BandMut {
+            ptr: self.ptr,
+            n: b.n,
+            ldab: b.ldab,
+            _life: std::marker::PhantomData,
+        }
+    }
+
+    /// Gives the band back once no task holds it.
+    pub fn into_inner(self) -> SymBand<T> {
+        self.band.into_inner()
+    }
+}

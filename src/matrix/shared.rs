@@ -1,0 +1,124 @@
+//! `SharedMatrix`: a dense column-major matrix that several tasks of one graph
+//! read and write through tiles.
+//!
+//! Soundness of the tile accessors rests on the task graph: any two tasks whose
+//! tiles overlap, with at least one writing, must be ordered by a path in the DAG.
+//! [`crate::graph::TaskGraph::check_races`] verifies that from the declared
+//! footprints, and the runtime's live checker verifies it while running.
+
+use faer::{Mat, MatMut, MatRef};
+use std::cell::UnsafeCell;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Identity of a shared matrix, used in task footprints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MatrixId(pub u64);
+
+impl MatrixId {
+    /// A fresh id, unique in this process.
+    pub fn fresh() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        MatrixId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// A dense matrix owned by a pipeline and shared (behind an `Arc`) by its tasks.
+pub struct SharedMatrix<T> {
+    data: UnsafeCell<Mat<T>>,
+    ptr: *mut T,
+    nrows: usize,
+    ncols: usize,
+    col_stride: isize,
+    id: MatrixId,
+}
+
+// SAFETY: access goes through the `unsafe` tile methods whose contract requires
+// the caller (the task graph) to exclude conflicting concurrent access.
+unsafe impl<T: Send> Send for SharedMatrix<T> {}
+unsafe impl<T: Send + Sync> Sync for SharedMatrix<T> {}
+
+impl<T: faer::traits::ComplexField> SharedMatrix<T> {
+    /// Takes ownership of `mat`.
+    pub fn new(mut mat: Mat<T>) -> Self {
+        let (nrows, ncols) = (mat.nrows(), mat.ncols());
+        let view = mat.as_mut();
+        let col_stride = view.col_stride();
+        let ptr = view.as_ptr_mut();
+        SharedMatrix {
+            data: UnsafeCell::new(mat),
+            ptr,
+            nrows,
+            ncols,
+            col_stride,
+            id: MatrixId::fresh(),
+        }
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// The id footprints use to name this matrix.
+    pub fn id(&self) -> MatrixId {
+        self.id
+    }
+
+    fn check(&self, rows: &Range<usize>, cols: &Range<usize>) {
+        assert!(
+            rows.start <= rows.end && rows.end <= self.nrows,
+            "tile rows {rows:?} out of 0..{}",
+            self.nrows
+        );
+        assert!(
+            cols.start <= cols.end && cols.end <= self.ncols,
+            "tile cols {cols:?} out of 0..{}",
+            self.ncols
+        );
+    }
+
+    /// A read-only view of the tile `rows x cols`.
+    ///
+    /// # Safety
+    /// No task may write any part of this tile while the returned view lives.
+    pub unsafe fn tile(&self, rows: Range<usize>, cols: Range<usize>) -> MatRef<'_, T> {
+        self.check(&rows, &cols);
+        let offset = rows.start as isize + cols.start as isize * self.col_stride;
+        MatRef::from_raw_parts(
+            self.ptr.offset(offset) as *const T,
+            rows.len(),
+            cols.len(),
+            1,
+            self.col_stride,
+        )
+    }
+
+    /// A mutable view of the tile `rows x cols`.
+    ///
+    /// # Safety
+    /// No other view (read or write) of any part of this tile may live at the same
+    /// time; the task graph must order every task touching it.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn tile_mut(&self, rows: Range<usize>, cols: Range<usize>) -> MatMut<'_, T> {
+        self.check(&rows, &cols);
+        let offset = rows.start as isize + cols.start as isize * self.col_stride;
+        MatMut::from_raw_parts_mut(
+            self.ptr.offset(offset),
+            rows.len(),
+            cols.len(),
+            1,
+            self.col_stride,
+        )
+    }
+
+    /// Gives the matrix back once no task holds it any more.
+    pub fn into_inner(self) -> Mat<T> {
+        self.data.into_inner()
+    }
+}
