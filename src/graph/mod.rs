@@ -1,1 +1,325 @@
-//! placeholder
+//! The task graph: tasks (name, stage, lane, cost, footprint, body) and the edges
+//! between them. Building is a few obvious calls, as in Taskflow:
+//!
+//! ```
+//! use eigenflow::graph::{Task, TaskGraph};
+//! let mut g = TaskGraph::new();
+//! let a = g.task("a", |_| Ok(()));
+//! let b = g.add(Task::new("b", |_| Ok(())).stage("demo"));
+//! g.edge(a, b);
+//! eigenflow::runtime::Runtime::builder().threads(2).build().run(g).unwrap();
+//! ```
+//!
+//! The graph is machine independent: the [`crate::runtime`] decides which thread or
+//! stream runs each task. `petgraph` holds the structure while building;
+//! [`plan`] flattens it into arrays for the scheduler's hot path.
+
+mod dot;
+mod footprint;
+pub(crate) mod plan;
+mod races;
+
+pub use footprint::{Footprint, Region};
+
+use crate::{Error, Result};
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::borrow::Cow;
+
+/// Identifies a task inside one [`TaskGraph`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId(pub(crate) u32);
+
+impl TaskId {
+    /// The task's index in its graph (tasks are numbered in creation order).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The id of the task with creation index `index` (an id that names no task of
+    /// a graph is reported when that graph is validated).
+    pub fn from_index(index: usize) -> Self {
+        TaskId(index as u32)
+    }
+}
+
+/// Where a task runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Lane {
+    /// Any worker of the CPU pool.
+    #[default]
+    Cpu,
+    /// In-order lane `i`: a CUDA stream on a GPU, else a queue drained by its own
+    /// thread. Tasks on one stream run in creation order, as kernels launched on a
+    /// CUDA stream do.
+    Stream(usize),
+}
+
+impl std::fmt::Display for Lane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Lane::Cpu => write!(f, "cpu"),
+            Lane::Stream(i) => write!(f, "stream-{i}"),
+        }
+    }
+}
+
+/// Cost hint of a task: used for critical-path priorities and stage summaries.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Cost {
+    /// Floating-point operations.
+    pub flops: f64,
+    /// Bytes moved.
+    pub bytes: f64,
+}
+
+impl Cost {
+    /// A cost of `flops` operations moving `bytes` bytes.
+    pub fn new(flops: f64, bytes: f64) -> Self {
+        Cost { flops, bytes }
+    }
+
+    /// Estimated seconds on one core: a roofline with 20 GF/s and 10 GB/s plus a
+    /// fixed scheduling cost, so empty tasks still count on a chain.
+    pub(crate) fn seconds(&self) -> f64 {
+        (self.flops / 20e9).max(self.bytes / 10e9) + 1e-7
+    }
+}
+
+/// What a task body sees when it runs.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskContext {
+    /// The task.
+    pub task: TaskId,
+    /// The lane it runs on.
+    pub lane: Lane,
+    /// Index of the CPU worker, or of the stream, running it.
+    pub worker: usize,
+}
+
+/// A task body: runs once; an `Err` stops the run.
+pub type TaskFn<'a> = Box<dyn FnOnce(&TaskContext) -> Result<()> + Send + 'a>;
+
+/// A task before it is added to a graph.
+pub struct Task<'a> {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) stage: Cow<'static, str>,
+    pub(crate) lane: Lane,
+    pub(crate) cost: Cost,
+    pub(crate) footprint: Option<Box<Footprint>>,
+    pub(crate) body: Option<TaskFn<'a>>,
+}
+
+impl<'a> Task<'a> {
+    /// A CPU task in stage `"default"`.
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        body: impl FnOnce(&TaskContext) -> Result<()> + Send + 'a,
+    ) -> Self {
+        Task {
+            name: name.into(),
+            stage: Cow::Borrowed("default"),
+            lane: Lane::Cpu,
+            cost: Cost::default(),
+            footprint: None,
+            body: Some(Box::new(body)),
+        }
+    }
+
+    /// Sets the stage (groups tasks in traces and summaries).
+    pub fn stage(mut self, stage: impl Into<Cow<'static, str>>) -> Self {
+        self.stage = stage.into();
+        self
+    }
+
+    /// Sets the lane.
+    pub fn lane(mut self, lane: Lane) -> Self {
+        self.lane = lane;
+        self
+    }
+
+    /// Sets the cost hint.
+    pub fn cost(mut self, flops: f64, bytes: f64) -> Self {
+        self.cost = Cost::new(flops, bytes);
+        self
+    }
+
+    /// Declares the regions the task reads and writes.
+    pub fn footprint(mut self, footprint: Footprint) -> Self {
+        self.footprint = Some(Box::new(footprint));
+        self
+    }
+}
+
+/// A group of tasks inside a larger graph, as a pipeline stage exposes it: connect
+/// its `entries` after what it needs and its `exits` before what needs it.
+#[derive(Clone, Debug, Default)]
+pub struct SubGraph {
+    /// Tasks with no predecessor inside the group.
+    pub entries: Vec<TaskId>,
+    /// Tasks with no successor inside the group.
+    pub exits: Vec<TaskId>,
+}
+
+/// A directed acyclic graph of tasks.
+pub struct TaskGraph<'a> {
+    pub(crate) g: DiGraph<Task<'a>, (), u32>,
+    /// The first invalid edge seen while building, reported by validation.
+    bad_edge: Option<(usize, usize)>,
+}
+
+impl Default for TaskGraph<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> TaskGraph<'a> {
+    /// An empty graph.
+    pub fn new() -> Self {
+        TaskGraph {
+            g: DiGraph::default(),
+            bad_edge: None,
+        }
+    }
+
+    /// An empty graph with room for `tasks` tasks and `edges` edges.
+    pub fn with_capacity(tasks: usize, edges: usize) -> Self {
+        TaskGraph {
+            g: DiGraph::with_capacity(tasks, edges),
+            bad_edge: None,
+        }
+    }
+
+    /// Adds a task and returns its id.
+    pub fn add(&mut self, task: Task<'a>) -> TaskId {
+        TaskId(self.g.add_node(task).index() as u32)
+    }
+
+    /// Adds a CPU task named `name` with body `body`.
+    pub fn task(
+        &mut self,
+        name: impl Into<Cow<'static, str>>,
+        body: impl FnOnce(&TaskContext) -> Result<()> + Send + 'a,
+    ) -> TaskId {
+        self.add(Task::new(name, body))
+    }
+
+    /// Adds the edge `from -> to`: `to` starts after `from` finished.
+    ///
+    /// An id from another graph is reported by validation (at `run`), not here, so
+    /// building stays a sequence of infallible calls.
+    pub fn edge(&mut self, from: TaskId, to: TaskId) {
+        let len = self.g.node_count();
+        if from.index() >= len || to.index() >= len {
+            self.bad_edge.get_or_insert((from.index(), to.index()));
+            return;
+        }
+        self.g
+            .add_edge(NodeIndex::new(from.index()), NodeIndex::new(to.index()), ());
+    }
+
+    /// `from` precedes every task of `to`.
+    pub fn precede(&mut self, from: TaskId, to: &[TaskId]) {
+        for &t in to {
+            self.edge(from, t);
+        }
+    }
+
+    /// `to` succeeds every task of `from`.
+    pub fn succeed(&mut self, to: TaskId, from: &[TaskId]) {
+        for &f in from {
+            self.edge(f, to);
+        }
+    }
+
+    /// Edges from every exit of `before` to every entry of `after`.
+    pub fn chain(&mut self, before: &SubGraph, after: &SubGraph) {
+        for &a in &before.exits {
+            self.precede(a, &after.entries);
+        }
+    }
+
+    /// Moves all tasks and edges of `other` into this graph and returns them as a
+    /// [`SubGraph`] (its entries and exits, renumbered).
+    pub fn append(&mut self, other: TaskGraph<'a>) -> SubGraph {
+        let offset = self.g.node_count() as u32;
+        if let Some((f, t)) = other.bad_edge {
+            self.bad_edge
+                .get_or_insert((f + offset as usize, t + offset as usize));
+        }
+        let (nodes, edges) = other.g.into_nodes_edges();
+        let mut has_pred = vec![false; nodes.len()];
+        let mut has_succ = vec![false; nodes.len()];
+        for e in &edges {
+            has_succ[e.source().index()] = true;
+            has_pred[e.target().index()] = true;
+        }
+        for node in nodes {
+            self.g.add_node(node.weight);
+        }
+        for e in edges {
+            self.g.add_edge(
+                NodeIndex::new(e.source().index() + offset as usize),
+                NodeIndex::new(e.target().index() + offset as usize),
+                (),
+            );
+        }
+        let ids = |flags: Vec<bool>| {
+            flags
+                .iter()
+                .enumerate()
+                .filter(|(_, &f)| !f)
+                .map(|(i, _)| TaskId(i as u32 + offset))
+                .collect()
+        };
+        SubGraph {
+            entries: ids(has_pred),
+            exits: ids(has_succ),
+        }
+    }
+
+    /// Number of tasks.
+    pub fn len(&self) -> usize {
+        self.g.node_count()
+    }
+
+    /// Whether the graph has no task.
+    pub fn is_empty(&self) -> bool {
+        self.g.node_count() == 0
+    }
+
+    /// Number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.g.edge_count()
+    }
+
+    /// Name of a task.
+    pub fn name(&self, id: TaskId) -> &str {
+        &self.g[NodeIndex::new(id.index())].name
+    }
+
+    /// Stage of a task.
+    pub fn stage_of(&self, id: TaskId) -> &str {
+        &self.g[NodeIndex::new(id.index())].stage
+    }
+
+    /// Lane of a task.
+    pub fn lane_of(&self, id: TaskId) -> Lane {
+        self.g[NodeIndex::new(id.index())].lane
+    }
+
+    /// Checks the graph for a runtime with `streams` stream lanes: every edge
+    /// endpoint exists, no edge is duplicated, every stream lane exists, and there is
+    /// no cycle (counting the in-order edges of each stream lane).
+    pub fn validate(&self, streams: usize) -> Result<()> {
+        plan::Plan::build(self, streams).map(|_| ())
+    }
+
+    pub(crate) fn bad_edge(&self) -> Option<Error> {
+        self.bad_edge.map(|(from, to)| Error::MissingTask {
+            from,
+            to,
+            len: self.len(),
+        })
+    }
+}

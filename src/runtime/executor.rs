@@ -1,0 +1,436 @@
+//! The scheduler proper: flat counters, CPU workers with work-stealing deques,
+//! stream-lane threads, parking, failure handling.
+
+use super::report::{RunReport, TaskRecord};
+use super::RuntimeBuilder;
+use crate::graph::plan::Plan;
+use crate::graph::{Cost, Footprint, Lane, TaskContext, TaskFn, TaskGraph, TaskId};
+use crate::trace::TraceSession;
+use crate::{Error, Result};
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use parking_lot::{Condvar, Mutex};
+use std::borrow::Cow;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Per-task data the workers read while running.
+struct Meta {
+    name: Cow<'static, str>,
+    stage: Cow<'static, str>,
+    lane: Lane,
+    cost: Cost,
+    footprint: Option<Box<Footprint>>,
+}
+
+/// Written once, by the one thread that runs the task (the one that took its
+/// in-degree to zero), read after all threads are joined.
+struct Slot<'g> {
+    body: UnsafeCell<Option<TaskFn<'g>>>,
+    stamp: UnsafeCell<(u64, u64, u32)>,
+}
+
+/// Idle CPU workers park here. `epoch` changes on every push so a worker that
+/// looked for work and found none can tell, under the lock, whether it missed one.
+struct Sleep {
+    lock: Mutex<()>,
+    cv: Condvar,
+    sleepers: AtomicUsize,
+    epoch: AtomicU64,
+}
+
+struct Shared<'g> {
+    plan: Plan,
+    pending: Vec<AtomicU32>,
+    slots: Vec<Slot<'g>>,
+    meta: Vec<Meta>,
+    injector: Injector<u32>,
+    stealers: Vec<Stealer<u32>>,
+    finished: AtomicUsize,
+    stop: AtomicBool,
+    error: Mutex<Option<Error>>,
+    sleep: Sleep,
+    lanes: Vec<(Mutex<()>, Condvar)>,
+    running: Option<Mutex<Vec<u32>>>,
+    t0: Instant,
+}
+
+// SAFETY: the `UnsafeCell`s in `Slot` are touched by exactly one thread per task
+// (the one whose decrement made the task ready) and read after joining.
+unsafe impl Sync for Shared<'_> {}
+
+pub(super) fn run(cfg: &RuntimeBuilder, graph: TaskGraph<'_>) -> Result<RunReport> {
+    let t0 = Instant::now();
+    let plan = Plan::build(&graph, cfg.streams)?;
+    let n = plan.len();
+    let (nodes, _) = graph.g.into_nodes_edges();
+    let mut meta = Vec::with_capacity(n);
+    let mut slots = Vec::with_capacity(n);
+    for node in nodes {
+        let t = node.weight;
+        meta.push(Meta {
+            name: t.name,
+            stage: t.stage,
+            lane: t.lane,
+            cost: t.cost,
+            footprint: t.footprint,
+        });
+        slots.push(Slot {
+            body: UnsafeCell::new(t.body),
+            stamp: UnsafeCell::new((0, 0, 0)),
+        });
+    }
+    let workers: Vec<Worker<u32>> = (0..cfg.threads).map(|_| Worker::new_lifo()).collect();
+    let shared = Shared {
+        pending: plan.indeg.iter().map(|&d| AtomicU32::new(d)).collect(),
+        stealers: workers.iter().map(Worker::stealer).collect(),
+        plan,
+        slots,
+        meta,
+        injector: Injector::new(),
+        finished: AtomicUsize::new(0),
+        stop: AtomicBool::new(n == 0),
+        error: Mutex::new(None),
+        sleep: Sleep {
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+            sleepers: AtomicUsize::new(0),
+            epoch: AtomicU64::new(0),
+        },
+        lanes: (0..cfg.streams)
+            .map(|_| (Mutex::new(()), Condvar::new()))
+            .collect(),
+        running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
+        t0,
+    };
+    // Roots go to the injector, most urgent first.
+    let mut roots: Vec<u32> = (0..n as u32)
+        .filter(|&v| shared.plan.indeg[v as usize] == 0 && shared.meta[v as usize].lane == Lane::Cpu)
+        .collect();
+    roots.sort_by(|&a, &b| shared.by_priority(a, b));
+    for r in roots {
+        shared.injector.push(r);
+    }
+
+    let session = match &cfg.trace {
+        Some((path, level)) => Some(TraceSession::start(path, *level)?),
+        None => None,
+    };
+    std::thread::scope(|scope| {
+        let shared = &shared;
+        let session = session.as_ref();
+        for (w, local) in workers.into_iter().enumerate() {
+            std::thread::Builder::new()
+                .name(format!("cpu-{w}"))
+                .spawn_scoped(scope, move || {
+                    let _trace = session.and_then(TraceSession::enter_worker);
+                    shared.cpu_worker(w, local, cfg.shuffle_seed);
+                })
+                .expect("spawn a CPU worker");
+        }
+        for s in 0..cfg.streams {
+            std::thread::Builder::new()
+                .name(format!("stream-{s}"))
+                .spawn_scoped(scope, move || shared.stream_lane(s))
+                .expect("spawn a stream lane");
+        }
+    });
+    let wall = t0.elapsed();
+    if let Some(e) = shared.error.lock().take() {
+        if let Some(s) = session {
+            s.abandon();
+        }
+        return Err(e);
+    }
+    debug_assert_eq!(shared.finished.load(Ordering::Relaxed), n);
+    let tasks: Vec<TaskRecord> = shared
+        .meta
+        .into_iter()
+        .zip(shared.slots)
+        .map(|(m, slot)| {
+            let (start, end, worker) = slot.stamp.into_inner();
+            TaskRecord {
+                name: m.name,
+                stage: m.stage,
+                lane: m.lane,
+                worker: worker as usize,
+                start: Duration::from_nanos(start),
+                end: Duration::from_nanos(end),
+                cost: m.cost,
+            }
+        })
+        .collect();
+    let report = RunReport {
+        tasks,
+        wall,
+        threads: cfg.threads,
+        streams: cfg.streams,
+    };
+    if let Some(s) = session {
+        s.finish(&report, t0)?;
+    }
+    Ok(report)
+}
+
+/// A small xorshift generator for the shuffled-schedule test mode.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, k: usize) -> usize {
+        (self.next() % k as u64) as usize
+    }
+}
+
+impl<'g> Shared<'g> {
+    fn by_priority(&self, a: u32, b: u32) -> std::cmp::Ordering {
+        let p = &self.plan.priority;
+        p[b as usize].total_cmp(&p[a as usize]).then(a.cmp(&b))
+    }
+
+    fn done(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    fn cpu_worker(&self, w: usize, local: Worker<u32>, shuffle: Option<u64>) {
+        let mut rng = shuffle.map(|s| Rng(s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (w as u64 + 1) | 1));
+        let mut next: Option<u32> = None;
+        let mut ready = Vec::new();
+        while !self.done() {
+            // Random mode: sometimes leave the local work and steal instead.
+            let detour = rng.as_mut().map(|r| (r.below(4) == 0, r.below(self.stealers.len())));
+            let task = match detour {
+                Some((true, victim)) => {
+                    if let Some(t) = next.take() {
+                        local.push(t);
+                    }
+                    self.steal(w, victim).or_else(|| local.pop())
+                }
+                _ => next.take().or_else(|| local.pop()).or_else(|| self.steal(w, w)),
+            };
+            let Some(t) = task else {
+                self.park();
+                continue;
+            };
+            ready.clear();
+            self.execute(t, Lane::Cpu, w, &mut ready);
+            if ready.is_empty() {
+                continue;
+            }
+            match rng.as_mut() {
+                None => ready.sort_by(|&a, &b| self.by_priority(a, b)),
+                Some(r) => {
+                    for i in (1..ready.len()).rev() {
+                        ready.swap(i, r.below(i + 1));
+                    }
+                }
+            }
+            next = Some(ready[0]);
+            // LIFO deque: push the least urgent first so the most urgent pops next.
+            for &t in ready[1..].iter().rev() {
+                local.push(t);
+            }
+            if ready.len() > 1 {
+                self.wake_workers(ready.len() - 1);
+            }
+        }
+    }
+
+    fn steal(&self, me: usize, first: usize) -> Option<u32> {
+        loop {
+            let mut retry = false;
+            match self.injector.steal() {
+                Steal::Success(t) => return Some(t),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            let k = self.stealers.len();
+            for i in 0..k {
+                let victim = (first + i) % k;
+                if victim == me {
+                    continue;
+                }
+                match self.stealers[victim].steal() {
+                    Steal::Success(t) => return Some(t),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn park(&self) {
+        let epoch = self.sleep.epoch.load(Ordering::SeqCst);
+        if !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty()) {
+            return;
+        }
+        let mut guard = self.sleep.lock.lock();
+        self.sleep.sleepers.fetch_add(1, Ordering::SeqCst);
+        if self.sleep.epoch.load(Ordering::SeqCst) == epoch && !self.done() {
+            self.sleep.cv.wait(&mut guard);
+        }
+        self.sleep.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn wake_workers(&self, count: usize) {
+        self.sleep.epoch.fetch_add(1, Ordering::SeqCst);
+        if self.sleep.sleepers.load(Ordering::SeqCst) > 0 {
+            let _guard = self.sleep.lock.lock();
+            if count == 1 {
+                self.sleep.cv.notify_one();
+            } else {
+                self.sleep.cv.notify_all();
+            }
+        }
+    }
+
+    fn wake_lane(&self, s: usize) {
+        let (lock, cv) = &self.lanes[s];
+        let _guard = lock.lock();
+        cv.notify_one();
+    }
+
+    /// Ends the run (success or failure) and wakes every thread.
+    fn halt(&self) {
+        self.stop.store(true, Ordering::Release);
+        self.sleep.epoch.fetch_add(1, Ordering::SeqCst);
+        {
+            let _guard = self.sleep.lock.lock();
+            self.sleep.cv.notify_all();
+        }
+        for (lock, cv) in &self.lanes {
+            let _guard = lock.lock();
+            cv.notify_all();
+        }
+    }
+
+    fn fail(&self, e: Error) {
+        self.error.lock().get_or_insert(e);
+        self.halt();
+    }
+
+    fn stream_lane(&self, s: usize) {
+        let mut ready = Vec::new();
+        for &t in &self.plan.streams[s] {
+            {
+                let (lock, cv) = &self.lanes[s];
+                let mut guard = lock.lock();
+                while self.pending[t as usize].load(Ordering::Acquire) != 0 && !self.done() {
+                    cv.wait(&mut guard);
+                }
+            }
+            if self.done() {
+                return;
+            }
+            ready.clear();
+            self.execute(t, Lane::Stream(s), s, &mut ready);
+            for &r in &ready {
+                self.injector.push(r);
+            }
+            if !ready.is_empty() {
+                self.wake_workers(ready.len());
+            }
+        }
+    }
+
+    /// Runs task `t` and releases its successors: ready CPU tasks are appended to
+    /// `ready`, ready stream tasks wake their lane.
+    fn execute(&self, t: u32, lane: Lane, worker: usize, ready: &mut Vec<u32>) {
+        let v = t as usize;
+        let meta = &self.meta[v];
+        if let Some(running) = &self.running {
+            if let Err(e) = self.enter_live(running, t) {
+                self.fail(e);
+                return;
+            }
+        }
+        // SAFETY: this thread made the task ready (or it was a root handed out once),
+        // so no other thread touches its slot.
+        let body = unsafe { (*self.slots[v].body.get()).take() };
+        let ctx = TaskContext {
+            task: TaskId(t),
+            lane,
+            worker,
+        };
+        let start = self.t0.elapsed().as_nanos() as u64;
+        let outcome = {
+            let span = tracing::info_span!(
+                "task",
+                name = %meta.name,
+                stage = %meta.stage,
+                lane = %meta.lane,
+                flops = meta.cost.flops,
+                bytes = meta.cost.bytes
+            );
+            let _enter = span.enter();
+            match body {
+                Some(body) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&ctx))),
+                None => Ok(Ok(())),
+            }
+        };
+        let end = self.t0.elapsed().as_nanos() as u64;
+        // SAFETY: as above.
+        unsafe { *self.slots[v].stamp.get() = (start, end, worker as u32) };
+        if let Some(running) = &self.running {
+            running.lock().retain(|&r| r != t);
+        }
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                return self.fail(Error::TaskFailed {
+                    task: meta.name.to_string(),
+                    source: Box::new(e),
+                })
+            }
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-string panic payload".into());
+                return self.fail(Error::TaskPanicked {
+                    task: meta.name.to_string(),
+                    message,
+                });
+            }
+        }
+        for &s in self.plan.successors(v) {
+            if self.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                match self.meta[s as usize].lane {
+                    Lane::Cpu => ready.push(s),
+                    Lane::Stream(i) => self.wake_lane(i),
+                }
+            }
+        }
+        if self.finished.fetch_add(1, Ordering::AcqRel) + 1 == self.pending.len() {
+            self.halt();
+        }
+    }
+
+    fn enter_live(&self, running: &Mutex<Vec<u32>>, t: u32) -> Result<()> {
+        let mut running = running.lock();
+        if let Some(fp) = &self.meta[t as usize].footprint {
+            for &r in running.iter() {
+                if let Some(other) = &self.meta[r as usize].footprint {
+                    if let Some(region) = fp.conflict(other) {
+                        return Err(Error::LiveOverlap {
+                            first: self.meta[r as usize].name.to_string(),
+                            second: self.meta[t as usize].name.to_string(),
+                            region: region.to_string(),
+                        });
+                    }
+                }
+            }
+        }
+        running.push(t);
+        Ok(())
+    }
+}

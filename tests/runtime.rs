@@ -1,0 +1,434 @@
+//! The runtime's contract: edges, stream order, concurrency, errors, async submit.
+
+use eigenflow::graph::{Footprint, Lane, Region, Task, TaskGraph, TaskId};
+use eigenflow::matrix::MatrixId;
+use eigenflow::runtime::Runtime;
+use eigenflow::Error;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Deterministic xorshift for building random graphs.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, k: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % k
+    }
+}
+
+/// A random DAG: each task gets up to 4 predecessors among earlier tasks, and a
+/// random lane among the CPU pool and `streams` stream lanes.
+fn random_dag(n: usize, streams: usize, seed: u64) -> (TaskGraph<'static>, Vec<(usize, usize)>) {
+    let mut rng = Rng(seed | 1);
+    let mut g = TaskGraph::with_capacity(n, 4 * n);
+    let mut edges = Vec::new();
+    for i in 0..n {
+        let lane = match rng.below(streams as u64 + 2) as usize {
+            k if k < streams => Lane::Stream(k),
+            _ => Lane::Cpu,
+        };
+        let spin = rng.below(200);
+        let id = g.add(
+            Task::new(format!("t{i}"), move |_| {
+                std::hint::black_box((0..spin).sum::<u64>());
+                Ok(())
+            })
+            .lane(lane),
+        );
+        let mut preds: Vec<usize> = (0..rng.below(5))
+            .filter(|_| i > 0)
+            .map(|_| {
+                // Mostly near predecessors, sometimes far ones.
+                let back = if rng.below(4) == 0 { i as u64 } else { 64.min(i as u64) };
+                i - 1 - rng.below(back) as usize
+            })
+            .collect();
+        preds.sort_unstable();
+        preds.dedup();
+        for p in preds {
+            g.edge(TaskId::from_index(p), id);
+            edges.push((p, i));
+        }
+    }
+    (g, edges)
+}
+
+#[test]
+fn every_edge_and_stream_order_respected_on_random_dags() {
+    for threads in 1..=4 {
+        for streams in 0..=3 {
+            let n = 12_000;
+            let (g, edges) = random_dag(n, streams, 7 + threads as u64 * 10 + streams as u64);
+            let lanes: Vec<Lane> = (0..n).map(|i| g.lane_of(TaskId::from_index(i))).collect();
+            let rt = Runtime::builder().threads(threads).streams(streams).build();
+            let report = rt.run(g).unwrap();
+            assert_eq!(report.tasks.len(), n);
+            for &(u, v) in &edges {
+                assert!(
+                    report.tasks[u].end <= report.tasks[v].start,
+                    "edge t{u} -> t{v} violated ({threads} threads, {streams} streams)"
+                );
+            }
+            for s in 0..streams {
+                let mut last = Duration::ZERO;
+                for i in (0..n).filter(|&i| lanes[i] == Lane::Stream(s)) {
+                    let t = &report.tasks[i];
+                    assert_eq!(t.lane, Lane::Stream(s));
+                    assert_eq!(t.worker, s);
+                    assert!(t.start >= last, "stream {s} ran t{i} out of order");
+                    last = t.end;
+                }
+            }
+            for t in &report.tasks {
+                if t.lane == Lane::Cpu {
+                    assert!(t.worker < threads);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn shuffled_schedules_respect_edges() {
+    for seed in 1..4 {
+        let (g, edges) = random_dag(5_000, 2, seed);
+        let rt = Runtime::builder().threads(2).streams(2).shuffle(Some(seed)).build();
+        let report = rt.run(g).unwrap();
+        for &(u, v) in &edges {
+            assert!(report.tasks[u].end <= report.tasks[v].start);
+        }
+    }
+}
+
+#[test]
+fn independent_tasks_run_concurrently_on_two_threads() {
+    let arrived = AtomicUsize::new(0);
+    let both_seen = AtomicUsize::new(0);
+    let mut g = TaskGraph::new();
+    for i in 0..2 {
+        let (arrived, both_seen) = (&arrived, &both_seen);
+        g.task(format!("meet{i}"), move |_| {
+            arrived.fetch_add(1, Ordering::SeqCst);
+            let t = Instant::now();
+            // Each waits (bounded) for the other: only possible if both run at once.
+            while arrived.load(Ordering::SeqCst) < 2 && t.elapsed() < Duration::from_secs(10) {
+                std::hint::spin_loop();
+            }
+            if arrived.load(Ordering::SeqCst) == 2 {
+                both_seen.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(())
+        });
+    }
+    Runtime::builder().threads(2).build().run(g).unwrap();
+    assert_eq!(both_seen.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn cycle_is_reported_with_its_tasks() {
+    let mut g = TaskGraph::new();
+    let a = g.task("a", |_| Ok(()));
+    let b = g.task("b", |_| Ok(()));
+    let c = g.task("c", |_| Ok(()));
+    let d = g.task("d", |_| Ok(()));
+    g.edge(d, a);
+    g.edge(a, b);
+    g.edge(b, c);
+    g.edge(c, a);
+    match Runtime::builder().threads(2).build().run(g) {
+        Err(Error::Cycle { tasks }) => {
+            let mut sorted = tasks.clone();
+            sorted.sort();
+            assert_eq!(sorted, ["a", "b", "c"], "cycle reported as {tasks:?}");
+        }
+        other => panic!("expected a cycle error, got {other:?}"),
+    }
+}
+
+#[test]
+fn stream_order_against_an_edge_is_a_cycle() {
+    // On one in-order stream, `first` runs before `second`; an edge second -> first
+    // can never be satisfied (a CUDA stream would deadlock).
+    let mut g = TaskGraph::new();
+    let first = g.add(Task::new("first", |_| Ok(())).lane(Lane::Stream(0)));
+    let second = g.add(Task::new("second", |_| Ok(())).lane(Lane::Stream(0)));
+    g.edge(second, first);
+    let err = Runtime::builder().streams(1).build().run(g).unwrap_err();
+    assert!(matches!(err, Error::Cycle { .. }), "{err}");
+}
+
+#[test]
+fn edge_to_missing_task_is_an_error() {
+    let mut other = TaskGraph::new();
+    for _ in 0..10 {
+        other.task("x", |_| Ok(()));
+    }
+    let foreign = TaskId::from_index(9);
+    let mut g = TaskGraph::new();
+    let a = g.task("a", |_| Ok(()));
+    g.edge(a, foreign);
+    let err = Runtime::builder().build().run(g).unwrap_err();
+    assert!(
+        matches!(err, Error::MissingTask { from: 0, to: 9, len: 1 }),
+        "{err}"
+    );
+}
+
+#[test]
+fn stream_beyond_configured_is_an_error() {
+    let mut g = TaskGraph::new();
+    g.add(Task::new("on-s2", |_| Ok(())).lane(Lane::Stream(2)));
+    let err = Runtime::builder().streams(2).build().run(g).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidLane { task, stream: 2, streams: 2 } if task == "on-s2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn duplicate_edge_is_an_error() {
+    let mut g = TaskGraph::new();
+    let a = g.task("a", |_| Ok(()));
+    let b = g.task("b", |_| Ok(()));
+    g.edge(a, b);
+    g.edge(a, b);
+    let err = Runtime::builder().build().run(g).unwrap_err();
+    assert!(
+        matches!(&err, Error::DuplicateEdge { from, to } if from == "a" && to == "b"),
+        "{err}"
+    );
+}
+
+#[test]
+fn failing_task_stops_the_run_and_names_itself() {
+    let ran_after = AtomicUsize::new(0);
+    let mut g = TaskGraph::new();
+    let bad = g.task("bad", |_| Err(Error::InvalidArgument("boom".into())));
+    let after = g.task("after", |_| {
+        ran_after.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    });
+    g.edge(bad, after);
+    let err = Runtime::builder().threads(2).build().run(g).unwrap_err();
+    match &err {
+        Error::TaskFailed { task, source } => {
+            assert_eq!(task, "bad");
+            assert!(source.to_string().contains("boom"));
+        }
+        other => panic!("unexpected {other}"),
+    }
+    assert_eq!(ran_after.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn panic_in_a_huge_graph_returns_promptly() {
+    let n = 100_000;
+    let started = AtomicUsize::new(0);
+    let mut g = TaskGraph::with_capacity(n, 2 * n);
+    let mut prev: Option<TaskId> = None;
+    for i in 0..n {
+        let started = &started;
+        let id = g.task(format!("t{i}"), move |_| {
+            started.fetch_add(1, Ordering::Relaxed);
+            if i == 500 {
+                panic!("planted panic at 500");
+            }
+            Ok(())
+        });
+        // A wide graph: chains of 8 so both workers stay busy.
+        if let Some(p) = prev.filter(|_| i % 8 != 0) {
+            g.edge(p, id);
+        }
+        prev = Some(id);
+    }
+    let t = Instant::now();
+    let err = Runtime::builder().threads(2).build().run(g).unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(20));
+    match err {
+        Error::TaskPanicked { task, message } => {
+            assert_eq!(task, "t500");
+            assert!(message.contains("planted panic"));
+        }
+        other => panic!("unexpected {other}"),
+    }
+    // The run stopped: not every task ran.
+    assert!(started.load(Ordering::Relaxed) < n);
+}
+
+#[test]
+fn no_new_task_starts_after_a_failure() {
+    use std::sync::atomic::AtomicBool;
+    let n = 100_000;
+    let failed = AtomicBool::new(false);
+    let late = AtomicUsize::new(0);
+    let mut g = TaskGraph::with_capacity(n, n);
+    let mut prev: Option<TaskId> = None;
+    for i in 0..n {
+        let (failed, late) = (&failed, &late);
+        let id = g.task(format!("t{i}"), move |_| {
+            if failed.load(Ordering::SeqCst) {
+                late.fetch_add(1, Ordering::SeqCst);
+            }
+            if i == 5_000 {
+                failed.store(true, Ordering::SeqCst);
+                return Err(Error::InvalidArgument("planted".into()));
+            }
+            Ok(())
+        });
+        if let Some(p) = prev.filter(|_| i % 8 != 0) {
+            g.edge(p, id);
+        }
+        prev = Some(id);
+    }
+    let err = Runtime::builder().threads(2).build().run(g).unwrap_err();
+    assert!(matches!(&err, Error::TaskFailed { task, .. } if task == "t5000"));
+    // Only tasks that were already being dispatched in the instant between the
+    // body returning and the stop flag being raised may start.
+    assert!(late.load(Ordering::SeqCst) <= 16, "{} tasks started late", late.load(Ordering::SeqCst));
+}
+
+#[test]
+fn empty_graph_runs() {
+    let report = Runtime::builder().threads(3).streams(1).build().run(TaskGraph::new()).unwrap();
+    assert!(report.tasks.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submit_is_awaitable_from_tokio() {
+    let rt = Runtime::builder().threads(2).streams(1).build();
+    let handles: Vec<_> = (0..3)
+        .map(|k| {
+            let (g, _) = random_dag(2_000, 1, 100 + k);
+            rt.submit(g)
+        })
+        .collect();
+    for h in handles {
+        let report = h.await.unwrap();
+        assert_eq!(report.tasks.len(), 2_000);
+    }
+    // Also waitable without an async runtime.
+    let (g, _) = random_dag(100, 1, 5);
+    assert_eq!(rt.submit(g).wait().unwrap().tasks.len(), 100);
+}
+
+#[test]
+fn submitted_failure_is_reported() {
+    let mut g = TaskGraph::new();
+    g.task("fails", |_| Err(Error::InvalidArgument("no".into())));
+    let err = Runtime::builder().build().submit(g).wait().unwrap_err();
+    assert!(matches!(err, Error::TaskFailed { .. }));
+}
+
+fn region(m: MatrixId, r: std::ops::Range<usize>, c: std::ops::Range<usize>) -> Region {
+    Region::new(m, r, c)
+}
+
+#[test]
+fn check_races_catches_a_planted_race_and_passes_a_correct_graph() {
+    let m = MatrixId::fresh();
+    let build = |ordered: bool| {
+        let mut g = TaskGraph::new();
+        let w = g.add(
+            Task::new("writer", |_| Ok(())).footprint(Footprint::new().write(region(m, 0..10, 0..10))),
+        );
+        let mid = g.add(
+            Task::new("disjoint", |_| Ok(())).footprint(Footprint::new().write(region(m, 10..20, 0..10))),
+        );
+        let r = g.add(
+            Task::new("reader", |_| Ok(())).footprint(Footprint::new().read(region(m, 5..15, 5..6))),
+        );
+        // reader overlaps both writers; it is ordered after `disjoint` always, and
+        // after `writer` only in the correct graph (transitively through `disjoint`).
+        g.edge(mid, r);
+        if ordered {
+            g.edge(w, mid);
+        }
+        g
+    };
+    build(true).check_races().unwrap();
+    match build(false).check_races() {
+        Err(Error::Race { first, second, region }) => {
+            assert_eq!((first.as_str(), second.as_str()), ("writer", "reader"));
+            assert!(region.contains("rows 5..10 cols 5..6"), "{region}");
+        }
+        other => panic!("expected a race, got {other:?}"),
+    }
+    // Two readers never race.
+    let mut g = TaskGraph::new();
+    for i in 0..2 {
+        g.add(Task::new(format!("r{i}"), |_| Ok(())).footprint(Footprint::new().read(region(m, 0..4, 0..4))));
+    }
+    g.check_races().unwrap();
+}
+
+#[test]
+fn stream_order_counts_as_ordering_for_races() {
+    let m = MatrixId::fresh();
+    let mut g = TaskGraph::new();
+    for i in 0..2 {
+        g.add(
+            Task::new(format!("s{i}"), |_| Ok(()))
+                .lane(Lane::Stream(0))
+                .footprint(Footprint::new().write(region(m, 0..4, 0..4))),
+        );
+    }
+    g.check_races().unwrap();
+}
+
+#[test]
+fn live_checker_catches_an_overlap() {
+    let m = MatrixId::fresh();
+    let mut g = TaskGraph::new();
+    let arrived = AtomicUsize::new(0);
+    for i in 0..2 {
+        let arrived = &arrived;
+        g.add(
+            Task::new(format!("w{i}"), move |_| {
+                // Hold the region long enough for the other task to start.
+                arrived.fetch_add(1, Ordering::SeqCst);
+                let t = Instant::now();
+                while arrived.load(Ordering::SeqCst) < 2 && t.elapsed() < Duration::from_secs(2) {
+                    std::thread::yield_now();
+                }
+                Ok(())
+            })
+            .footprint(Footprint::new().write(region(m, 0..8, 0..8))),
+        );
+    }
+    let err = Runtime::builder()
+        .threads(2)
+        .check_footprints(true)
+        .build()
+        .run(g)
+        .unwrap_err();
+    assert!(matches!(err, Error::LiveOverlap { .. }), "{err}");
+}
+
+#[test]
+fn subgraphs_compose() {
+    let order = parking_lot::Mutex::new(Vec::new());
+    let stage = |name: &'static str| {
+        let mut g = TaskGraph::new();
+        let order = &order;
+        let a = g.task(format!("{name}.a"), move |_| {
+            order.lock().push(name);
+            Ok(())
+        });
+        let b = g.task(format!("{name}.b"), move |_| {
+            order.lock().push(name);
+            Ok(())
+        });
+        let _ = (a, b);
+        g
+    };
+    let mut g = TaskGraph::new();
+    let first = g.append(stage("first"));
+    let second = g.append(stage("second"));
+    assert_eq!(first.entries.len(), 2);
+    assert_eq!(second.entries[0].index(), 2);
+    g.chain(&first, &second);
+    Runtime::builder().threads(2).build().run(g).unwrap();
+    assert_eq!(*order.lock(), ["first", "first", "second", "second"]);
+}
