@@ -3,11 +3,14 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod gallery;
 pub mod graph;
 pub mod linalg;
 pub mod matrix;
+pub mod pipeline;
 pub mod runtime;
 pub mod scalar;
+pub mod sysinfo;
 pub mod trace;
 
 pub use error::{Error, Result};

@@ -15,10 +15,12 @@
 //! [`plan`] flattens it into arrays for the scheduler's hot path.
 
 mod dot;
+mod flow;
 mod footprint;
 pub(crate) mod plan;
 mod races;
 
+pub use flow::DataFlow;
 pub use footprint::{Footprint, Region};
 
 use crate::{Error, Result};
@@ -291,6 +293,14 @@ impl<'a> TaskGraph<'a> {
     /// Number of edges.
     pub fn edge_count(&self) -> usize {
         self.g.edge_count()
+    }
+
+    /// All edges as `(from, to)` task indices, in insertion order.
+    pub fn edges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        use petgraph::visit::EdgeRef;
+        self.g
+            .edge_references()
+            .map(|e| (e.source().index(), e.target().index()))
     }
 
     /// Name of a task.

@@ -52,6 +52,7 @@ struct Shared<'g> {
     sleep: Sleep,
     lanes: Vec<(Mutex<()>, Condvar)>,
     running: Option<Mutex<Vec<u32>>>,
+    progress: Option<&'g super::Progress>,
     t0: Instant,
 }
 
@@ -59,7 +60,7 @@ struct Shared<'g> {
 // (the one whose decrement made the task ready) and read after joining.
 unsafe impl Sync for Shared<'_> {}
 
-pub(super) fn run(cfg: &RuntimeBuilder, graph: TaskGraph<'_>) -> Result<RunReport> {
+pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<RunReport> {
     let t0 = Instant::now();
     let plan = Plan::build(&graph, cfg.streams)?;
     let n = plan.len();
@@ -79,6 +80,10 @@ pub(super) fn run(cfg: &RuntimeBuilder, graph: TaskGraph<'_>) -> Result<RunRepor
             body: UnsafeCell::new(t.body),
             stamp: UnsafeCell::new((0, 0, 0)),
         });
+    }
+    if let Some(p) = &cfg.progress {
+        let work: f64 = meta.iter().map(|m| m.cost.seconds()).sum();
+        p.start(n, (work * 1e9) as u64);
     }
     let workers: Vec<Worker<u32>> = (0..cfg.threads).map(|_| Worker::new_lifo()).collect();
     let shared = Shared {
@@ -101,6 +106,7 @@ pub(super) fn run(cfg: &RuntimeBuilder, graph: TaskGraph<'_>) -> Result<RunRepor
             .map(|_| (Mutex::new(()), Condvar::new()))
             .collect(),
         running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
+        progress: cfg.progress.as_deref(),
         t0,
     };
     // Roots go to the injector, most urgent first.
@@ -409,6 +415,9 @@ impl<'g> Shared<'g> {
                     Lane::Stream(i) => self.wake_lane(i),
                 }
             }
+        }
+        if let Some(p) = self.progress {
+            p.task_done((meta.cost.seconds() * 1e9) as u64);
         }
         if self.finished.fetch_add(1, Ordering::AcqRel) + 1 == self.pending.len() {
             self.halt();

@@ -19,12 +19,15 @@ mod handle;
 mod report;
 
 pub use handle::RunHandle;
+
 pub use report::{RunReport, StageSummary, TaskRecord};
 
 use crate::graph::TaskGraph;
 use crate::trace::TraceLevel;
 use crate::Result;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Configuration of a [`Runtime`].
 #[derive(Clone, Debug)]
@@ -34,6 +37,53 @@ pub struct RuntimeBuilder {
     trace: Option<(PathBuf, TraceLevel)>,
     check_footprints: bool,
     shuffle_seed: Option<u64>,
+    progress: Option<Arc<Progress>>,
+}
+
+/// Live progress of a run, shared with the caller (for progress bars and ETAs).
+#[derive(Debug, Default)]
+pub struct Progress {
+    total_tasks: AtomicUsize,
+    done_tasks: AtomicUsize,
+    /// Estimated seconds of work (from cost hints), in nanoseconds.
+    total_work: AtomicU64,
+    done_work: AtomicU64,
+}
+
+impl Progress {
+    /// A fresh counter.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Tasks finished and tasks in the run.
+    pub fn tasks(&self) -> (usize, usize) {
+        (
+            self.done_tasks.load(Ordering::Relaxed),
+            self.total_tasks.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Fraction of the estimated work (by cost hints) that is done, in `[0, 1]`.
+    pub fn fraction(&self) -> f64 {
+        let total = self.total_work.load(Ordering::Relaxed);
+        if total == 0 {
+            return 0.0;
+        }
+        (self.done_work.load(Ordering::Relaxed) as f64 / total as f64).min(1.0)
+    }
+
+    pub(crate) fn start(&self, tasks: usize, work_ns: u64) {
+        self.done_tasks.store(0, Ordering::Relaxed);
+        self.done_work.store(0, Ordering::Relaxed);
+        self.total_tasks.store(tasks, Ordering::Relaxed);
+        self.total_work.store(work_ns, Ordering::Relaxed);
+    }
+
+    pub(crate) fn task_done(&self, work_ns: u64) {
+        self.done_tasks.fetch_add(1, Ordering::Relaxed);
+        self.done_work.fetch_add(work_ns, Ordering::Relaxed);
+    }
 }
 
 impl Default for RuntimeBuilder {
@@ -44,6 +94,7 @@ impl Default for RuntimeBuilder {
             trace: None,
             check_footprints: false,
             shuffle_seed: None,
+            progress: None,
         }
     }
 }
@@ -78,6 +129,12 @@ impl RuntimeBuilder {
     /// `seed` (results of a correct graph must not change).
     pub fn shuffle(mut self, seed: Option<u64>) -> Self {
         self.shuffle_seed = seed;
+        self
+    }
+
+    /// Reports progress of every run into `progress`.
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
         self
     }
 

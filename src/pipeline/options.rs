@@ -1,0 +1,46 @@
+//! Tuning parameters of the EVD pipeline.
+
+/// Tuning parameters of the two-stage symmetric EVD. The defaults are what the
+/// benchmarks found best on a 2-core AVX-512 machine; see `benches/evd.rs`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvdOptions {
+    /// Half-bandwidth `b` of the intermediate band (stage 1 -> stage 2).
+    pub bandwidth: usize,
+    /// Tile size of the stage-1 trailing update (rounded up to a multiple of `b`).
+    pub tile: usize,
+    /// Stage 2: consecutive sweeps per task (`G`).
+    pub sweep_group: usize,
+    /// Stage 2: steps per task in skewed coordinates (`C`).
+    pub step_chunk: usize,
+    /// Stage 2 at fine grain: one task per (sweep, step). For tests and small n.
+    pub fine_stage2: bool,
+    /// Lag between consecutive sweeps in the fine stage-2 graph. Only the value 3
+    /// is correct; other values exist to test that the race checker catches them.
+    #[doc(hidden)]
+    pub sweep_lag: usize,
+}
+
+impl Default for EvdOptions {
+    fn default() -> Self {
+        EvdOptions {
+            bandwidth: 32,
+            tile: 256,
+            sweep_group: 16,
+            step_chunk: 16,
+            fine_stage2: false,
+            sweep_lag: 3,
+        }
+    }
+}
+
+impl EvdOptions {
+    /// The bandwidth actually used for order `n`: at least 1, at most `n - 1`.
+    pub fn bandwidth_for(&self, n: usize) -> usize {
+        self.bandwidth.max(1).min(n.saturating_sub(1).max(1))
+    }
+
+    /// The tile size actually used with bandwidth `b`: a multiple of `b`, at least `b`.
+    pub fn tile_for(&self, b: usize) -> usize {
+        self.tile.max(b).div_ceil(b) * b
+    }
+}
