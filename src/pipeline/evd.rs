@@ -47,16 +47,36 @@ pub struct EvdGraph<T> {
 }
 
 impl<T: Scalar> EvdGraph<T> {
-    /// Eigenvalues, ascending and unscaled, once the graph has run.
-    pub fn values(&self) -> Vec<T> {
+    /// Splits into the graph (to run) and the slot its eigenvalues land in.
+    pub fn into_parts(self) -> (TaskGraph<'static>, EvdValues<T>) {
+        (
+            self.graph,
+            EvdValues {
+                values: self.values,
+                scale: self.scale,
+            },
+        )
+    }
+}
+
+/// Where the eigenvalues of an [`EvdGraph`] land.
+pub struct EvdValues<T> {
+    values: Arc<Mutex<Vec<T>>>,
+    scale: T,
+}
+
+impl<T: Scalar> EvdValues<T> {
+    /// Eigenvalues, ascending and unscaled; call after the graph ran successfully.
+    pub fn collect(&self) -> Vec<T> {
         self.values.lock().iter().map(|&x| x / self.scale).collect()
     }
 }
 
-/// Checks the input and copies its lower triangle, scaled into the safe range
-/// like LAPACK `dsyevd`: by `rmin / anrm` when `0 < anrm < rmin`, by `rmax / anrm`
-/// when `anrm > rmax`, with `rmin = sqrt(safmin / eps)`, `rmax = sqrt(eps / safmin)`.
-fn prepare<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, T)> {
+/// Checks an owned input and scales it in place into the safe range like LAPACK
+/// `dsyevd`: by `rmin / anrm` when `0 < anrm < rmin`, by `rmax / anrm` when
+/// `anrm > rmax`, with `rmin = sqrt(safmin / eps)`, `rmax = sqrt(eps / safmin)`
+/// and `anrm` the largest magnitude in the lower triangle. Returns the factor.
+fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<T> {
     let n = a.nrows();
     if a.ncols() != n {
         return Err(Error::Shape(format!(
@@ -65,7 +85,7 @@ fn prepare<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, T)> {
             a.ncols()
         )));
     }
-    crate::matrix::check_finite(a, true)?;
+    crate::matrix::check_finite(a.as_ref(), true)?;
     let mut anrm = T::zero();
     for j in 0..n {
         for i in j..n {
@@ -79,17 +99,53 @@ fn prepare<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, T)> {
     } else if anrm > rmax {
         rmax / anrm
     } else {
-        T::one()
+        return Ok(T::one());
     };
-    let copy = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] * scale } else { T::zero() });
-    Ok((copy, scale))
+    for j in 0..n {
+        for i in j..n {
+            a[(i, j)] *= scale;
+        }
+    }
+    Ok(scale)
+}
+
+/// Bytes the EVD of order `n` allocates (the working matrix included), for
+/// checking that a run fits before starting it.
+pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
+    let EvdJob::Values = job;
+    let b = opts.bandwidth_for(n) as u64;
+    let n = n as u64;
+    let words = n * n           // the working matrix
+        + 4 * n * b             // V and X workspaces, two of each
+        + n * b                 // T factors
+        + 2 * b * n             // band with bulge room
+        + 2 * n; // tridiagonal
+    words * std::mem::size_of::<T>() as u64
 }
 
 /// Builds the EVD graph of the symmetric matrix `a` (lower triangle read; `a`
-/// itself is never modified).
+/// itself is never modified: the graph works on a copy).
 pub fn evd_graph<T: Scalar>(a: MatRef<'_, T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
+    check_square(a.nrows(), a.ncols())?;
+    let copy = Mat::from_fn(a.nrows(), a.ncols(), |i, j| if i >= j { a[(i, j)] } else { T::zero() });
+    evd_graph_owned(copy, job, opts)
+}
+
+fn check_square(m: usize, n: usize) -> Result<()> {
+    if m == n {
+        Ok(())
+    } else {
+        Err(Error::Shape(format!(
+            "symmetric eigendecomposition needs a square matrix, got {m} x {n}"
+        )))
+    }
+}
+
+/// Like [`evd_graph`], but takes the matrix by value and works in its storage
+/// (no copy: the way to reach the largest n that fits in memory).
+pub fn evd_graph_owned<T: Scalar>(mut copy: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
     let EvdJob::Values = job;
-    let (copy, scale) = prepare(a)?;
+    let scale = prepare(&mut copy)?;
     let n = copy.nrows();
     let b = opts.bandwidth_for(n);
     let nb = opts.tile_for(b);
@@ -119,9 +175,16 @@ pub fn evd_graph<T: Scalar>(a: MatRef<'_, T>, job: EvdJob, opts: &EvdOptions) ->
 /// the first non-finite entry of the lower triangle, and a task failure wrapping
 /// [`Error::NoConvergence`] if the tridiagonal solver does not converge.
 pub fn eigh<T: Scalar>(a: MatRef<'_, T>, job: EvdJob, opts: &EvdOptions, rt: &Runtime) -> Result<SymmetricEigen<T>> {
-    let EvdGraph { graph, values, scale } = evd_graph(a, job, opts)?;
+    check_square(a.nrows(), a.ncols())?;
+    let copy = Mat::from_fn(a.nrows(), a.ncols(), |i, j| if i >= j { a[(i, j)] } else { T::zero() });
+    eigh_owned(copy, job, opts, rt)
+}
+
+/// Like [`eigh`], consuming the matrix (no copy).
+pub fn eigh_owned<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions, rt: &Runtime) -> Result<SymmetricEigen<T>> {
+    let (graph, slot) = evd_graph_owned(a, job, opts)?.into_parts();
     let report = rt.run(graph)?;
-    let values = values.lock().iter().map(|&x| x / scale).collect();
+    let values = slot.collect();
     Ok(SymmetricEigen { values, report })
 }
 

@@ -7,5 +7,5 @@ pub mod evd;
 mod options;
 pub mod stages;
 
-pub use evd::{eigh, EvdJob, SymmetricEigen};
+pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
 pub use options::EvdOptions;

@@ -65,7 +65,7 @@ pub fn sy2sb<T: Scalar>(
     nb: usize,
 ) -> Sy2sbStage<T> {
     let n = a.nrows();
-    assert!(nb % b == 0, "tile size must be a multiple of the bandwidth");
+    assert!(nb.is_multiple_of(b), "tile size must be a multiple of the bandwidth");
     let np = panel_count(n, b);
     let ws = |rows| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
     let (vws, xws) = if np > 0 {

@@ -1,0 +1,226 @@
+//! Symmetric eigenvalues by the two-stage task graph.
+//!
+//! `cargo run --release --example evd -- --n 4096 --values-only [--json] [--trace FILE]`
+//!
+//! Generates a random symmetric matrix from `--seed` (or reads `--input FILE.npy`),
+//! checks that the run fits in memory before allocating, runs sy2sb -> sb2st ->
+//! tridiagonal eigenvalues as one DAG with a progress bar, and prints per-stage
+//! times (or one JSON line with `--json`).
+
+use clap::{Parser, ValueEnum};
+use eigenflow::gallery::Rng;
+use eigenflow::matrix::npy;
+use eigenflow::pipeline::evd::{memory_bytes, stage_seconds};
+use eigenflow::pipeline::{evd_graph_owned, EvdJob, EvdOptions};
+use eigenflow::runtime::{Progress, Runtime};
+use eigenflow::sysinfo;
+use eigenflow::trace::TraceLevel;
+use eigenflow::{Error, Result, Scalar};
+use faer::Mat;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Precision {
+    F64,
+    F32,
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "Two-stage symmetric eigensolver on the eigenflow task graph")]
+struct Args {
+    /// Matrix order (ignored with --input).
+    #[arg(long, default_value_t = 4096)]
+    n: usize,
+    /// Arithmetic precision.
+    #[arg(long, value_enum, default_value_t = Precision::F64)]
+    precision: Precision,
+    /// Eigenvalues only (eigenvectors are not implemented yet; this is the default job).
+    #[arg(long)]
+    values_only: bool,
+    /// CPU worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Half-bandwidth of the intermediate band.
+    #[arg(long)]
+    bandwidth: Option<usize>,
+    /// Stage-1 tile size (a multiple of the bandwidth).
+    #[arg(long)]
+    tile: Option<usize>,
+    /// Stage-2 sweeps per task.
+    #[arg(long)]
+    sweep_group: Option<usize>,
+    /// Stage-2 steps per task.
+    #[arg(long)]
+    step_chunk: Option<usize>,
+    /// Read the matrix from a 2-D .npy file (f64 or f32, C or Fortran order; the
+    /// lower triangle is used).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Write eigenvalues.npy (ascending) into this directory.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Write a Chrome trace (open in ui.perfetto.dev).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Trace volume: task or stage.
+    #[arg(long, default_value = "task")]
+    trace_level: TraceLevel,
+    /// Seed of the random matrix.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one machine-readable JSON line.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() {
+    let args = Args::parse();
+    let result = match args.precision {
+        Precision::F64 => run::<f64>(&args),
+        Precision::F32 => run::<f32>(&args),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn options(args: &Args) -> EvdOptions {
+    let mut o = EvdOptions::default();
+    if let Some(b) = args.bandwidth {
+        o.bandwidth = b;
+    }
+    if let Some(t) = args.tile {
+        o.tile = t;
+    }
+    if let Some(g) = args.sweep_group {
+        o.sweep_group = g;
+    }
+    if let Some(c) = args.step_chunk {
+        o.step_chunk = c;
+    }
+    o
+}
+
+/// The largest n whose values-only run fits in `available` bytes.
+fn largest_fitting<T: Scalar>(available: u64, opts: &EvdOptions) -> usize {
+    let (mut lo, mut hi) = (0usize, 1usize << 20);
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if memory_bytes::<T>(mid, EvdJob::Values, opts) <= available {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo / 1024 * 1024
+}
+
+fn check_memory<T: Scalar>(n: usize, opts: &EvdOptions) -> Result<()> {
+    let needed = memory_bytes::<T>(n, EvdJob::Values, opts);
+    sysinfo::check_fits(needed, &format!("the {n} x {n} {} eigenvalue problem", T::NAME), |avail| {
+        let f64_n = largest_fitting::<f64>(avail, opts);
+        let f32_n = largest_fitting::<f32>(avail, opts);
+        format!("this machine fits --n {f64_n} in f64 or --n {f32_n} with --precision f32 (values only)")
+    })
+}
+
+fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
+    // Only the lower triangle is read; fill it in place (one n x n allocation).
+    let mut rng = Rng::new(seed);
+    let mut a = Mat::<T>::zeros(n, n);
+    for j in 0..n {
+        for i in j..n {
+            a[(i, j)] = T::of(rng.uniform_in(-1.0, 1.0));
+        }
+    }
+    a
+}
+
+fn run<T: Scalar>(args: &Args) -> Result<()> {
+    let opts = options(args);
+    let a: Mat<T> = match &args.input {
+        Some(path) => {
+            let header = npy::read_header(path)?;
+            let n = header.shape.first().copied().unwrap_or(0);
+            check_memory::<T>(n, &opts)?;
+            npy::read_square_matrix::<T>(path)?
+        }
+        None => {
+            check_memory::<T>(args.n, &opts)?;
+            random_symmetric(args.n, args.seed)
+        }
+    };
+    let n = a.nrows();
+    let b = opts.bandwidth_for(n);
+    let progress = Progress::new();
+    let mut rt = Runtime::builder().progress(progress.clone());
+    if let Some(t) = args.threads {
+        rt = rt.threads(t);
+    }
+    if let Some(path) = &args.trace {
+        rt = rt.trace(path, args.trace_level);
+    }
+    let rt = rt.build();
+
+    let t0 = Instant::now();
+    let evd = evd_graph_owned(a, EvdJob::Values, &opts)?;
+    let build = t0.elapsed();
+    let tasks = evd.graph.len();
+    // Run in the background and show progress (cost-weighted) with an ETA.
+    let (graph, values) = evd.into_parts();
+    let handle = rt.submit(graph);
+    let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(1000) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% ETA {eta} {msg}")
+            .expect("valid template"),
+    );
+    while !handle.is_finished() {
+        bar.set_position((progress.fraction() * 1000.0) as u64);
+        let (done, total) = progress.tasks();
+        bar.set_message(format!("{done}/{total} tasks"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
+    let report = handle.wait()?;
+    let values = values.collect();
+    let seconds = report.wall.as_secs_f64();
+    let stages = stage_seconds(&report);
+    let reduction = stages[0].1 + stages[1].1;
+    let nf = n as f64;
+    let gflops = if reduction > 0.0 { 4.0 / 3.0 * nf * nf * nf / reduction / 1e9 } else { 0.0 };
+
+    if let Some(dir) = &args.output {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        npy::write_vector(&dir.join("eigenvalues.npy"), &values)?;
+    }
+    if args.json {
+        let stage_obj: serde_json::Map<String, serde_json::Value> =
+            stages.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
+        println!(
+            "{}",
+            serde_json::json!({
+                "n": n, "precision": T::NAME, "job": "values", "threads": rt.threads(),
+                "bandwidth": b, "tasks": tasks, "seconds": seconds, "stages": stage_obj,
+                "gflops": gflops, "build_seconds": build.as_secs_f64(),
+            })
+        );
+    } else {
+        println!(
+            "n = {n} ({}), bandwidth {b}, {tasks} tasks on {} thread(s): {seconds:.3} s",
+            T::NAME,
+            rt.threads()
+        );
+        println!("{report}");
+        println!("reduction rate (4/3 n^3 over sy2sb + sb2st): {gflops:.1} GFLOP/s");
+        if n > 0 {
+            println!("eigenvalues: min {:.6e}, max {:.6e}", values[0].f64(), values[n - 1].f64());
+        }
+        if let Some(p) = &args.trace {
+            println!("trace written to {} (open in ui.perfetto.dev)", p.display());
+        }
+    }
+    Ok(())
+}
