@@ -45,7 +45,8 @@ fn build(kind: &str, n: usize) -> TaskGraph<'static> {
         }
         "fan" => {
             let src = g.task("src", |_| Ok(()));
-            let sink_placeholder: Vec<TaskId> = (0..n - 2).map(|_| g.task("t", |_| Ok(()))).collect();
+            let sink_placeholder: Vec<TaskId> =
+                (0..n - 2).map(|_| g.task("t", |_| Ok(()))).collect();
             let sink = g.task("sink", |_| Ok(()));
             for &t in &sink_placeholder {
                 g.edge(src, t);
@@ -86,7 +87,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn rayon_fan(n: usize, threads: usize) -> f64 {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
     let t = Instant::now();
     pool.scope(|s| {
         for _ in 0..n {

@@ -49,7 +49,14 @@ fn spd(n: usize, seed: u64) -> Mat<f64> {
         (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
     });
     let mut a = Mat::<f64>::identity(n, n);
-    matmul(a.as_mut(), Accum::Add, b.as_ref(), b.transpose(), 1.0 / n as f64, Par::Seq);
+    matmul(
+        a.as_mut(),
+        Accum::Add,
+        b.as_ref(),
+        b.transpose(),
+        1.0 / n as f64,
+        Par::Seq,
+    );
     a
 }
 
@@ -67,7 +74,11 @@ fn main() -> eigenflow::Result<()> {
     // Last writer of each tile: the edges follow the data.
     let mut last: Vec<Option<TaskId>> = vec![None; nt * nt];
     let mut gemms = 0usize;
-    let mut dep = |g: &mut TaskGraph<'_>, last: &mut Vec<Option<TaskId>>, t: TaskId, reads: &[(usize, usize)], write: (usize, usize)| {
+    let dep = |g: &mut TaskGraph<'_>,
+               last: &mut Vec<Option<TaskId>>,
+               t: TaskId,
+               reads: &[(usize, usize)],
+               write: (usize, usize)| {
         let mut preds: Vec<TaskId> = reads
             .iter()
             .chain(std::iter::once(&write))
@@ -85,10 +96,11 @@ fn main() -> eigenflow::Result<()> {
             Task::new(format!("potrf[{k}]"), move |_| {
                 // SAFETY: the graph orders every task touching tile (k, k).
                 let mut akk = unsafe { m.tile_mut(rng(k), rng(k)) };
-                let l = akk
-                    .rb()
-                    .llt(Side::Lower)
-                    .map_err(|e| eigenflow::Error::InvalidArgument(format!("tile {k} is not positive definite: {e:?}")))?;
+                let l = akk.rb().llt(Side::Lower).map_err(|e| {
+                    eigenflow::Error::InvalidArgument(format!(
+                        "tile {k} is not positive definite: {e:?}"
+                    ))
+                })?;
                 akk.copy_from(l.L());
                 Ok(())
             })
@@ -103,7 +115,8 @@ fn main() -> eigenflow::Result<()> {
             let trsm = g.add(
                 Task::new(format!("trsm[{i},{k}]"), move |_| {
                     // SAFETY: as above; (k, k) is read-only here.
-                    let (lkk, aik) = unsafe { (m.tile(rng(k), rng(k)), m.tile_mut(rng(i), rng(k))) };
+                    let (lkk, aik) =
+                        unsafe { (m.tile(rng(k), rng(k)), m.tile_mut(rng(i), rng(k))) };
                     // A_ik := A_ik L_kk^{-T}, i.e. L_kk X^T = A_ik^T.
                     solve_lower_triangular_in_place(lkk, aik.transpose_mut(), Par::Seq);
                     Ok(())
@@ -132,15 +145,28 @@ fn main() -> eigenflow::Result<()> {
                 let t = g.add(
                     Task::new(name, move |_| {
                         // SAFETY: tiles (i,k), (j,k) are read, (i,j) written; all ordered.
-                        let (aik, ajk, aij) =
-                            unsafe { (m.tile(rng(i), rng(k)), m.tile(rng(j), rng(k)), m.tile_mut(rng(i), rng(j))) };
+                        let (aik, ajk, aij) = unsafe {
+                            (
+                                m.tile(rng(i), rng(k)),
+                                m.tile(rng(j), rng(k)),
+                                m.tile_mut(rng(i), rng(j)),
+                            )
+                        };
                         matmul(aij, Accum::Add, aik, ajk.transpose(), -1.0, Par::Seq);
                         Ok(())
                     })
                     .stage(stage)
                     .lane(lane)
-                    .cost((2 * ib * jb * kb) as f64, (8 * (ib * jb + (ib + jb) * kb)) as f64)
-                    .footprint(Footprint::new().read(tile(i, k)).read(tile(j, k)).write(tile(i, j))),
+                    .cost(
+                        (2 * ib * jb * kb) as f64,
+                        (8 * (ib * jb + (ib + jb) * kb)) as f64,
+                    )
+                    .footprint(
+                        Footprint::new()
+                            .read(tile(i, k))
+                            .read(tile(j, k))
+                            .write(tile(i, j)),
+                    ),
                 );
                 dep(&mut g, &mut last, t, &[(i, k), (j, k)], (i, j));
             }
@@ -148,26 +174,45 @@ fn main() -> eigenflow::Result<()> {
     }
     g.check_races()?;
     let tasks = g.len();
-    let mut rt = Runtime::builder().streams(args.streams).trace(&args.trace, TraceLevel::Task);
+    let mut rt = Runtime::builder()
+        .streams(args.streams)
+        .trace(&args.trace, TraceLevel::Task);
     if let Some(t) = args.threads {
         rt = rt.threads(t);
     }
     let rt = rt.build();
     let report = rt.run(g)?;
 
-    let a = Arc::try_unwrap(a).ok().expect("tasks are done").into_inner();
+    let a = Arc::try_unwrap(a)
+        .ok()
+        .expect("tasks are done")
+        .into_inner();
     let l = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { 0.0 });
     let mut r = a0.clone();
-    matmul(r.as_mut(), Accum::Add, l.as_ref(), l.transpose(), -1.0, Par::Seq);
+    matmul(
+        r.as_mut(),
+        Accum::Add,
+        l.as_ref(),
+        l.transpose(),
+        -1.0,
+        Par::Seq,
+    );
     let resid = r.norm_l2() / (a0.norm_l2() * n as f64 * f64::EPSILON);
     let reference = a0.llt(Side::Lower).expect("SPD");
     let diff = (&l - reference.L()).norm_l2() / reference.L().norm_l2();
 
-    println!("tiled Cholesky: n = {n}, tile = {nb}, {tasks} tasks on {} thread(s) + {} stream(s)", rt.threads(), rt.streams());
+    println!(
+        "tiled Cholesky: n = {n}, tile = {nb}, {tasks} tasks on {} thread(s) + {} stream(s)",
+        rt.threads(),
+        rt.streams()
+    );
     println!("{report}");
     println!("||A - L L^T||_F / (n ||A||_F eps) = {resid:.3}");
     println!("||L - L_faer||_F / ||L_faer||_F   = {diff:.3e}");
-    println!("trace written to {} (open in ui.perfetto.dev)", args.trace.display());
+    println!(
+        "trace written to {} (open in ui.perfetto.dev)",
+        args.trace.display()
+    );
     if resid > 30.0 || diff > 1e-10 {
         return Err(eigenflow::Error::InvalidArgument(format!(
             "check failed: residual ratio {resid:.3}, difference to faer {diff:.3e}"

@@ -120,11 +120,15 @@ fn largest_fitting<T: Scalar>(available: u64, opts: &EvdOptions) -> usize {
 
 fn check_memory<T: Scalar>(n: usize, opts: &EvdOptions) -> Result<()> {
     let needed = memory_bytes::<T>(n, EvdJob::Values, opts);
-    sysinfo::check_fits(needed, &format!("the {n} x {n} {} eigenvalue problem", T::NAME), |avail| {
-        let f64_n = largest_fitting::<f64>(avail, opts);
-        let f32_n = largest_fitting::<f32>(avail, opts);
-        format!("this machine fits --n {f64_n} in f64 or --n {f32_n} with --precision f32 (values only)")
-    })
+    sysinfo::check_fits(
+        needed,
+        &format!("the {n} x {n} {} eigenvalue problem", T::NAME),
+        |avail| {
+            let f64_n = largest_fitting::<f64>(avail, opts);
+            let f32_n = largest_fitting::<f32>(avail, opts);
+            format!("this machine fits --n {f64_n} in f64 or --n {f32_n} with --precision f32 (values only)")
+        },
+    )
 }
 
 fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
@@ -156,6 +160,13 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     let n = a.nrows();
     let b = opts.bandwidth_for(n);
     let progress = Progress::new();
+    if !args.json {
+        eprintln!(
+            "n = {n} ({}): needs {} of memory; building the task graph",
+            T::NAME,
+            sysinfo::human_bytes(memory_bytes::<T>(n, EvdJob::Values, &opts))
+        );
+    }
     let mut rt = Runtime::builder().progress(progress.clone());
     if let Some(t) = args.threads {
         rt = rt.threads(t);
@@ -172,15 +183,35 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     // Run in the background and show progress (cost-weighted) with an ETA.
     let (graph, values) = evd.into_parts();
     let handle = rt.submit(graph);
-    let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(1000) };
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% ETA {eta} {msg}")
-            .expect("valid template"),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% ETA {eta} {msg}",
+        )
+        .expect("valid template"),
     );
+    // Without a terminal the bar is hidden: print a line every 10 s instead.
+    let plain = !args.json && bar.is_hidden();
+    let mut last_line = Instant::now();
     while !handle.is_finished() {
-        bar.set_position((progress.fraction() * 1000.0) as u64);
+        let fraction = progress.fraction();
+        bar.set_position((fraction * 1000.0) as u64);
         let (done, total) = progress.tasks();
         bar.set_message(format!("{done}/{total} tasks"));
+        if plain && last_line.elapsed() >= Duration::from_secs(10) {
+            let elapsed = t0.elapsed().as_secs_f64();
+            let eta = if fraction > 0.0 {
+                elapsed * (1.0 - fraction) / fraction
+            } else {
+                f64::NAN
+            };
+            eprintln!("{:5.1}% of the estimated work, {done}/{total} tasks, {elapsed:.0} s elapsed, ETA {eta:.0} s", 100.0 * fraction);
+            last_line = Instant::now();
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     bar.finish_and_clear();
@@ -190,15 +221,24 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     let stages = stage_seconds(&report);
     let reduction = stages[0].1 + stages[1].1;
     let nf = n as f64;
-    let gflops = if reduction > 0.0 { 4.0 / 3.0 * nf * nf * nf / reduction / 1e9 } else { 0.0 };
+    let gflops = if reduction > 0.0 {
+        4.0 / 3.0 * nf * nf * nf / reduction / 1e9
+    } else {
+        0.0
+    };
 
     if let Some(dir) = &args.output {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.clone(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
         npy::write_vector(&dir.join("eigenvalues.npy"), &values)?;
     }
     if args.json {
-        let stage_obj: serde_json::Map<String, serde_json::Value> =
-            stages.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
+        let stage_obj: serde_json::Map<String, serde_json::Value> = stages
+            .iter()
+            .map(|(k, v)| (k.to_string(), (*v).into()))
+            .collect();
         println!(
             "{}",
             serde_json::json!({
@@ -216,7 +256,11 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
         println!("{report}");
         println!("reduction rate (4/3 n^3 over sy2sb + sb2st): {gflops:.1} GFLOP/s");
         if n > 0 {
-            println!("eigenvalues: min {:.6e}, max {:.6e}", values[0].f64(), values[n - 1].f64());
+            println!(
+                "eigenvalues: min {:.6e}, max {:.6e}",
+                values[0].f64(),
+                values[n - 1].f64()
+            );
         }
         if let Some(p) = &args.trace {
             println!("trace written to {} (open in ui.perfetto.dev)", p.display());

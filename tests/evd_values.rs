@@ -27,8 +27,16 @@ fn reference<T: Scalar>(a: MatRef<'_, T>) -> Vec<f64> {
     }
     let a = to_f64(a);
     // Symmetrize from the lower triangle (the only part eigenflow reads).
-    let a = Mat::from_fn(a.nrows(), a.ncols(), |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
-    let mut v = a.self_adjoint_eigenvalues(Side::Lower).expect("faer converges");
+    let a = Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+        if i >= j {
+            a[(i, j)]
+        } else {
+            a[(j, i)]
+        }
+    });
+    let mut v = a
+        .self_adjoint_eigenvalues(Side::Lower)
+        .expect("faer converges");
     v.sort_by(f64::total_cmp);
     v
 }
@@ -65,7 +73,17 @@ fn check_families<T: Scalar>() {
     let rt = Runtime::builder().threads(2).build();
     let mut worst = (0.0, String::new());
     for family in Family::ALL {
-        for &(n, b) in &[(0, 8), (1, 8), (2, 8), (3, 8), (8, 8), (9, 8), (17, 8), (200, 8), (517, 16)] {
+        for &(n, b) in &[
+            (0, 8),
+            (1, 8),
+            (2, 8),
+            (3, 8),
+            (8, 8),
+            (9, 8),
+            (17, 8),
+            (200, 8),
+            (517, 16),
+        ] {
             let a: Mat<T> = family.generate(n, 11);
             let eig = eigh(a.as_ref(), EvdJob::Values, &opts(b), &rt).unwrap();
             let r = error_ratio(&eig.values, &reference(a.as_ref()));
@@ -74,13 +92,23 @@ fn check_families<T: Scalar>() {
                 "{} n={n}: not ascending",
                 family.name()
             );
-            assert!(r <= C, "{} n={n} b={b} {}: ratio {r}", family.name(), T::NAME);
+            assert!(
+                r <= C,
+                "{} n={n} b={b} {}: ratio {r}",
+                family.name(),
+                T::NAME
+            );
             if r > worst.0 {
                 worst = (r, format!("{} n={n}", family.name()));
             }
         }
     }
-    eprintln!("{}: worst eigenvalue ratio {:.3} ({})", T::NAME, worst.0, worst.1);
+    eprintln!(
+        "{}: worst eigenvalue ratio {:.3} ({})",
+        T::NAME,
+        worst.0,
+        worst.1
+    );
 }
 
 #[test]
@@ -110,7 +138,11 @@ fn eigenvalues_match_faer_across_bandwidths_and_at_1024() {
             assert!(r <= C, "b={b} tile={tile}: ratio {r}");
         }
     }
-    for family in [Family::UniformSymmetric, Family::Geometric { log10_cond: 15 }, Family::GluedWilkinson] {
+    for family in [
+        Family::UniformSymmetric,
+        Family::Geometric { log10_cond: 15 },
+        Family::GluedWilkinson,
+    ] {
         let a: Mat<f64> = family.generate(1024, 5);
         let eig = eigh(a.as_ref(), EvdJob::Values, &EvdOptions::default(), &rt).unwrap();
         let r = error_ratio(&eig.values, &reference(a.as_ref()));
@@ -139,7 +171,14 @@ fn run_stage1(a: &Mat<f64>, b: usize, nb: usize, threads: usize) -> (Mat<f64>, S
 
 #[test]
 fn stage1_graph_gives_a_band_similar_to_a() {
-    for &(n, b, nb) in &[(1, 4, 8), (5, 4, 4), (9, 4, 8), (100, 8, 16), (257, 8, 32), (300, 32, 64)] {
+    for &(n, b, nb) in &[
+        (1, 4, 8),
+        (5, 4, 4),
+        (9, 4, 8),
+        (100, 8, 16),
+        (257, 8, 32),
+        (300, 32, 64),
+    ] {
         let a: Mat<f64> = gallery::random_symmetric_uniform(n, 7);
         let (reduced, factors) = run_stage1(&a, b, nb, 2);
         // The DAG computes exactly what the sequential reference computes.
@@ -147,7 +186,11 @@ fn stage1_graph_gives_a_band_similar_to_a() {
         sy2sb_reference(seq.as_mut(), b, nb);
         for j in 0..n {
             for i in j..n {
-                assert_eq!(reduced[(i, j)].to_bits(), seq[(i, j)].to_bits(), "n={n} ({i},{j})");
+                assert_eq!(
+                    reduced[(i, j)].to_bits(),
+                    seq[(i, j)].to_bits(),
+                    "n={n} ({i},{j})"
+                );
             }
         }
         // B = band of the result, exactly zero outside; Q1^T A Q1 = B.
@@ -162,13 +205,34 @@ fn stage1_graph_gives_a_band_similar_to_a() {
         let q1 = form_q1(reduced.as_ref(), &factors);
         let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
         let mut aq = Mat::<f64>::zeros(n, n);
-        matmul(aq.as_mut(), Accum::Replace, full.as_ref(), q1.as_ref(), 1.0, Par::Seq);
+        matmul(
+            aq.as_mut(),
+            Accum::Replace,
+            full.as_ref(),
+            q1.as_ref(),
+            1.0,
+            Par::Seq,
+        );
         let mut r = band.clone();
-        matmul(r.as_mut(), Accum::Add, q1.transpose(), aq.as_ref(), -1.0, Par::Seq);
+        matmul(
+            r.as_mut(),
+            Accum::Add,
+            q1.transpose(),
+            aq.as_ref(),
+            -1.0,
+            Par::Seq,
+        );
         let ratio = r.norm_l2() / (n as f64 * full.norm_l2().max(f64::MIN_POSITIVE) * f64::EPSILON);
         assert!(ratio < 30.0, "n={n} b={b}: ||Q1^T A Q1 - B|| ratio {ratio}");
         let mut o = Mat::<f64>::identity(n, n);
-        matmul(o.as_mut(), Accum::Add, q1.transpose(), q1.as_ref(), -1.0, Par::Seq);
+        matmul(
+            o.as_mut(),
+            Accum::Add,
+            q1.transpose(),
+            q1.as_ref(),
+            -1.0,
+            Par::Seq,
+        );
         let orth = o.norm_l2() / (n as f64 * f64::EPSILON);
         assert!(orth < 30.0, "n={n}: orthogonality ratio {orth}");
     }
@@ -176,7 +240,13 @@ fn stage1_graph_gives_a_band_similar_to_a() {
 
 #[test]
 fn stage2_graph_leaves_an_exact_tridiagonal_with_the_bands_eigenvalues() {
-    for &(n, b, fine) in &[(3, 2, true), (40, 3, true), (100, 8, false), (257, 8, true), (300, 16, false)] {
+    for &(n, b, fine) in &[
+        (3, 2, true),
+        (40, 3, true),
+        (100, 8, false),
+        (257, 8, true),
+        (300, 16, false),
+    ] {
         let dense: Mat<f64> = gallery::band_random(n, b, 9);
         let band = SymBand::from_dense_lower(dense.as_ref(), b);
         let mut g = TaskGraph::new();
@@ -195,7 +265,10 @@ fn stage2_graph_leaves_an_exact_tridiagonal_with_the_bands_eigenvalues() {
         let mut seq = band.clone();
         sb2st_reference(&mut seq, b, None);
         assert!(
-            out.as_slice().iter().zip(seq.as_slice()).all(|(x, y)| x.to_bits() == y.to_bits()),
+            out.as_slice()
+                .iter()
+                .zip(seq.as_slice())
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
             "n={n}: graph differs from the sequential sweep order"
         );
         let (mut d, mut e) = out.tridiagonal();
@@ -213,17 +286,33 @@ fn bits(v: &[f64]) -> Vec<u64> {
 fn eigenvalues_are_bitwise_identical_across_schedules_and_grains() {
     let a: Mat<f64> = gallery::random_symmetric_uniform(300, 21);
     let base = opts(8);
-    let first = eigh(a.as_ref(), EvdJob::Values, &base, &Runtime::builder().threads(1).build()).unwrap();
+    let first = eigh(
+        a.as_ref(),
+        EvdJob::Values,
+        &base,
+        &Runtime::builder().threads(1).build(),
+    )
+    .unwrap();
     let want = bits(&first.values);
     for threads in [1, 2, 4] {
         for shuffle in [None, Some(1), Some(2), Some(3)] {
             let rt = Runtime::builder().threads(threads).shuffle(shuffle).build();
             let got = eigh(a.as_ref(), EvdJob::Values, &base, &rt).unwrap();
-            assert_eq!(bits(&got.values), want, "{threads} threads, shuffle {shuffle:?}");
+            assert_eq!(
+                bits(&got.values),
+                want,
+                "{threads} threads, shuffle {shuffle:?}"
+            );
         }
     }
     let rt = Runtime::builder().threads(2).shuffle(Some(9)).build();
-    for (fine, g, c) in [(true, 1, 1), (false, 1, 1), (false, 2, 3), (false, 7, 2), (false, 16, 16)] {
+    for (fine, g, c) in [
+        (true, 1, 1),
+        (false, 1, 1),
+        (false, 2, 3),
+        (false, 7, 2),
+        (false, 16, 16),
+    ] {
         let o = EvdOptions {
             fine_stage2: fine,
             sweep_group: g,
@@ -243,17 +332,28 @@ fn whole_graph_is_race_free_and_a_lag_of_two_is_caught() {
             fine_stage2: fine,
             ..opts(4)
         };
-        evd_graph(a.as_ref(), EvdJob::Values, &o).unwrap().graph.check_races().unwrap();
+        evd_graph(a.as_ref(), EvdJob::Values, &o)
+            .unwrap()
+            .graph
+            .check_races()
+            .unwrap();
     }
     let lag2 = EvdOptions {
         fine_stage2: true,
         sweep_lag: 2,
         ..opts(4)
     };
-    let err = evd_graph(a.as_ref(), EvdJob::Values, &lag2).unwrap().graph.check_races().unwrap_err();
+    let err = evd_graph(a.as_ref(), EvdJob::Values, &lag2)
+        .unwrap()
+        .graph
+        .check_races()
+        .unwrap_err();
     match err {
         Error::Race { first, second, .. } => {
-            assert!(first.starts_with("sb2st.") && second.starts_with("sb2st."), "{first} / {second}");
+            assert!(
+                first.starts_with("sb2st.") && second.starts_with("sb2st."),
+                "{first} / {second}"
+            );
         }
         other => panic!("expected a race, got {other}"),
     }
@@ -264,7 +364,10 @@ fn bad_input_gets_a_clear_error_and_is_not_modified() {
     let rt = Runtime::builder().threads(2).build();
     let o = EvdOptions::default();
     let rect = Mat::<f64>::zeros(3, 4);
-    assert!(matches!(eigh(rect.as_ref(), EvdJob::Values, &o, &rt), Err(Error::Shape(_))));
+    assert!(matches!(
+        eigh(rect.as_ref(), EvdJob::Values, &o, &rt),
+        Err(Error::Shape(_))
+    ));
 
     let mut a: Mat<f64> = gallery::random_symmetric_uniform(50, 1);
     a[(7, 3)] = f64::NAN;
@@ -281,7 +384,11 @@ fn bad_input_gets_a_clear_error_and_is_not_modified() {
     a[(20, 10)] = f64::INFINITY;
     assert!(matches!(
         eigh(a.as_ref(), EvdJob::Values, &o, &rt),
-        Err(Error::NonFinite { row: 20, col: 10, .. })
+        Err(Error::NonFinite {
+            row: 20,
+            col: 10,
+            ..
+        })
     ));
     // The strict upper triangle is never read.
     let mut a: Mat<f64> = gallery::random_symmetric_uniform(50, 1);
@@ -291,7 +398,10 @@ fn bad_input_gets_a_clear_error_and_is_not_modified() {
     assert!(error_ratio(&eig.values, &want) <= C);
 
     let empty = Mat::<f64>::zeros(0, 0);
-    assert!(eigh(empty.as_ref(), EvdJob::Values, &o, &rt).unwrap().values.is_empty());
+    assert!(eigh(empty.as_ref(), EvdJob::Values, &o, &rt)
+        .unwrap()
+        .values
+        .is_empty());
 }
 
 #[test]

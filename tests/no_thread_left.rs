@@ -19,7 +19,11 @@ fn failed_runs_leave_no_thread_behind() {
         let mut g = TaskGraph::new();
         let mut prev = None;
         for i in 0..20_000 {
-            let lane = if i % 3 == 0 { Lane::Stream(i % 2) } else { Lane::Cpu };
+            let lane = if i % 3 == 0 {
+                Lane::Stream(i % 2)
+            } else {
+                Lane::Cpu
+            };
             let id = g.add(
                 Task::new(format!("t{i}"), move |_| {
                     if i == 10_000 + round {
@@ -40,7 +44,9 @@ fn failed_runs_leave_no_thread_behind() {
         assert!(rt.run(g).is_err());
         assert_eq!(threads_in_process(), before, "round {round}");
         let mut g = TaskGraph::new();
-        g.task("fails", |_| Err(eigenflow::Error::InvalidArgument("x".into())));
+        g.task("fails", |_| {
+            Err(eigenflow::Error::InvalidArgument("x".into()))
+        });
         assert!(rt.submit(g).wait().is_err());
         assert_eq!(threads_in_process(), before, "submit round {round}");
     }

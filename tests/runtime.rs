@@ -41,7 +41,11 @@ fn random_dag(n: usize, streams: usize, seed: u64) -> (TaskGraph<'static>, Vec<(
             .filter(|_| i > 0)
             .map(|_| {
                 // Mostly near predecessors, sometimes far ones.
-                let back = if rng.below(4) == 0 { i as u64 } else { 64.min(i as u64) };
+                let back = if rng.below(4) == 0 {
+                    i as u64
+                } else {
+                    64.min(i as u64)
+                };
                 i - 1 - rng.below(back) as usize
             })
             .collect();
@@ -94,7 +98,11 @@ fn every_edge_and_stream_order_respected_on_random_dags() {
 fn shuffled_schedules_respect_edges() {
     for seed in 1..4 {
         let (g, edges) = random_dag(5_000, 2, seed);
-        let rt = Runtime::builder().threads(2).streams(2).shuffle(Some(seed)).build();
+        let rt = Runtime::builder()
+            .threads(2)
+            .streams(2)
+            .shuffle(Some(seed))
+            .build();
         let report = rt.run(g).unwrap();
         for &(u, v) in &edges {
             assert!(report.tasks[u].end <= report.tasks[v].start);
@@ -171,7 +179,14 @@ fn edge_to_missing_task_is_an_error() {
     g.edge(a, foreign);
     let err = Runtime::builder().build().run(g).unwrap_err();
     assert!(
-        matches!(err, Error::MissingTask { from: 0, to: 9, len: 1 }),
+        matches!(
+            err,
+            Error::MissingTask {
+                from: 0,
+                to: 9,
+                len: 1
+            }
+        ),
         "{err}"
     );
 }
@@ -286,12 +301,21 @@ fn no_new_task_starts_after_a_failure() {
     assert!(matches!(&err, Error::TaskFailed { task, .. } if task == "t5000"));
     // Only tasks that were already being dispatched in the instant between the
     // body returning and the stop flag being raised may start.
-    assert!(late.load(Ordering::SeqCst) <= 16, "{} tasks started late", late.load(Ordering::SeqCst));
+    assert!(
+        late.load(Ordering::SeqCst) <= 16,
+        "{} tasks started late",
+        late.load(Ordering::SeqCst)
+    );
 }
 
 #[test]
 fn empty_graph_runs() {
-    let report = Runtime::builder().threads(3).streams(1).build().run(TaskGraph::new()).unwrap();
+    let report = Runtime::builder()
+        .threads(3)
+        .streams(1)
+        .build()
+        .run(TaskGraph::new())
+        .unwrap();
     assert!(report.tasks.is_empty());
 }
 
@@ -331,13 +355,25 @@ fn check_races_catches_a_planted_race_and_passes_a_correct_graph() {
     let build = |ordered: bool| {
         let mut g = TaskGraph::new();
         let w = g.add(
-            Task::new("writer", |_| Ok(())).footprint(Footprint::new().write(region(m, 0..10, 0..10))),
+            Task::new("writer", |_| Ok(())).footprint(Footprint::new().write(region(
+                m,
+                0..10,
+                0..10,
+            ))),
         );
         let mid = g.add(
-            Task::new("disjoint", |_| Ok(())).footprint(Footprint::new().write(region(m, 10..20, 0..10))),
+            Task::new("disjoint", |_| Ok(())).footprint(Footprint::new().write(region(
+                m,
+                10..20,
+                0..10,
+            ))),
         );
         let r = g.add(
-            Task::new("reader", |_| Ok(())).footprint(Footprint::new().read(region(m, 5..15, 5..6))),
+            Task::new("reader", |_| Ok(())).footprint(Footprint::new().read(region(
+                m,
+                5..15,
+                5..6,
+            ))),
         );
         // reader overlaps both writers; it is ordered after `disjoint` always, and
         // after `writer` only in the correct graph (transitively through `disjoint`).
@@ -349,7 +385,11 @@ fn check_races_catches_a_planted_race_and_passes_a_correct_graph() {
     };
     build(true).check_races().unwrap();
     match build(false).check_races() {
-        Err(Error::Race { first, second, region }) => {
+        Err(Error::Race {
+            first,
+            second,
+            region,
+        }) => {
             assert_eq!((first.as_str(), second.as_str()), ("writer", "reader"));
             assert!(region.contains("rows 5..10 cols 5..6"), "{region}");
         }
@@ -358,7 +398,13 @@ fn check_races_catches_a_planted_race_and_passes_a_correct_graph() {
     // Two readers never race.
     let mut g = TaskGraph::new();
     for i in 0..2 {
-        g.add(Task::new(format!("r{i}"), |_| Ok(())).footprint(Footprint::new().read(region(m, 0..4, 0..4))));
+        g.add(
+            Task::new(format!("r{i}"), |_| Ok(())).footprint(Footprint::new().read(region(
+                m,
+                0..4,
+                0..4,
+            ))),
+        );
     }
     g.check_races().unwrap();
 }
@@ -431,4 +477,22 @@ fn subgraphs_compose() {
     g.chain(&first, &second);
     Runtime::builder().threads(2).build().run(g).unwrap();
     assert_eq!(*order.lock(), ["first", "first", "second", "second"]);
+}
+
+#[test]
+fn dot_export_names_tasks_and_edges() {
+    let mut g = TaskGraph::new();
+    let a = g.add(Task::new("first \"quoted\"", |_| Ok(())).stage("s1"));
+    let b = g.add(
+        Task::new("second", |_| Ok(()))
+            .stage("s2")
+            .lane(Lane::Stream(0)),
+    );
+    g.edge(a, b);
+    let dot = g.to_dot();
+    assert!(dot.starts_with("digraph"));
+    assert!(dot.contains("first \\\"quoted\\\""));
+    assert!(dot.contains("t0 -> t1;"));
+    assert!(dot.contains("label=\"s2\""));
+    assert!(dot.contains("shape=box"));
 }

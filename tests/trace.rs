@@ -38,26 +38,36 @@ fn load(path: &std::path::Path) -> Vec<Value> {
     serde_json::from_str(&text).expect("trace parses as a JSON array")
 }
 
-/// Spans per track as (start, end) in microseconds, from B/E pairs and X events.
-fn intervals(events: &[Value]) -> BTreeMap<(u64, u64), Vec<(f64, f64, String)>> {
+/// Spans per (pid, tid) track: (start, end) in microseconds and the name.
+type Tracks = BTreeMap<(u64, u64), Vec<(f64, f64, String)>>;
+
+/// Spans per track, from B/E pairs and X events.
+fn intervals(events: &[Value]) -> Tracks {
     let mut open: BTreeMap<(u64, u64), Vec<(f64, String)>> = BTreeMap::new();
-    let mut out: BTreeMap<(u64, u64), Vec<(f64, f64, String)>> = BTreeMap::new();
+    let mut out: Tracks = BTreeMap::new();
     for e in events {
         let (Some(pid), Some(tid)) = (e["pid"].as_u64(), e["tid"].as_u64()) else {
             continue;
         };
         let name = e["name"].as_str().unwrap_or("").to_string();
         match e["ph"].as_str().unwrap() {
-            "B" => open.entry((pid, tid)).or_default().push((e["ts"].as_f64().unwrap(), name)),
+            "B" => open
+                .entry((pid, tid))
+                .or_default()
+                .push((e["ts"].as_f64().unwrap(), name)),
             "E" => {
                 let (ts, name) = open.get_mut(&(pid, tid)).unwrap().pop().expect("E after B");
-                out.entry((pid, tid)).or_default().push((ts, e["ts"].as_f64().unwrap(), name));
+                out.entry((pid, tid))
+                    .or_default()
+                    .push((ts, e["ts"].as_f64().unwrap(), name));
             }
             "X" => {
                 let ts = e["ts"].as_f64().unwrap();
-                out.entry((pid, tid))
-                    .or_default()
-                    .push((ts, ts + e["dur"].as_f64().unwrap(), name));
+                out.entry((pid, tid)).or_default().push((
+                    ts,
+                    ts + e["dur"].as_f64().unwrap(),
+                    name,
+                ));
             }
             _ => {}
         }
@@ -93,7 +103,10 @@ fn task_level_trace_names_every_task_once_on_expected_tracks() {
     // Tracks: stream lanes are process 2, tids 0 and 1; CPU workers process 1,
     // at most 2 of them, named cpu-0/cpu-1 by metadata.
     let tracks: BTreeSet<(u64, u64)> = spans.keys().copied().collect();
-    assert!(tracks.contains(&(2, 0)) && tracks.contains(&(2, 1)), "{tracks:?}");
+    assert!(
+        tracks.contains(&(2, 0)) && tracks.contains(&(2, 1)),
+        "{tracks:?}"
+    );
     let cpu_tracks = tracks.iter().filter(|t| t.0 == 1).count();
     assert!((1..=2).contains(&cpu_tracks), "{tracks:?}");
     let thread_names: BTreeSet<String> = events
@@ -104,7 +117,10 @@ fn task_level_trace_names_every_task_once_on_expected_tracks() {
     for want in ["stream-0", "stream-1"] {
         assert!(thread_names.contains(want), "{thread_names:?}");
     }
-    assert!(thread_names.iter().any(|t| t.starts_with("cpu-")), "{thread_names:?}");
+    assert!(
+        thread_names.iter().any(|t| t.starts_with("cpu-")),
+        "{thread_names:?}"
+    );
 
     // Every task event carries its args.
     let x = events.iter().find(|e| e["ph"] == "X").unwrap();
@@ -119,7 +135,12 @@ fn task_level_trace_names_every_task_once_on_expected_tracks() {
     for (track, mut list) in spans {
         list.sort_by(|a, b| a.0.total_cmp(&b.0));
         for w in list.windows(2) {
-            assert!(w[0].1 <= w[1].0, "overlap on {track:?}: {:?} and {:?}", w[0], w[1]);
+            assert!(
+                w[0].1 <= w[1].0,
+                "overlap on {track:?}: {:?} and {:?}",
+                w[0],
+                w[1]
+            );
         }
     }
 
@@ -147,7 +168,10 @@ fn stage_level_trace_is_bounded_and_valid() {
     let events = load(&path);
     let spans = intervals(&events);
     let count: usize = spans.values().map(Vec::len).sum();
-    assert!(count < n, "stage level merges runs of tasks ({count} events)");
+    assert!(
+        count < n,
+        "stage level merges runs of tasks ({count} events)"
+    );
     for (track, mut list) in spans {
         list.sort_by(|a, b| a.0.total_cmp(&b.0));
         for w in list.windows(2) {

@@ -15,7 +15,11 @@ impl TaskGraph<'_> {
             stages.entry(&t.stage).or_default().push(v);
         }
         for (k, (stage, tasks)) in stages.iter().enumerate() {
-            let _ = writeln!(out, "  subgraph cluster_{k} {{\n    label=\"{}\";", escape(stage));
+            let _ = writeln!(
+                out,
+                "  subgraph cluster_{k} {{\n    label=\"{}\";",
+                escape(stage)
+            );
             for &v in tasks {
                 let t = &self.g[petgraph::graph::NodeIndex::new(v)];
                 let shape = match t.lane {

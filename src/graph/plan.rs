@@ -94,7 +94,9 @@ impl Plan {
 
         // Kahn's algorithm; what is left over lies on or behind a cycle.
         let mut remaining = indeg.clone();
-        let mut topo: Vec<u32> = (0..n as u32).filter(|&v| remaining[v as usize] == 0).collect();
+        let mut topo: Vec<u32> = (0..n as u32)
+            .filter(|&v| remaining[v as usize] == 0)
+            .collect();
         let mut head = 0;
         while head < topo.len() {
             let u = topo[head] as usize;

@@ -1,1 +1,1209 @@
-//! (in progress)
+//! Bulge chasing: symmetric band (half-bandwidth `b`) to tridiagonal, stage 2 of
+//! the two-stage EVD (`DESIGN.md` §4.1 step 2, `research/seed-tridiag.md` §4).
+//!
+//! # The task T(s, m)
+//!
+//! Sweep `s` (`0 <= s < n - 2`) annihilates column `s` below the first
+//! subdiagonal and chases the bulge it creates to the bottom of the band in
+//! steps `m = 0, 1, ..., M_s - 1` (digest §4.1, made exact there):
+//!
+//! ```text
+//! r0 = s + 1 + m b,  L = min(b, n - r0),  R = [r0, r0 + L),  M_s = ceil((n - 2 - s) / b)
+//! ce = s if m == 0 else r0 - b                         (column annihilated)
+//! 1. (v, tau, beta) = larfg(A[R, ce]);  A[r0, ce] = beta;  A[r0+1.., ce] = 0
+//! 2. m >= 1:  A[R, ce+1 .. r0] <- H A[R, ce+1 .. r0]       (rest of the left block)
+//! 3. A[R, R] <- H A[R, R] H                              (lower triangle, symmetric)
+//! 4. D = [r0 + L, min(r0 + L + b, n)):  A[D, R] <- A[D, R] H   (creates the next bulge)
+//! ```
+//!
+//! with `H = I - tau v v^T` (LAPACK `dlarfg` convention, `v[0] = 1`). Step 2 with
+//! step 1 is LAPACK's type-2 kernel (`dsb2st_kernels`), step 3 is its type-1/3
+//! `dlarfy`, step 4 the `dlarfx('Right')` that opens the next type-2 kernel.
+//!
+//! Every task is a similarity with `H`, so with the tasks numbered in sequential
+//! (sweep-by-sweep) order, `T = H_N ... H_1 B H_1 ... H_N`, i.e.
+//! **`T = Q2^T B Q2` with `Q2 = H(0,0) H(0,1) ... H(1,0) ...`** (see
+//! [`super::q2`]).
+//!
+//! # Dependencies
+//!
+//! Fine DAG (digest §4.4, LAPACK `dsytrd_sb2st` / SLATE `hb2st` with the tail
+//! clamp): `(s, m-1) -> (s, m)` and `(s-1, min(m+2, M_{s-1}-1)) -> (s, m)`
+//! ([`fine_preds`]). Coarse DAG of super-tasks ([`SweepGrouping`]): G sweeps by a
+//! chunk of C skewed steps; both are checked in the tests below by running many
+//! random topological orders and comparing bitwise with the sequential order.
+
+use super::householder;
+use crate::matrix::band::{BandMut, SymBand};
+use crate::Scalar;
+use std::cell::UnsafeCell;
+use std::marker::PhantomData;
+use std::ops::Range;
+
+/// Lag between consecutive sweeps, in steps: sweep `s` runs three tasks behind
+/// sweep `s - 1` (digest §4.3, "the rule is tight").
+pub const SWEEP_LAG: usize = 3;
+
+/// Number of sweeps for a matrix of order `n`: `n - 2` for `n >= 3`, else 0.
+#[inline]
+pub fn num_sweeps(n: usize) -> usize {
+    n.saturating_sub(2)
+}
+
+/// `M_s`, the number of steps (tasks) of sweep `s`: `ceil((n - 2 - s) / b)`,
+/// 0 when the sweep does not exist.
+#[inline]
+pub fn steps(n: usize, b: usize, s: usize) -> usize {
+    if s + 2 >= n {
+        0
+    } else {
+        (n - 2 - s).div_ceil(b)
+    }
+}
+
+/// Where task T(s, m) works, in dense coordinates (digest §4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskGeom {
+    /// First row of the reflector, `s + 1 + m b`.
+    pub r0: usize,
+    /// Reflector length `L = min(b, n - r0)` (at least 2).
+    pub len: usize,
+    /// Column annihilated: `s` for `m = 0`, else `r0 - b`.
+    pub ce: usize,
+    /// Number of rows below the diagonal block updated from the right
+    /// (`|D|`, 0 at the bottom of the matrix).
+    pub below: usize,
+}
+
+impl TaskGeom {
+    /// Rows touched: `[r0, r0 + L + |D|)`.
+    pub fn rows(&self) -> Range<usize> {
+        self.r0..self.r0 + self.len + self.below
+    }
+
+    /// Columns touched: `[ce, r0 + L)`.
+    pub fn cols(&self) -> Range<usize> {
+        self.ce..self.r0 + self.len
+    }
+}
+
+/// Geometry of task T(s, m). Panics if the task does not exist
+/// (`s >= n - 2` or `m >= M_s`).
+#[inline]
+pub fn task_geom(n: usize, b: usize, s: usize, m: usize) -> TaskGeom {
+    assert!(b >= 1, "bandwidth must be at least 1");
+    assert!(
+        m < steps(n, b, s),
+        "task T({s}, {m}) does not exist for n = {n}, b = {b}"
+    );
+    let r0 = s + 1 + m * b;
+    let len = b.min(n - r0);
+    let ce = if m == 0 { s } else { r0 - b };
+    let below = b.min(n - r0 - len);
+    TaskGeom { r0, len, ce, below }
+}
+
+/// Footprint of T(s, m) as `(rows, cols)` in dense lower coordinates: rows
+/// `[r0, min(r0 + 2b, n))`, columns `[ce, r0 + L)`. Every entry the task reads or
+/// writes is in this rectangle (the task reads and writes all it touches).
+/// It differs from the digest's `[r0 - b, r0 + b)` only by clipping: for `m = 0`
+/// the columns start at `s`, and they end at `n`.
+pub fn task_footprint(n: usize, b: usize, s: usize, m: usize) -> (Range<usize>, Range<usize>) {
+    let g = task_geom(n, b, s, m);
+    (g.rows(), g.cols())
+}
+
+/// Predecessors of T(s, m) in the fine DAG: `(s, m-1)` and
+/// `(s-1, min(m+2, M_{s-1}-1))` when they exist (digest §4.4).
+pub fn fine_preds(n: usize, b: usize, s: usize, m: usize) -> [Option<(usize, usize)>; 2] {
+    fine_preds_lag(n, b, s, m, SWEEP_LAG)
+}
+
+fn fine_preds_lag(
+    n: usize,
+    b: usize,
+    s: usize,
+    m: usize,
+    lag: usize,
+) -> [Option<(usize, usize)>; 2] {
+    let same = (m >= 1).then(|| (s, m - 1));
+    let prev = (s >= 1).then(|| (s - 1, (m + lag - 1).min(steps(n, b, s - 1) - 1)));
+    [same, prev]
+}
+
+// ---------------------------------------------------------------------------
+// Grouped super-tasks
+// ---------------------------------------------------------------------------
+
+/// The coarse task graph of bulge chasing (digest §4.4): super-task `(g, c)`
+/// runs, for the sweeps `s = gG + r` (`r = 0..G`, in order), the steps
+/// `m in [cC - 3r, (c+1)C - 3r) ∩ [0, M_s)`, each sweep's steps in order.
+///
+/// Edges: `(g, c-1) -> (g, c)` and
+/// `(g-1, min(c + ceil((3G-1)/C), lastchunk(g-1))) -> (g, c)`. Chunks
+/// `c = 0..=lastchunk(g)` all exist as nodes even when a few of them are empty
+/// (possible for `C < 3`), so the edges never name a missing node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SweepGrouping {
+    n: usize,
+    b: usize,
+    group: usize,
+    chunk: usize,
+    lag: usize,
+}
+
+impl SweepGrouping {
+    /// Grouping of the sweeps of an order-`n`, half-bandwidth-`b` band into
+    /// groups of `group` (G) sweeps and chunks of `chunk` (C) skewed steps.
+    pub fn new(n: usize, b: usize, group: usize, chunk: usize) -> Self {
+        Self::with_lag(n, b, group, chunk, SWEEP_LAG)
+    }
+
+    /// Same partition with a different cross-group edge,
+    /// `ceil((lag G - 1) / C)` chunks; only the tests' negative control uses a
+    /// lag other than [`SWEEP_LAG`].
+    fn with_lag(n: usize, b: usize, group: usize, chunk: usize, lag: usize) -> Self {
+        assert!(
+            b >= 1 && group >= 1 && chunk >= 1,
+            "b, G and C must be >= 1"
+        );
+        SweepGrouping {
+            n,
+            b,
+            group,
+            chunk,
+            lag,
+        }
+    }
+
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Half-bandwidth.
+    pub fn b(&self) -> usize {
+        self.b
+    }
+
+    /// Sweeps per group (G).
+    pub fn group_size(&self) -> usize {
+        self.group
+    }
+
+    /// Skewed steps per chunk (C).
+    pub fn chunk_size(&self) -> usize {
+        self.chunk
+    }
+
+    /// Number of groups, `ceil((n - 2) / G)`.
+    pub fn num_groups(&self) -> usize {
+        num_sweeps(self.n).div_ceil(self.group)
+    }
+
+    /// Sweeps of group `g` (the last group may be short).
+    pub fn sweeps(&self, g: usize) -> Range<usize> {
+        let ns = num_sweeps(self.n);
+        (g * self.group).min(ns)..((g + 1) * self.group).min(ns)
+    }
+
+    /// `lastchunk(g) = max_r ceil((M_{gG+r} + 3r) / C) - 1`.
+    pub fn last_chunk(&self, g: usize) -> usize {
+        let first = g * self.group;
+        self.sweeps(g)
+            .map(|s| (steps(self.n, self.b, s) + SWEEP_LAG * (s - first)).div_ceil(self.chunk) - 1)
+            .max()
+            .expect("group has no sweeps")
+    }
+
+    /// Number of super-tasks (chunks) of group `g`.
+    pub fn num_chunks(&self, g: usize) -> usize {
+        self.last_chunk(g) + 1
+    }
+
+    /// Total number of super-tasks.
+    pub fn num_tasks(&self) -> usize {
+        (0..self.num_groups()).map(|g| self.num_chunks(g)).sum()
+    }
+
+    /// `ceil((3G - 1) / C)`: how many chunks group `g - 1` must be ahead.
+    pub fn chunk_lag(&self) -> usize {
+        (self.lag * self.group - 1).div_ceil(self.chunk)
+    }
+
+    /// Steps of sweep `s` (which must belong to group `g`) run by super-task `(g, c)`.
+    pub fn steps_in(&self, g: usize, c: usize, s: usize) -> Range<usize> {
+        let r = s - g * self.group;
+        let ms = steps(self.n, self.b, s);
+        let hi = ((c + 1) * self.chunk).saturating_sub(SWEEP_LAG * r).min(ms);
+        let lo = (c * self.chunk).saturating_sub(SWEEP_LAG * r).min(hi);
+        lo..hi
+    }
+
+    /// The tasks T(s, m) of super-task `(g, c)`, in execution order.
+    pub fn tasks(&self, g: usize, c: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.sweeps(g)
+            .flat_map(move |s| self.steps_in(g, c, s).map(move |m| (s, m)))
+    }
+
+    /// Predecessors of super-task `(g, c)`: `(g, c-1)` and
+    /// `(g-1, min(c + chunk_lag, lastchunk(g-1)))` when they exist.
+    pub fn preds(&self, g: usize, c: usize) -> [Option<(usize, usize)>; 2] {
+        let same = (c >= 1).then(|| (g, c - 1));
+        let prev = (g >= 1).then(|| (g - 1, (c + self.chunk_lag()).min(self.last_chunk(g - 1))));
+        [same, prev]
+    }
+
+    /// Bounding box `(rows, cols)` of the footprints of the tasks of `(g, c)`,
+    /// `None` for an empty super-task. Super-tasks the grouped DAG leaves
+    /// unordered have disjoint boxes (checked in the tests), so this one
+    /// rectangle is a valid footprint for race checking.
+    pub fn footprint(&self, g: usize, c: usize) -> Option<(Range<usize>, Range<usize>)> {
+        let mut acc: Option<(Range<usize>, Range<usize>)> = None;
+        for s in self.sweeps(g) {
+            let ms = self.steps_in(g, c, s);
+            if ms.is_empty() {
+                continue;
+            }
+            let (r_first, c_first) = task_footprint(self.n, self.b, s, ms.start);
+            let (r_last, c_last) = task_footprint(self.n, self.b, s, ms.end - 1);
+            let rows = r_first.start..r_last.end;
+            let cols = c_first.start..c_last.end;
+            acc = Some(match acc {
+                None => (rows, cols),
+                Some((r, c)) => (
+                    r.start.min(rows.start)..r.end.max(rows.end),
+                    c.start.min(cols.start)..c.end.max(cols.end),
+                ),
+            });
+        }
+        acc
+    }
+}
+
+/// Runs super-task `(g, c)` of `grouping` on `band`: its tasks T(s, m) in order,
+/// storing each reflector in `store` when given.
+pub fn run_super_task<T: Scalar>(
+    band: &mut BandMut<'_, T>,
+    grouping: &SweepGrouping,
+    g: usize,
+    c: usize,
+    mut store: Option<&mut ReflectorSlots<'_, T>>,
+) {
+    for (s, m) in grouping.tasks(g, c) {
+        let out = store.as_mut().map(|st| st.slot_mut(s, m));
+        chase_step(band, grouping.b, s, m, out);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reflector storage
+// ---------------------------------------------------------------------------
+
+/// The reflectors `(v, tau)` of all tasks T(s, m), for the Q2 back-transform.
+///
+/// Task T(s, m) owns the slot `data[off[s] + m b ..][..b]`; its first `L` entries
+/// hold `[tau, v_1, ..., v_{L-1}]` (`v_0 = 1` is implicit, its place holds tau).
+/// The index is O(1) from `(s, m)` through a per-sweep offset table, and the
+/// slots of distinct tasks are disjoint, so concurrent tasks can write theirs
+/// through [`SharedReflectors`]. Memory is `b * sum_s M_s ~ n^2/2 + n b` values.
+#[derive(Clone, Debug)]
+pub struct Sb2stReflectors<T> {
+    n: usize,
+    b: usize,
+    offsets: Vec<usize>,
+    data: Vec<T>,
+}
+
+fn reflector_offsets(n: usize, b: usize) -> Vec<usize> {
+    let ns = num_sweeps(n);
+    let mut offsets = Vec::with_capacity(ns + 1);
+    let mut acc = 0usize;
+    offsets.push(0);
+    for s in 0..ns {
+        acc += steps(n, b, s) * b;
+        offsets.push(acc);
+    }
+    offsets
+}
+
+impl<T: Scalar> Sb2stReflectors<T> {
+    /// Zeroed storage for an order-`n` band of half-bandwidth `b`.
+    pub fn new(n: usize, b: usize) -> Self {
+        assert!(b >= 1, "bandwidth must be at least 1");
+        let offsets = reflector_offsets(n, b);
+        let total = *offsets.last().unwrap();
+        Sb2stReflectors {
+            n,
+            b,
+            offsets,
+            data: vec![T::zero(); total],
+        }
+    }
+
+    /// Bytes [`Sb2stReflectors::new`] allocates for `(n, b)`, computed without
+    /// allocating (for memory checks before a run).
+    pub fn len_bytes(n: usize, b: usize) -> usize {
+        let b = b.max(1);
+        let ns = num_sweeps(n);
+        // sum_s M_s in O(n); n is at most a few 1e5.
+        let tasks: usize = (0..ns).map(|s| steps(n, b, s)).sum();
+        tasks * b * std::mem::size_of::<T>() + (ns + 1) * std::mem::size_of::<usize>()
+    }
+
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Half-bandwidth.
+    pub fn b(&self) -> usize {
+        self.b
+    }
+
+    /// Start of the slot of T(s, m) in the flat storage.
+    #[inline]
+    pub fn index(&self, s: usize, m: usize) -> usize {
+        debug_assert!(m < steps(self.n, self.b, s));
+        self.offsets[s] + m * self.b
+    }
+
+    /// `[tau, v_1, ..., v_{L-1}]` of T(s, m) (length `L`).
+    #[inline]
+    pub fn slot(&self, s: usize, m: usize) -> &[T] {
+        let len = task_geom(self.n, self.b, s, m).len;
+        let i = self.index(s, m);
+        &self.data[i..i + len]
+    }
+
+    /// Mutable slot of T(s, m) (length `L`).
+    #[inline]
+    pub fn slot_mut(&mut self, s: usize, m: usize) -> &mut [T] {
+        let len = task_geom(self.n, self.b, s, m).len;
+        let i = self.index(s, m);
+        &mut self.data[i..i + len]
+    }
+
+    /// A slot writer for single-threaded use.
+    pub fn slots(&mut self) -> ReflectorSlots<'_, T> {
+        ReflectorSlots {
+            ptr: self.data.as_mut_ptr(),
+            offsets: &self.offsets,
+            n: self.n,
+            b: self.b,
+            _life: PhantomData,
+        }
+    }
+}
+
+/// Writes the slots of individual tasks (see [`Sb2stReflectors`]).
+pub struct ReflectorSlots<'a, T> {
+    ptr: *mut T,
+    offsets: &'a [usize],
+    n: usize,
+    b: usize,
+    _life: PhantomData<&'a mut [T]>,
+}
+
+impl<T: Scalar> ReflectorSlots<'_, T> {
+    /// The slot of T(s, m) (length `L`), to be filled by that task.
+    #[inline]
+    pub fn slot_mut(&mut self, s: usize, m: usize) -> &mut [T] {
+        let len = task_geom(self.n, self.b, s, m).len;
+        let i = self.offsets[s] + m * self.b;
+        debug_assert!(i + len <= *self.offsets.last().unwrap());
+        // SAFETY: in bounds (the offset table covers every task); exclusive by
+        // the contract of whoever created this writer (`&mut` storage or
+        // `SharedReflectors::slots`).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i), len) }
+    }
+}
+
+/// Reflector storage shared by the tasks of one graph; each task writes only
+/// the slots of its own T(s, m).
+pub struct SharedReflectors<T> {
+    inner: UnsafeCell<Sb2stReflectors<T>>,
+    ptr: *mut T,
+}
+
+// SAFETY: access goes through `slots`, whose contract makes writers disjoint.
+unsafe impl<T: Send> Send for SharedReflectors<T> {}
+unsafe impl<T: Send + Sync> Sync for SharedReflectors<T> {}
+
+impl<T: Scalar> SharedReflectors<T> {
+    /// Takes ownership of `refl`.
+    pub fn new(mut refl: Sb2stReflectors<T>) -> Self {
+        let ptr = refl.data.as_mut_ptr();
+        SharedReflectors {
+            inner: UnsafeCell::new(refl),
+            ptr,
+        }
+    }
+
+    /// A writer for one task.
+    ///
+    /// # Safety
+    /// Concurrent writers must write disjoint slots (each task only its own
+    /// T(s, m)), and nobody reads a slot before its task has finished.
+    pub unsafe fn slots(&self) -> ReflectorSlots<'_, T> {
+        let r = &*self.inner.get();
+        ReflectorSlots {
+            ptr: self.ptr,
+            offsets: &r.offsets,
+            n: r.n,
+            b: r.b,
+            _life: PhantomData,
+        }
+    }
+
+    /// Gives the storage back once no task holds it.
+    pub fn into_inner(self) -> Sb2stReflectors<T> {
+        self.inner.into_inner()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Kernels
+// ---------------------------------------------------------------------------
+
+/// `dlarfg` on a slice: the crate's [`householder::larfg`] (LAPACK convention:
+/// `v[0] = 1` implicit, `beta = -sign(alpha) ||(alpha, x)||`, `tau = 0` for a zero
+/// tail, `dlarfg`'s safe-minimum rescaling). On return `alpha = beta` and
+/// `x = v[1..]`; returns `tau`.
+#[inline]
+fn larfg<T: Scalar>(alpha: &mut T, x: &mut [T]) -> T {
+    householder::larfg(alpha, faer::ColMut::from_slice_mut(x))
+}
+
+/// `a . b` over the common length, four partial sums (fixed order, so results
+/// are reproducible).
+#[inline(always)]
+fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let ca = a.chunks_exact(4);
+    let cb = b.chunks_exact(4);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    let mut acc = [T::zero(); 4];
+    for (x, y) in ca.zip(cb) {
+        acc[0] += x[0] * y[0];
+        acc[1] += x[1] * y[1];
+        acc[2] += x[2] * y[2];
+        acc[3] += x[3] * y[3];
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (&x, &y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
+}
+
+/// `y += a x` over the common length.
+#[inline(always)]
+fn axpy<T: Scalar>(y: &mut [T], a: T, x: &[T]) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// Small vectors on the stack for `b <= STACK`, else on the heap.
+const STACK: usize = 128;
+
+/// Task T(s, m) of the digest §4.1 on `band` (lower storage with
+/// `ldab >= 2b`): builds the reflector annihilating `A[r0+1.., ce]`, applies it
+/// from the left to the rest of the left block, two-sidedly to the diagonal
+/// block and from the right to the block below (creating the next bulge).
+/// When `out` is given, `[tau, v_1, ..., v_{L-1}]` is written to `out[..L]`.
+///
+/// Touches exactly the rectangle [`task_footprint`]`(n, b, s, m)` (lower part).
+pub fn chase_step<T: Scalar>(
+    band: &mut BandMut<'_, T>,
+    b: usize,
+    s: usize,
+    m: usize,
+    out: Option<&mut [T]>,
+) {
+    let n = band.n();
+    assert!(
+        2 * b <= band.ldab(),
+        "band storage has ldab = {} < 2b = {}",
+        band.ldab(),
+        2 * b
+    );
+    let TaskGeom { r0, len, ce, below } = task_geom(n, b, s, m);
+
+    let mut v_stack = [T::zero(); STACK];
+    let mut w_stack = [T::zero(); STACK];
+    let mut v_heap;
+    let mut w_heap;
+    let (v, w) = if b <= STACK {
+        (&mut v_stack[..len], &mut w_stack[..len.max(below)])
+    } else {
+        v_heap = vec![T::zero(); len];
+        w_heap = vec![T::zero(); len.max(below)];
+        (&mut v_heap[..], &mut w_heap[..])
+    };
+
+    // 1. Reflector from A[R, ce] (LAPACK dlarfg); zero the annihilated entries.
+    let tau = {
+        let col = band.col_mut(r0, ce, len);
+        let (a0, x) = col.split_first_mut().expect("len >= 2");
+        let tau = larfg(a0, x);
+        v[0] = T::one();
+        v[1..].copy_from_slice(x);
+        x.fill(T::zero());
+        tau
+    };
+    if let Some(out) = out {
+        out[0] = tau;
+        out[1..len].copy_from_slice(&v[1..]);
+    }
+    if tau == T::zero() {
+        // H = I: steps 2-4 would not change anything (LAPACK dlarfx skips too).
+        return;
+    }
+
+    // 2. Left application to the rest of the left block, columns (ce, r0)
+    //    (empty for m = 0): col -= tau (v^T col) v.
+    for c in ce + 1..r0 {
+        let col = band.col_mut(r0, c, len);
+        let t = tau * dot(v, col);
+        axpy(col, -t, v);
+    }
+
+    // 3. Two-sided update of the diagonal block (LAPACK dlarfy, lower):
+    //    p = tau B v, w = p - (tau/2)(p^T v) v, B -= v w^T + w v^T.
+    let p = &mut w[..len];
+    p.fill(T::zero());
+    for j in 0..len {
+        let col = band.col_mut(r0 + j, r0 + j, len - j);
+        let (d, rest) = col.split_first().expect("nonempty");
+        let vj = v[j];
+        p[j] += *d * vj + dot(rest, &v[j + 1..]);
+        axpy(&mut p[j + 1..], vj, rest);
+    }
+    p.iter_mut().for_each(|x| *x *= tau);
+    let half = T::of(0.5);
+    let alpha = -(half * tau * dot(p, v));
+    axpy(p, alpha, v);
+    for j in 0..len {
+        let col = band.col_mut(r0 + j, r0 + j, len - j);
+        let (vj, wj) = (v[j], p[j]);
+        for ((a, &vi), &wi) in col.iter_mut().zip(&v[j..]).zip(&p[j..]) {
+            *a -= vi * wj + wi * vj;
+        }
+    }
+
+    // 4. Right application to the block below, rows D = [r0+L, r0+L+|D|):
+    //    y = A[D, R] v, A[D, R] -= tau y v^T. Creates the next bulge.
+    if below > 0 {
+        let y = &mut w[..below];
+        y.fill(T::zero());
+        for (j, &vj) in v.iter().enumerate() {
+            let col = band.col_mut(r0 + len, r0 + j, below);
+            axpy(y, vj, col);
+        }
+        for (j, &vj) in v.iter().enumerate() {
+            let col = band.col_mut(r0 + len, r0 + j, below);
+            axpy(col, -(tau * vj), y);
+        }
+    }
+}
+
+/// Sequential bulge chasing (digest §4.1): runs every T(s, m), sweep by sweep.
+/// On return the band holds the tridiagonal (diagonal and first subdiagonal)
+/// and every other stored entry is exactly zero. With `store`, the reflectors
+/// are saved so that `T = Q2^T B Q2` (see [`super::q2`]).
+///
+/// `b` is the half-bandwidth of the input (entries with `r - c > b` must be
+/// zero) and the storage must have `ldab >= 2b`.
+pub fn sb2st_reference<T: Scalar>(
+    band: &mut SymBand<T>,
+    b: usize,
+    store: Option<&mut Sb2stReflectors<T>>,
+) {
+    let n = band.n();
+    assert!(b >= 1, "bandwidth must be at least 1");
+    assert!(
+        2 * b <= band.ldab(),
+        "band storage has ldab = {} < 2b = {}",
+        band.ldab(),
+        2 * b
+    );
+    debug_assert!(band.bandwidth_used() <= b, "band is wider than b = {b}");
+    let mut slots = store.map(|st| {
+        assert!(
+            st.n() == n && st.b() == b,
+            "reflector storage is for another (n, b)"
+        );
+        st.slots()
+    });
+    let mut view = band.as_band_mut();
+    for s in 0..num_sweeps(n) {
+        for m in 0..steps(n, b, s) {
+            let out = slots.as_mut().map(|st| st.slot_mut(s, m));
+            chase_step(&mut view, b, s, m, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::{Mat, Side};
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    pub(crate) fn random_band<T: Scalar>(n: usize, b: usize, seed: u64) -> SymBand<T> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut band = SymBand::<T>::zeros(n, b);
+        for c in 0..n {
+            for r in c..(c + b + 1).min(n) {
+                band.set(r, c, T::of(rng.random::<f64>() * 2.0 - 1.0));
+            }
+        }
+        band
+    }
+
+    fn bits<T: Scalar>(x: &[T]) -> Vec<u64> {
+        x.iter().map(|v| v.f64().to_bits()).collect()
+    }
+
+    #[test]
+    fn geometry_counts() {
+        assert_eq!(num_sweeps(0), 0);
+        assert_eq!(num_sweeps(2), 0);
+        assert_eq!(num_sweeps(3), 1);
+        // M_s is the number of r0 = s + 1 + m b with r0 <= n - 2.
+        for n in 0..40 {
+            for b in 1..6 {
+                for s in 0..n + 2 {
+                    let brute = (0..n)
+                        .filter(|m| s + 1 + m * b + 2 <= n && s + 2 < n)
+                        .count();
+                    assert_eq!(steps(n, b, s), brute, "n {n} b {b} s {s}");
+                }
+            }
+        }
+        let g = task_geom(10, 3, 0, 0);
+        assert_eq!(
+            g,
+            TaskGeom {
+                r0: 1,
+                len: 3,
+                ce: 0,
+                below: 3
+            }
+        );
+        let g = task_geom(10, 3, 0, 2);
+        assert_eq!(
+            g,
+            TaskGeom {
+                r0: 7,
+                len: 3,
+                ce: 4,
+                below: 0
+            }
+        );
+        assert_eq!(task_footprint(10, 3, 1, 1), (5..10, 2..8));
+    }
+
+    #[test]
+    fn larfg_convention() {
+        let mut a = 3.0f64;
+        let mut x = [4.0f64];
+        let tau = larfg(&mut a, &mut x);
+        assert!((a + 5.0).abs() < 1e-15);
+        // H (3, 4) = (beta, 0) with v = (1, x).
+        let v = [1.0, x[0]];
+        let y = [3.0, 4.0];
+        let d = v[0] * y[0] + v[1] * y[1];
+        let z = [y[0] - tau * d * v[0], y[1] - tau * d * v[1]];
+        assert!((z[0] + 5.0).abs() < 1e-14 && z[1].abs() < 1e-14);
+        // Zero tail: tau = 0, alpha unchanged, even for negative alpha.
+        let mut a = -2.0f64;
+        let mut x = [0.0f64, 0.0];
+        assert_eq!(larfg(&mut a, &mut x), 0.0);
+        assert_eq!(a, -2.0);
+        // Tiny entries: dlarfg's rescaling keeps full accuracy.
+        let mut a = 3e-310f64;
+        let mut x = [4e-310f64];
+        let tau = larfg(&mut a, &mut x);
+        assert!((a / -5e-310 - 1.0).abs() < 1e-6, "{a}");
+        assert!(
+            (tau - 1.6).abs() < 1e-6 && (x[0] - 0.5).abs() < 1e-6,
+            "{tau} {x:?}"
+        );
+        // Huge entries do not overflow.
+        let mut a = 3e300f64;
+        let mut x = [4e300f64];
+        larfg(&mut a, &mut x);
+        assert!((a / -5e300 - 1.0).abs() < 1e-14);
+        let mut a = 0.0f32;
+        let mut x = [3e-30f32, 4e-30];
+        let tau = larfg(&mut a, &mut x);
+        assert!((a / -5e-30 - 1.0).abs() < 1e-5 && (tau - 1.0).abs() < 1e-5);
+    }
+
+    /// Runs the reference and checks the exact-zero structure and eigenvalues.
+    fn check_sb2st<T: Scalar>(n: usize, b: usize, seed: u64) -> f64 {
+        let band = random_band::<T>(n, b, seed);
+        let dense = band.to_dense();
+        let mut work = band.clone();
+        sb2st_reference(&mut work, b, None);
+        let ldab = work.ldab();
+        for c in 0..n {
+            for k in 2..ldab.min(n - c) {
+                assert!(
+                    work.as_slice()[k + c * ldab] == T::zero(),
+                    "n {n} b {b}: entry ({}, {c}) = {} not zero",
+                    c + k,
+                    work.as_slice()[k + c * ldab]
+                );
+            }
+        }
+        if n == 0 {
+            return 0.0;
+        }
+        let mut want: Vec<f64> = dense
+            .self_adjoint_eigenvalues(Side::Lower)
+            .unwrap()
+            .iter()
+            .map(|x| x.f64())
+            .collect();
+        let mut got: Vec<f64> = work
+            .to_dense()
+            .self_adjoint_eigenvalues(Side::Lower)
+            .unwrap()
+            .iter()
+            .map(|x| x.f64())
+            .collect();
+        want.sort_by(f64::total_cmp);
+        got.sort_by(f64::total_cmp);
+        let norm = dense.norm_l2().f64().max(f64::MIN_POSITIVE);
+        let err = want
+            .iter()
+            .zip(&got)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        err / (n as f64 * norm * T::EPS.f64())
+    }
+
+    fn sizes(b: usize) -> Vec<usize> {
+        vec![1, 2, 3, b, b + 1, 2 * b + 1, 100, 257]
+    }
+
+    #[test]
+    fn sb2st_tridiagonal_and_eigenvalues() {
+        let mut worst = (0.0f64, 0.0f64);
+        for b in [2usize, 3, 8, 32] {
+            for (i, n) in sizes(b).into_iter().enumerate() {
+                let r64 = check_sb2st::<f64>(n, b, 17 + i as u64);
+                let r32 = check_sb2st::<f32>(n, b, 17 + i as u64);
+                assert!(r64 < 10.0, "f64 n {n} b {b}: eigenvalue ratio {r64}");
+                assert!(r32 < 10.0, "f32 n {n} b {b}: eigenvalue ratio {r32}");
+                worst = (worst.0.max(r64), worst.1.max(r32));
+            }
+        }
+        eprintln!(
+            "sb2st eigenvalue ratio |dlambda|/(n ||B|| eps): f64 {:.3e}, f32 {:.3e}",
+            worst.0, worst.1
+        );
+    }
+
+    #[test]
+    fn sb2st_eigenvalues_catch_a_broken_kernel() {
+        // Negative control of the eigenvalue oracle: perturb one entry mid-way.
+        let (n, b) = (60, 4);
+        let band = random_band::<f64>(n, b, 3);
+        let dense = band.to_dense();
+        let mut work = band.clone();
+        let mut view = work.as_band_mut();
+        for s in 0..num_sweeps(n) {
+            for m in 0..steps(n, b, s) {
+                chase_step(&mut view, b, s, m, None);
+                if s == 10 && m == 1 {
+                    let x = view.get(20, 19);
+                    view.set(20, 19, x * (1.0 + 1e-10));
+                }
+            }
+        }
+        let mut want = dense.self_adjoint_eigenvalues(Side::Lower).unwrap();
+        let mut got = work
+            .to_dense()
+            .self_adjoint_eigenvalues(Side::Lower)
+            .unwrap();
+        want.sort_by(f64::total_cmp);
+        got.sort_by(f64::total_cmp);
+        let err = want
+            .iter()
+            .zip(&got)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        let ratio = err / (n as f64 * dense.norm_l2() * f64::EPSILON / 2.0);
+        assert!(ratio > 10.0, "perturbation not detected: {ratio}");
+    }
+
+    /// Every entry a task reads or writes lies in its footprint: poison
+    /// everything else with NaN and check the footprint stays finite and the
+    /// rest is untouched.
+    #[test]
+    fn footprint_covers_accesses() {
+        for (n, b) in [(30usize, 3usize), (25, 4), (17, 2), (40, 8), (9, 8)] {
+            let mut band = random_band::<f64>(n, b, 5);
+            let ldab = band.ldab();
+            let mut view = band.as_band_mut();
+            for s in 0..num_sweeps(n) {
+                for m in 0..steps(n, b, s) {
+                    let (rows, cols) = task_footprint(n, b, s, m);
+                    // Save and poison the outside.
+                    let mut saved = Vec::new();
+                    for c in 0..n {
+                        for r in c..(c + ldab).min(n) {
+                            if !(rows.contains(&r) && cols.contains(&c)) {
+                                saved.push((r, c, view.get(r, c)));
+                                view.set(r, c, f64::NAN);
+                            }
+                        }
+                    }
+                    chase_step(&mut view, b, s, m, None);
+                    for c in cols.clone() {
+                        for r in rows.clone() {
+                            if r >= c && r - c < ldab {
+                                assert!(
+                                    view.get(r, c).is_finite(),
+                                    "T({s},{m}) read outside its footprint"
+                                );
+                            }
+                        }
+                    }
+                    for (r, c, x) in saved {
+                        assert!(
+                            view.get(r, c).is_nan(),
+                            "T({s},{m}) wrote ({r},{c}) outside its footprint"
+                        );
+                        view.set(r, c, x);
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- DAG checks ------------------------------------------------------
+
+    /// A small DAG: node ids, predecessor lists.
+    struct Dag {
+        preds: Vec<Vec<usize>>,
+    }
+
+    impl Dag {
+        /// `reach[i][j]`: j precedes i (transitively).
+        fn ancestors(&self) -> Vec<Vec<bool>> {
+            let n = self.preds.len();
+            let order = self.topo(None);
+            let mut anc = vec![vec![false; n]; n];
+            for &i in &order {
+                for &p in &self.preds[i] {
+                    anc[i][p] = true;
+                    let (a, bb) = if p < i {
+                        let (lo, hi) = anc.split_at_mut(i);
+                        (&mut hi[0], &lo[p])
+                    } else {
+                        let (lo, hi) = anc.split_at_mut(p);
+                        (&mut lo[i], &hi[0])
+                    };
+                    for k in 0..n {
+                        a[k] |= bb[k];
+                    }
+                }
+            }
+            anc
+        }
+
+        /// A topological order; random ready-node choice with `rng`, else the
+        /// smallest ready id.
+        fn topo(&self, mut rng: Option<&mut StdRng>) -> Vec<usize> {
+            let n = self.preds.len();
+            let mut indeg: Vec<usize> = self.preds.iter().map(|p| p.len()).collect();
+            let mut succ = vec![Vec::new(); n];
+            for (i, ps) in self.preds.iter().enumerate() {
+                for &p in ps {
+                    succ[p].push(i);
+                }
+            }
+            let mut ready: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+            let mut order = Vec::with_capacity(n);
+            while !ready.is_empty() {
+                let k = match rng.as_mut() {
+                    Some(r) => r.random_range(0..ready.len()),
+                    None => 0,
+                };
+                let i = ready.swap_remove(k);
+                order.push(i);
+                for &j in &succ[i] {
+                    indeg[j] -= 1;
+                    if indeg[j] == 0 {
+                        ready.push(j);
+                    }
+                }
+            }
+            assert_eq!(order.len(), n, "cycle");
+            order
+        }
+    }
+
+    fn overlaps(a: &(Range<usize>, Range<usize>), b: &(Range<usize>, Range<usize>)) -> bool {
+        a.0.start < b.0.end && b.0.start < a.0.end && a.1.start < b.1.end && b.1.start < a.1.end
+    }
+
+    /// The grouped DAG as a `Dag` plus the node -> (g, c) map.
+    fn grouped_dag(gr: &SweepGrouping) -> (Dag, Vec<(usize, usize)>) {
+        let mut nodes = Vec::new();
+        let mut base = Vec::new();
+        for g in 0..gr.num_groups() {
+            base.push(nodes.len());
+            for c in 0..gr.num_chunks(g) {
+                nodes.push((g, c));
+            }
+        }
+        let preds = nodes
+            .iter()
+            .map(|&(g, c)| {
+                gr.preds(g, c)
+                    .into_iter()
+                    .flatten()
+                    .map(|(pg, pc)| base[pg] + pc)
+                    .collect()
+            })
+            .collect();
+        (Dag { preds }, nodes)
+    }
+
+    /// Every task belongs to exactly one super-task; in-super-task order is
+    /// sweep-major.
+    #[test]
+    fn grouping_partitions_tasks() {
+        for (n, b, gs, cs) in [
+            (50, 3, 2, 4),
+            (41, 4, 3, 1),
+            (33, 2, 1, 1),
+            (70, 5, 4, 7),
+            (5, 8, 3, 2),
+        ] {
+            let gr = SweepGrouping::new(n, b, gs, cs);
+            let mut seen = std::collections::HashSet::new();
+            for g in 0..gr.num_groups() {
+                for c in 0..gr.num_chunks(g) {
+                    for t in gr.tasks(g, c) {
+                        assert!(seen.insert(t), "task {t:?} twice");
+                    }
+                }
+                // Chunks past lastchunk are empty; the last one is not.
+                assert_eq!(gr.tasks(g, gr.num_chunks(g)).count(), 0);
+                assert!(gr.tasks(g, gr.last_chunk(g)).count() > 0);
+            }
+            let total: usize = (0..num_sweeps(n)).map(|s| steps(n, b, s)).sum();
+            assert_eq!(seen.len(), total);
+        }
+    }
+
+    /// Runs the grouped DAG in `order` on a copy of `band`, returning the band
+    /// and the reflectors.
+    fn run_order(
+        band: &SymBand<f64>,
+        gr: &SweepGrouping,
+        nodes: &[(usize, usize)],
+        order: &[usize],
+    ) -> (SymBand<f64>, Sb2stReflectors<f64>) {
+        let mut work = band.clone();
+        let mut refl = Sb2stReflectors::new(gr.n(), gr.b());
+        {
+            let mut slots = refl.slots();
+            let mut view = work.as_band_mut();
+            for &i in order {
+                let (g, c) = nodes[i];
+                run_super_task(&mut view, gr, g, c, Some(&mut slots));
+            }
+        }
+        (work, refl)
+    }
+
+    /// The main schedule-invariance check: random topological orders of the
+    /// grouped DAG give results bitwise identical to the sequential order, and
+    /// unordered super-tasks have disjoint footprints.
+    #[test]
+    fn grouped_dag_random_orders_bitwise() {
+        let cases = [
+            (40usize, 3usize, 1usize, 1usize),
+            (37, 2, 1, 1),
+            (45, 4, 2, 3),
+            (60, 3, 3, 2),
+            (50, 5, 4, 7),
+            (64, 8, 2, 1),
+            (33, 3, 5, 16),
+            (70, 2, 3, 5),
+            (29, 4, 1, 2),
+            (12, 8, 2, 2),
+        ];
+        let mut rng = StdRng::seed_from_u64(2024);
+        for (case, &(n, b, gs, cs)) in cases.iter().enumerate() {
+            let band = random_band::<f64>(n, b, 100 + case as u64);
+            let mut seq = band.clone();
+            let mut seq_refl = Sb2stReflectors::new(n, b);
+            sb2st_reference(&mut seq, b, Some(&mut seq_refl));
+            let gr = SweepGrouping::new(n, b, gs, cs);
+            let (dag, nodes) = grouped_dag(&gr);
+
+            // Footprints of unordered super-tasks are disjoint.
+            let anc = dag.ancestors();
+            let fps: Vec<_> = nodes.iter().map(|&(g, c)| gr.footprint(g, c)).collect();
+            for i in 0..nodes.len() {
+                for j in 0..i {
+                    if anc[i][j] || anc[j][i] {
+                        continue;
+                    }
+                    if let (Some(a), Some(bb)) = (&fps[i], &fps[j]) {
+                        assert!(
+                            !overlaps(a, bb),
+                            "case {case}: unordered {:?} {:?} overlap: {a:?} {bb:?}",
+                            nodes[i],
+                            nodes[j]
+                        );
+                    }
+                }
+            }
+            for _ in 0..25 {
+                let order = dag.topo(Some(&mut rng));
+                let (got, refl) = run_order(&band, &gr, &nodes, &order);
+                assert_eq!(
+                    bits(got.as_slice()),
+                    bits(seq.as_slice()),
+                    "case {case}: band differs"
+                );
+                assert_eq!(
+                    bits(&refl.data),
+                    bits(&seq_refl.data),
+                    "case {case}: reflectors differ"
+                );
+            }
+        }
+    }
+
+    /// The fine DAG orders every pair of tasks whose footprints overlap (so all
+    /// its topological orders agree), with the tail clamp; lag 2 does not.
+    #[test]
+    fn fine_dag_orders_overlapping_tasks() {
+        for (n, b) in [(30usize, 3usize), (26, 2), (40, 5), (13, 4)] {
+            for (lag, expect_ok) in [(3usize, true), (2, false)] {
+                let mut ids = std::collections::HashMap::new();
+                let mut tasks = Vec::new();
+                for s in 0..num_sweeps(n) {
+                    for m in 0..steps(n, b, s) {
+                        ids.insert((s, m), tasks.len());
+                        tasks.push((s, m));
+                    }
+                }
+                let preds = tasks
+                    .iter()
+                    .map(|&(s, m)| {
+                        fine_preds_lag(n, b, s, m, lag)
+                            .into_iter()
+                            .flatten()
+                            .map(|t| ids[&t])
+                            .collect()
+                    })
+                    .collect();
+                let dag = Dag { preds };
+                let anc = dag.ancestors();
+                let mut bad = 0;
+                for i in 0..tasks.len() {
+                    for j in 0..i {
+                        let (a, bb) = (
+                            task_footprint(n, b, tasks[i].0, tasks[i].1),
+                            task_footprint(n, b, tasks[j].0, tasks[j].1),
+                        );
+                        if overlaps(&a, &bb) && !anc[i][j] && !anc[j][i] {
+                            bad += 1;
+                        }
+                    }
+                }
+                if expect_ok {
+                    assert_eq!(
+                        bad, 0,
+                        "n {n} b {b}: lag 3 leaves overlapping tasks unordered"
+                    );
+                } else {
+                    assert!(bad > 0, "n {n} b {b}: lag 2 should leave a race");
+                }
+            }
+        }
+    }
+
+    /// Negative control: with a lag of 2, some topological order of the fine
+    /// DAG (G = C = 1) and of a grouped DAG gives a different result, and some
+    /// unordered pair of super-tasks overlaps.
+    #[test]
+    fn lag_two_is_caught() {
+        let mut rng = StdRng::seed_from_u64(7);
+        for (n, b, gs, cs) in [
+            (40usize, 3usize, 1usize, 1usize),
+            (45, 4, 2, 3),
+            (50, 3, 3, 2),
+        ] {
+            let band = random_band::<f64>(n, b, 9);
+            let mut seq = band.clone();
+            sb2st_reference(&mut seq, b, None);
+            let gr = SweepGrouping::with_lag(n, b, gs, cs, 2);
+            let (dag, nodes) = grouped_dag(&gr);
+            let anc = dag.ancestors();
+            let fps: Vec<_> = nodes.iter().map(|&(g, c)| gr.footprint(g, c)).collect();
+            let mut overlap = false;
+            for i in 0..nodes.len() {
+                for j in 0..i {
+                    if !anc[i][j] && !anc[j][i] {
+                        if let (Some(a), Some(bb)) = (&fps[i], &fps[j]) {
+                            overlap |= overlaps(a, bb);
+                        }
+                    }
+                }
+            }
+            assert!(overlap, "lag 2, n {n}: no overlapping unordered pair");
+            let mut differs = 0;
+            for _ in 0..20 {
+                let order = dag.topo(Some(&mut rng));
+                let (got, _) = run_order(&band, &gr, &nodes, &order);
+                if bits(got.as_slice()) != bits(seq.as_slice()) {
+                    differs += 1;
+                }
+            }
+            assert!(
+                differs > 0,
+                "lag 2, n {n} G {gs} C {cs}: every random order matched"
+            );
+        }
+    }
+
+    /// Timing of the sequential reference; run with
+    /// `cargo test --release --lib linalg::bulge::tests::timing -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "timing probe that prints figures; run with --ignored --nocapture"]
+    fn timing() {
+        for (n, b) in [(4096usize, 32usize), (4096, 64), (2048, 32)] {
+            let band = random_band::<f64>(n, b, 1);
+            let tasks: usize = (0..num_sweeps(n)).map(|s| steps(n, b, s)).sum();
+            for store in [false, true] {
+                let mut work = band.clone();
+                let mut refl = store.then(|| Sb2stReflectors::<f64>::new(n, b));
+                let t = std::time::Instant::now();
+                sb2st_reference(&mut work, b, refl.as_mut());
+                let el = t.elapsed().as_secs_f64();
+                eprintln!(
+                    "n {n} b {b} store {store}: {el:.3} s, {tasks} tasks, {:.0} ns/task, {:.2} GFLOP/s (12 b^2/task)",
+                    el * 1e9 / tasks as f64,
+                    12.0 * (b * b) as f64 * tasks as f64 / el * 1e-9
+                );
+            }
+        }
+        let _ = Mat::<f64>::zeros(1, 1);
+    }
+}

@@ -1,1 +1,560 @@
-//! (in progress)
+//! Householder reflectors and their compact-WY blocks (LAPACK `dlarfg`, `dlarft`,
+//! `dlarfb` conventions, re-derived; see `research/seed-tridiag.md` §2).
+//!
+//! A reflector is `H = I - tau v v^T` with `v[0] = 1` (implicit). A block of `k`
+//! reflectors `H_0 H_1 ... H_{k-1}` is `I - V T V^T` (Schreiber–Van Loan compact WY)
+//! with `V` unit lower trapezoidal and `T` upper triangular.
+//!
+//! # Storage convention for `V` (all kernels of this module)
+//!
+//! `V` is passed as an `m x k` view in the layout `dgeqrf` leaves behind: column `j`
+//! holds `v_j[j+1..]` strictly below the diagonal; the unit diagonal is **implicit**
+//! and the part on and above the diagonal is **never read** (it usually holds `R`).
+//! Columns `j >= m` (only possible when `m < k`) are the zero vector, so only the
+//! first `min(m, k)` reflectors take part. The triangle is handled with faer's
+//! triangular matmul (`BlockStructure::UnitTriangularLower`), so no copy with
+//! explicit zeros and ones is formed. `T` is read through its upper triangle only.
+
+use crate::Scalar;
+use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
+use faer::reborrow::*;
+use faer::{Accum, ColMut, Mat, MatMut, MatRef, Par};
+
+use BlockStructure::{Rectangular as Rect, TriangularLower, TriangularUpper, UnitTriangularLower};
+
+/// Generates an elementary reflector (LAPACK `dlarfg`).
+///
+/// On entry `alpha` is `x[0]` and `x` is the tail `x[1..]`. On return `alpha` holds
+/// `beta = -sign(alpha) ||(alpha, x)||`, `x` holds `v[1..]` (with `v[0] = 1`
+/// implicit) and the returned value is `tau`, so that
+/// `(I - tau v v^T) (alpha, x)^T = (beta, 0)^T`. When the tail is exactly zero,
+/// `tau = 0` (`H = I`) and nothing is changed. Tiny vectors are rescaled by
+/// `1 / (SAFE_MIN / EPS)` up to 20 times before `beta` is recomputed, as `dlarfg`
+/// does, so `v` is accurate even when `||x||` underflows.
+pub fn larfg<T: Scalar>(alpha: &mut T, mut x: ColMut<'_, T>) -> T {
+    let zero = T::zero();
+    let one = T::one();
+    if x.nrows() == 0 {
+        return zero;
+    }
+    let mut xnorm = x.rb().norm_l2();
+    if xnorm == zero {
+        return zero;
+    }
+    let signed = |h: T, a: T| if a >= zero { -h } else { h };
+    let mut beta = signed(alpha.hypot(xnorm), *alpha);
+    let safmin = T::SAFE_MIN / T::EPS;
+    let mut knt = 0;
+    if beta.abs() < safmin {
+        // dlarfg: scale up until beta is representable with full accuracy.
+        let rsafmn = one / safmin;
+        loop {
+            knt += 1;
+            scale(x.rb_mut(), rsafmn);
+            beta *= rsafmn;
+            *alpha *= rsafmn;
+            if beta.abs() >= safmin || knt >= 20 {
+                break;
+            }
+        }
+        xnorm = x.rb().norm_l2();
+        beta = signed(alpha.hypot(xnorm), *alpha);
+    }
+    let tau = (beta - *alpha) / beta;
+    scale(x.rb_mut(), one / (*alpha - beta));
+    for _ in 0..knt {
+        beta *= safmin;
+    }
+    *alpha = beta;
+    tau
+}
+
+fn scale<T: Scalar>(x: ColMut<'_, T>, s: T) {
+    for e in x.iter_mut() {
+        *e *= s;
+    }
+}
+
+/// Forms the upper triangular factor `T` of a block of reflectors
+/// (LAPACK `dlarft`, direction forward, storage columnwise):
+/// `H_0 H_1 ... H_{k-1} = I - V T V^T`.
+///
+/// `v` is `m x k` in the module's storage convention (implicit unit diagonal, upper
+/// part not read), `tau.len() >= k`, `t` is `k x k`. Every entry of `t` is written:
+/// the strictly lower part and the rows/columns of absent reflectors (`j >= m`)
+/// are set to zero. Recurrence: `T[j,j] = tau_j`,
+/// `T[0..j, j] = -tau_j T[0..j, 0..j] (V[:, 0..j]^T v_j)`, with the Gram matrix
+/// `V^T V` formed by one GEMM (+ one triangular product) instead of `k` GEMVs.
+pub fn larft<T: Scalar>(v: MatRef<'_, T>, tau: &[T], mut t: MatMut<'_, T>) {
+    let (m, k) = (v.nrows(), v.ncols());
+    assert!(t.nrows() == k && t.ncols() == k, "larft: T must be k x k");
+    assert!(tau.len() >= k, "larft: tau too short");
+    t.fill(T::zero());
+    let kv = m.min(k);
+    if kv == 0 {
+        return;
+    }
+    let v1 = v.submatrix(0, 0, kv, kv);
+    let v2 = v.submatrix(kv, 0, m - kv, kv);
+    // S = V^T V (only the strictly upper part is used below).
+    let mut s = Mat::<T>::zeros(kv, kv);
+    tri_matmul(
+        s.as_mut(),
+        Rect,
+        Accum::Replace,
+        v1.transpose(),
+        BlockStructure::UnitTriangularUpper,
+        v1,
+        UnitTriangularLower,
+        T::one(),
+        Par::Seq,
+    );
+    if m > kv {
+        matmul(
+            s.as_mut(),
+            Accum::Add,
+            v2.transpose(),
+            v2,
+            T::one(),
+            Par::Seq,
+        );
+    }
+    let mut w = vec![T::zero(); kv];
+    for j in 0..kv {
+        let tj = tau[j];
+        t[(j, j)] = tj;
+        if tj == T::zero() {
+            continue;
+        }
+        for (c, wc) in w.iter_mut().enumerate().take(j) {
+            *wc = s[(c, j)];
+        }
+        // T[0..j, j] = -tau_j * T[0..j, 0..j] * w (upper triangular mat-vec).
+        for r in 0..j {
+            let mut acc = T::zero();
+            for (c, &wc) in w.iter().enumerate().take(j).skip(r) {
+                acc += t[(r, c)] * wc;
+            }
+            t[(r, j)] = -tj * acc;
+        }
+    }
+}
+
+/// `C := (I - V op(T) V^T) C` (LAPACK `dlarfb`, side L, forward, columnwise), with
+/// `op(T) = T^T` when `transpose` (that applies `Q^T = H_{k-1} ... H_0`) and
+/// `op(T) = T` otherwise (applies `Q = H_0 ... H_{k-1}`).
+///
+/// `v` is `m x k` (module storage convention), `t` is `k x k` (upper triangle read),
+/// `c` is `m x n`. Reads `v`, `t`, reads and writes `c`. Allocates a `min(m,k) x n`
+/// and a `min(m,k) x n` workspace.
+pub fn apply_block_reflector_left<T: Scalar>(
+    v: MatRef<'_, T>,
+    t: MatRef<'_, T>,
+    c: MatMut<'_, T>,
+    transpose: bool,
+) {
+    let (m, k) = (v.nrows(), v.ncols());
+    let n = c.ncols();
+    assert!(
+        c.nrows() == m,
+        "apply_block_reflector_left: C must have m rows"
+    );
+    assert!(t.nrows() == k && t.ncols() == k, "T must be k x k");
+    let kv = m.min(k);
+    if kv == 0 || n == 0 {
+        return;
+    }
+    let v1 = v.submatrix(0, 0, kv, kv);
+    let v2 = v.submatrix(kv, 0, m - kv, kv);
+    let t = t.submatrix(0, 0, kv, kv);
+    let (mut c1, mut c2) = c.split_at_row_mut(kv);
+    // W = V^T C = V1^T C1 + V2^T C2.
+    let mut w = Mat::<T>::zeros(kv, n);
+    tri_matmul(
+        w.as_mut(),
+        Rect,
+        Accum::Replace,
+        v1.transpose(),
+        BlockStructure::UnitTriangularUpper,
+        c1.rb(),
+        Rect,
+        T::one(),
+        Par::Seq,
+    );
+    if m > kv {
+        matmul(
+            w.as_mut(),
+            Accum::Add,
+            v2.transpose(),
+            c2.rb(),
+            T::one(),
+            Par::Seq,
+        );
+    }
+    // W2 = op(T) W.
+    let mut w2 = Mat::<T>::zeros(kv, n);
+    let (top, top_s) = if transpose {
+        (t.transpose(), TriangularLower)
+    } else {
+        (t, TriangularUpper)
+    };
+    tri_matmul(
+        w2.as_mut(),
+        Rect,
+        Accum::Replace,
+        top,
+        top_s,
+        w.as_ref(),
+        Rect,
+        T::one(),
+        Par::Seq,
+    );
+    // C -= V W2.
+    tri_matmul(
+        c1.rb_mut(),
+        Rect,
+        Accum::Add,
+        v1,
+        UnitTriangularLower,
+        w2.as_ref(),
+        Rect,
+        -T::one(),
+        Par::Seq,
+    );
+    if m > kv {
+        matmul(
+            c2.rb_mut(),
+            Accum::Add,
+            v2,
+            w2.as_ref(),
+            -T::one(),
+            Par::Seq,
+        );
+    }
+}
+
+/// `C := C (I - V op(T) V^T)` (LAPACK `dlarfb`, side R, forward, columnwise), with
+/// `op(T) = T^T` when `transpose` and `T` otherwise.
+///
+/// `v` is `m x k` (module storage convention), `t` is `k x k` (upper triangle read),
+/// `c` is `n x m`. Reads `v`, `t`, reads and writes `c`.
+pub fn apply_block_reflector_right<T: Scalar>(
+    v: MatRef<'_, T>,
+    t: MatRef<'_, T>,
+    c: MatMut<'_, T>,
+    transpose: bool,
+) {
+    let (m, k) = (v.nrows(), v.ncols());
+    let n = c.nrows();
+    assert!(
+        c.ncols() == m,
+        "apply_block_reflector_right: C must have m columns"
+    );
+    assert!(t.nrows() == k && t.ncols() == k, "T must be k x k");
+    let kv = m.min(k);
+    if kv == 0 || n == 0 {
+        return;
+    }
+    let v1 = v.submatrix(0, 0, kv, kv);
+    let v2 = v.submatrix(kv, 0, m - kv, kv);
+    let t = t.submatrix(0, 0, kv, kv);
+    let (mut c1, mut c2) = c.split_at_col_mut(kv);
+    // W = C V = C1 V1 + C2 V2.
+    let mut w = Mat::<T>::zeros(n, kv);
+    tri_matmul(
+        w.as_mut(),
+        Rect,
+        Accum::Replace,
+        c1.rb(),
+        Rect,
+        v1,
+        UnitTriangularLower,
+        T::one(),
+        Par::Seq,
+    );
+    if m > kv {
+        matmul(w.as_mut(), Accum::Add, c2.rb(), v2, T::one(), Par::Seq);
+    }
+    // W2 = W op(T).
+    let mut w2 = Mat::<T>::zeros(n, kv);
+    let (top, top_s) = if transpose {
+        (t.transpose(), TriangularLower)
+    } else {
+        (t, TriangularUpper)
+    };
+    tri_matmul(
+        w2.as_mut(),
+        Rect,
+        Accum::Replace,
+        w.as_ref(),
+        Rect,
+        top,
+        top_s,
+        T::one(),
+        Par::Seq,
+    );
+    // C -= W2 V^T.
+    tri_matmul(
+        c1.rb_mut(),
+        Rect,
+        Accum::Add,
+        w2.as_ref(),
+        Rect,
+        v1.transpose(),
+        BlockStructure::UnitTriangularUpper,
+        -T::one(),
+        Par::Seq,
+    );
+    if m > kv {
+        matmul(
+            c2.rb_mut(),
+            Accum::Add,
+            w2.as_ref(),
+            v2.transpose(),
+            -T::one(),
+            Par::Seq,
+        );
+    }
+}
+
+/// Helpers shared by the tests of the `linalg` kernels.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::Scalar;
+    use faer::Mat;
+
+    /// A seeded splitmix64 generator of uniform numbers in `[-1, 1)`.
+    pub struct Rng(u64);
+
+    impl Rng {
+        pub fn new(seed: u64) -> Self {
+            Rng(seed)
+        }
+        pub fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        pub fn uniform(&mut self) -> f64 {
+            (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        }
+    }
+
+    /// A random `m x n` matrix with entries exactly representable in `T`.
+    pub fn random<T: Scalar>(m: usize, n: usize, rng: &mut Rng) -> Mat<T> {
+        Mat::from_fn(m, n, |_, _| T::of(rng.uniform()))
+    }
+
+    /// Converts to `f64` (exact).
+    pub fn to_f64<T: Scalar>(a: faer::MatRef<'_, T>) -> Mat<f64> {
+        Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)].f64())
+    }
+
+    /// `||A||_F` in f64.
+    pub fn fro(a: faer::MatRef<'_, f64>) -> f64 {
+        a.norm_l2()
+    }
+
+    /// `||Q^T Q - I||_F` in f64.
+    pub fn orth_err(q: faer::MatRef<'_, f64>) -> f64 {
+        let n = q.ncols();
+        let mut g = q.transpose() * q;
+        for i in 0..n {
+            g[(i, i)] -= 1.0;
+        }
+        g.norm_l2()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use super::*;
+
+    fn check_larfg<T: Scalar>(x0: &[f64]) -> f64 {
+        let n = x0.len();
+        let mut x = Mat::<T>::from_fn(n, 1, |i, _| T::of(x0[i]));
+        let orig = to_f64(x.as_ref());
+        let mut alpha = x[(0, 0)];
+        let tau = larfg(&mut alpha, x.as_mut().col_mut(0).subrows_mut(1, n - 1));
+        // v = (1, x[1..]); H x0 = x0 - tau v (v^T x0) must be (beta, 0, ...).
+        let mut v: Vec<f64> = (0..n).map(|i| x[(i, 0)].f64()).collect();
+        v[0] = 1.0;
+        let dot: f64 = (0..n).map(|i| v[i] * orig[(i, 0)]).sum();
+        // ||x|| in f64 with the data scaled by 2^600 so that subnormal inputs keep
+        // their accuracy (the scalings are exact).
+        let up = 2f64.powi(600);
+        let nrm = (0..n)
+            .map(|i| (orig[(i, 0)] * up).powi(2))
+            .sum::<f64>()
+            .sqrt()
+            / up;
+        // Subnormal results carry only absolute accuracy: measure relative to at
+        // least the smallest normal number of T.
+        let scale = nrm.max(T::SAFE_MIN.f64());
+        let mut err: f64 = 0.0;
+        for i in 0..n {
+            let hx = orig[(i, 0)] - tau.f64() * v[i] * dot;
+            let target = if i == 0 { alpha.f64() } else { 0.0 };
+            err = err.max((hx - target).abs() / scale);
+        }
+        // beta = -sign(alpha) ||x||
+        assert!(
+            (alpha.f64().abs() - nrm).abs() <= 4.0 * T::EPS.f64() * scale,
+            "{} n={n} beta={:e} ||x||={nrm:e}",
+            T::NAME,
+            alpha.f64()
+        );
+        if orig[(1, 0)] != 0.0 || n > 2 {
+            assert!(alpha.f64() * orig[(0, 0)] <= 0.0 || orig[(0, 0)] == 0.0);
+        }
+        err / T::EPS.f64()
+    }
+
+    #[test]
+    fn larfg_reflects_onto_e1() {
+        let mut rng = Rng::new(1);
+        let mut worst: f64 = 0.0;
+        for n in [2, 3, 10, 100] {
+            for scale in [1.0, 1e-300, 1e300, 1e-310] {
+                let x: Vec<f64> = (0..n).map(|_| rng.uniform() * scale).collect();
+                worst = worst.max(check_larfg::<f64>(&x));
+            }
+            for scale in [1.0f64, 1e-30, 1e30, 1e-40] {
+                let x: Vec<f64> = (0..n)
+                    .map(|_| (rng.uniform() * scale) as f32 as f64)
+                    .collect();
+                worst = worst.max(check_larfg::<f32>(&x));
+            }
+        }
+        eprintln!("larfg worst ratio {worst:.3}");
+        assert!(worst < 10.0, "larfg error ratio {worst}");
+        // Zero tail: tau = 0 and alpha unchanged.
+        let mut x = Mat::<f64>::zeros(3, 1);
+        let mut alpha = -2.0;
+        assert_eq!(larfg(&mut alpha, x.as_mut().col_mut(0)), 0.0);
+        assert_eq!(alpha, -2.0);
+        // Empty tail.
+        let mut x = Mat::<f64>::zeros(0, 1);
+        assert_eq!(larfg(&mut alpha, x.as_mut().col_mut(0)), 0.0);
+    }
+
+    /// Builds k reflectors of length m with larfg from a random matrix (garbage
+    /// above the diagonal), the T factor by larft, and the explicit product of the
+    /// H_j (in f64) to compare with.
+    fn reflectors<T: Scalar>(
+        m: usize,
+        k: usize,
+        rng: &mut Rng,
+    ) -> (Mat<T>, Vec<T>, Mat<T>, Mat<f64>) {
+        let mut v = random::<T>(m, k, rng);
+        let mut tau = vec![T::zero(); k];
+        for j in 0..k.min(m) {
+            let mut alpha = v[(j, j)];
+            tau[j] = larfg(
+                &mut alpha,
+                v.as_mut().col_mut(j).subrows_mut(j + 1, m - j - 1),
+            );
+            // Garbage on and above the diagonal must not be read.
+            v[(j, j)] = T::of(7.0);
+        }
+        for j in 0..k {
+            for i in 0..j.min(m) {
+                v[(i, j)] = T::nan();
+            }
+        }
+        let mut t = Mat::<T>::from_fn(k, k, |_, _| T::nan());
+        larft(v.as_ref(), &tau, t.as_mut());
+        let mut q = Mat::<f64>::identity(m, m);
+        for j in 0..k.min(m) {
+            let mut vj = vec![0.0; m];
+            vj[j] = 1.0;
+            for i in j + 1..m {
+                vj[i] = v[(i, j)].f64();
+            }
+            // q = q (I - tau v v^T)
+            for r in 0..m {
+                let d: f64 = (0..m).map(|i| q[(r, i)] * vj[i]).sum();
+                for i in 0..m {
+                    q[(r, i)] -= tau[j].f64() * d * vj[i];
+                }
+            }
+        }
+        (v, tau, t, q)
+    }
+
+    fn block_reflector_case<T: Scalar>(m: usize, k: usize, n: usize, rng: &mut Rng) -> f64 {
+        let (v, _tau, mut t, q) = reflectors::<T>(m, k, rng);
+        let eps = T::EPS.f64();
+        let mut worst: f64 = 0.0;
+        // T is upper triangular with zeros elsewhere; the kernels must not read the
+        // strictly lower part, so fill it with NaN.
+        for j in 0..k {
+            for i in j + 1..k {
+                assert_eq!(t[(i, j)], T::zero());
+                t[(i, j)] = T::nan();
+            }
+        }
+        let c0 = random::<T>(m, n, rng);
+        let c0f = to_f64(c0.as_ref());
+        let cn = fro(c0f.as_ref()).max(1e-300);
+        for transpose in [false, true] {
+            let mut c = c0.clone();
+            apply_block_reflector_left(v.as_ref(), t.as_ref(), c.as_mut(), transpose);
+            let expect = if transpose {
+                q.transpose() * &c0f
+            } else {
+                &q * &c0f
+            };
+            let r = fro((to_f64(c.as_ref()) - &expect).as_ref()) / (cn * eps * m.max(1) as f64);
+            worst = worst.max(r);
+            // Round trip with the other orientation.
+            apply_block_reflector_left(v.as_ref(), t.as_ref(), c.as_mut(), !transpose);
+            let r = fro((to_f64(c.as_ref()) - &c0f).as_ref()) / (cn * eps * m.max(1) as f64);
+            worst = worst.max(r);
+            // Right side: C^T op(Q) on an n x m matrix.
+            let mut d = c0.transpose().to_owned();
+            apply_block_reflector_right(v.as_ref(), t.as_ref(), d.as_mut(), transpose);
+            let expect = if transpose {
+                c0f.transpose() * q.transpose()
+            } else {
+                c0f.transpose() * &q
+            };
+            let r = fro((to_f64(d.as_ref()) - &expect).as_ref()) / (cn * eps * m.max(1) as f64);
+            worst = worst.max(r);
+            apply_block_reflector_right(v.as_ref(), t.as_ref(), d.as_mut(), !transpose);
+            let r =
+                fro((to_f64(d.as_ref()) - c0f.transpose()).as_ref()) / (cn * eps * m.max(1) as f64);
+            worst = worst.max(r);
+        }
+        worst
+    }
+
+    #[test]
+    fn block_reflectors_match_product_of_reflectors() {
+        let mut rng = Rng::new(2);
+        let mut worst64: f64 = 0.0;
+        let mut worst32: f64 = 0.0;
+        for (m, k) in [
+            (0, 0),
+            (0, 3),
+            (1, 1),
+            (1, 3),
+            (3, 5),
+            (5, 5),
+            (7, 3),
+            (40, 16),
+            (100, 33),
+        ] {
+            for n in [0, 1, 7] {
+                worst64 = worst64.max(block_reflector_case::<f64>(m, k, n, &mut rng));
+                worst32 = worst32.max(block_reflector_case::<f32>(m, k, n, &mut rng));
+            }
+        }
+        eprintln!("block reflector worst ratio: f64 {worst64:.3}, f32 {worst32:.3}");
+        assert!(worst64 < 30.0 && worst32 < 30.0, "{worst64} {worst32}");
+    }
+}

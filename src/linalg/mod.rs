@@ -2,8 +2,10 @@
 //! parallelism inside a kernel (the runtime owns it).
 
 pub mod bulge;
+pub mod dc;
 pub mod householder;
 pub mod panel_qr;
-pub mod sterf;
+pub mod q2;
 pub mod steqr;
+pub mod sterf;
 pub mod sy2sb;

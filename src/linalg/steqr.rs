@@ -1,1 +1,620 @@
-//! (in progress)
+//! Eigenvalues and eigenvectors of a symmetric tridiagonal matrix by implicit QL/QR
+//! with Wilkinson shifts, organised as LAPACK `dsteqr` with `compz = 'V'`.
+//!
+//! Used for the leaves of the divide-and-conquer tree (DESIGN.md §4.1 step 3), so it
+//! is sequential and deterministic: the same input gives bitwise the same output.
+//!
+//! Splitting, per-block scaling, the QL-or-QR choice and the total sweep budget
+//! are those of [`super::sterf`] (whose helpers this module shares); the sweep
+//! itself is the classic implicit QL step with explicit rotations (as in EISPACK
+//! `tql2`/`dsteqr`; Golub & Van Loan §8.3.5 for the QR form), because the
+//! rotations are needed for the vectors.
+
+use super::sterf::{block_end, check_tridiag, max_abs, no_convergence, scale, sym2x2, Consts};
+use crate::error::Error;
+use crate::scalar::Scalar;
+use faer::MatMut;
+
+/// Computes all eigenvalues and eigenvectors of the symmetric tridiagonal matrix
+/// `T` with diagonal `d` (length `n`) and off-diagonal `e` (length `n - 1`).
+///
+/// Semantics of LAPACK `dsteqr` with `compz = 'V'`: on entry `z` (`m x n`, any
+/// `m`, typically the identity or the orthogonal matrix that reduced a dense
+/// matrix to `T`) is overwritten by `z * Q`, where `T = Q diag(d) Q^T`. On exit
+/// `d` holds the eigenvalues ascending and the columns of `z` are permuted to
+/// match. `z` may be any view; column-major (unit row stride) is the fast path.
+///
+/// The method is implicit QL (or QR, chosen per unreduced block by which end of
+/// its diagonal is larger) with Wilkinson shifts. The rotations of one sweep are
+/// stored and then applied to column pairs of `z`, each a contiguous pass when
+/// `z` is column-major. At most `30 n` sweeps are spent in total.
+///
+/// On return `e` is overwritten (workspace). On error `d`, `e` and `z` are
+/// unspecified; no partial result is ever reported as a success.
+///
+/// # Errors
+/// * [`Error::Shape`] if `n >= 1` and `e.len() != n - 1`, or `z.ncols() != n`.
+/// * [`Error::NonFinite`] if an entry of `d` or `e` is NaN or infinite.
+/// * [`Error::NoConvergence`] if the sweep limit is reached (naming how many
+///   off-diagonal entries were still nonzero), or an eigenvalue overflows when the
+///   block scaling is undone.
+pub fn steqr<T: Scalar>(d: &mut [T], e: &mut [T], z: MatMut<'_, T>) -> Result<(), Error> {
+    let n = d.len();
+    check_tridiag("steqr", d, e)?;
+    if z.ncols() != n {
+        return Err(Error::Shape(format!(
+            "steqr: z has {} columns but the tridiagonal matrix has order {n}",
+            z.ncols()
+        )));
+    }
+    steqr_with_max_iter(d, e, z, 30 * n)
+}
+
+/// [`steqr`] with an explicit cap on the total number of sweeps (the public
+/// function uses `30 n`, as `dsteqr` does). Arguments must already be checked.
+pub(crate) fn steqr_with_max_iter<T: Scalar>(
+    d: &mut [T],
+    e: &mut [T],
+    mut z: MatMut<'_, T>,
+    max_iter: usize,
+) -> Result<(), Error> {
+    let n = d.len();
+    if n <= 1 {
+        return Ok(());
+    }
+    let c = Consts::<T>::new();
+    // Rotations of the current sweep, indexed by the lower row of their plane.
+    let mut rot_c = vec![T::zero(); n - 1];
+    let mut rot_s = vec![T::zero(); n - 1];
+    let mut sweeps = 0usize;
+    let mut start = 0usize;
+    while start < n {
+        let end = block_end(d, e, start);
+        let first = start;
+        let nb = end - first + 1;
+        start = end + 1;
+        if nb == 1 {
+            continue;
+        }
+        let blk_d = &mut d[first..=end];
+        let blk_e = &mut e[first..end];
+        let anorm = max_abs(blk_d).max(max_abs(blk_e));
+        if anorm == T::zero() {
+            continue;
+        }
+        let target = c.scale_target(anorm);
+        if let Some(t) = target {
+            scale(blk_d, anorm, t);
+            scale(blk_e, anorm, t);
+        }
+        let mut zb = z.as_mut().subcols_mut(first, nb);
+        // QR on the block = QL on the reversed block: with P the reversal, T = P T' P
+        // and z Q = (z P) Q', so reversing z's columns as well is all it takes.
+        if blk_d[nb - 1].abs() < blk_d[0].abs() {
+            blk_d.reverse();
+            blk_e.reverse();
+            for k in 0..nb / 2 {
+                col_pair(zb.as_mut(), k, nb - 1 - k, |x, y| x.swap_with_slice(y));
+            }
+        }
+        let ok = implicit_ql(
+            blk_d,
+            blk_e,
+            zb,
+            &mut rot_c[first..end],
+            &mut rot_s[first..end],
+            &c,
+            &mut sweeps,
+            max_iter,
+        );
+        if let Some(t) = target {
+            // e is workspace on return (only its zero pattern matters, for the
+            // error count), so it is left scaled.
+            scale(blk_d, t, anorm);
+        }
+        if !ok {
+            return Err(no_convergence("steqr", e, max_iter));
+        }
+    }
+    if let Some(i) = d.iter().position(|x| !x.is_finite()) {
+        return Err(Error::NoConvergence {
+            stage: "steqr",
+            detail: format!(
+                "eigenvalue {i} overflowed when the block scaling was undone (input too close to the overflow threshold)"
+            ),
+        });
+    }
+    // Selection sort: at most n - 1 column swaps, and deterministic.
+    for i in 0..n - 1 {
+        let mut k = i;
+        for j in i + 1..n {
+            if d[j] < d[k] {
+                k = j;
+            }
+        }
+        if k != i {
+            d.swap(i, k);
+            col_pair(z.as_mut(), i, k, |x, y| x.swap_with_slice(y));
+        }
+    }
+    Ok(())
+}
+
+/// Implicit QL with Wilkinson shifts on one unreduced, scaled block; deflates at
+/// the top (index 0). `z` holds the block's columns. Returns `false` when the
+/// shared sweep budget runs out first.
+#[allow(clippy::too_many_arguments)]
+fn implicit_ql<T: Scalar>(
+    d: &mut [T],
+    e: &mut [T],
+    mut z: MatMut<'_, T>,
+    rot_c: &mut [T],
+    rot_s: &mut [T],
+    c: &Consts<T>,
+    sweeps: &mut usize,
+    max_iter: usize,
+) -> bool {
+    let last = d.len() - 1;
+    let two = T::of(2.0);
+    let mut l = 0usize;
+    while l <= last {
+        // Smallest m >= l with a negligible e_m: e_m^2 <= eps^2 |d_m d_m+1| (plus
+        // SAFE_MIN so zero diagonal neighbours cannot stall it; far below
+        // eps^2 times the scaled block norm). The block is scaled, so the
+        // squares neither overflow nor lose a non-negligible e to underflow.
+        let mut m = l;
+        while m < last {
+            let t = e[m];
+            if t * t <= c.eps2 * d[m].abs() * d[m + 1].abs() + T::SAFE_MIN {
+                e[m] = T::zero();
+                break;
+            }
+            m += 1;
+        }
+        if m == l {
+            l += 1;
+            continue;
+        }
+        if m == l + 1 {
+            let (a, b, cs, sn) = sym2x2(d[l], e[l], d[l + 1]);
+            d[l] = a;
+            d[l + 1] = b;
+            e[l] = T::zero();
+            col_pair(z.as_mut(), l, l + 1, |x, y| rotate(x, y, cs, sn));
+            l += 2;
+            continue;
+        }
+        if *sweeps >= max_iter {
+            return false;
+        }
+        *sweeps += 1;
+
+        // Wilkinson shift sigma (eigenvalue of the leading 2x2 nearer d_l);
+        // g = d_m - sigma starts the implicit sweep.
+        let p = d[l];
+        let mut g = (d[l + 1] - p) / (two * e[l]);
+        let r = g.hypot(T::one());
+        g = d[m] - p + e[l] / (g + r.copysign(g));
+
+        // Chase from the bottom of the active block (m) up to l. The rotation in
+        // plane (i, i+1) is kept for the vectors: columns i, i+1 of z become
+        // (c z_i - s z_i+1, s z_i + c z_i+1).
+        let mut s = T::one();
+        let mut cc = T::one();
+        let mut p = T::zero();
+        for i in (l..m).rev() {
+            let f = s * e[i];
+            let b = cc * e[i];
+            let (cn, sn, r) = givens(g, f);
+            cc = cn;
+            s = sn;
+            if i + 1 != m {
+                e[i + 1] = r;
+            }
+            g = d[i + 1] - p;
+            let r = (d[i] - g) * s + two * cc * b;
+            p = s * r;
+            d[i + 1] = g + p;
+            g = cc * r - b;
+            rot_c[i] = cc;
+            rot_s[i] = s;
+        }
+        d[l] -= p;
+        e[l] = g;
+        // Apply the sweep's rotations in the order they were generated; each
+        // touches two contiguous columns, and column i+1 is still in cache from
+        // the previous rotation.
+        for i in (l..m).rev() {
+            let (cs, sn) = (rot_c[i], rot_s[i]);
+            col_pair(z.as_mut(), i, i + 1, |x, y| rotate(x, y, cs, sn));
+        }
+    }
+    true
+}
+
+/// `(x, y) <- (c x - s y, s x + c y)`, elementwise.
+#[inline]
+fn rotate<T: Scalar>(x: &mut [T], y: &mut [T], c: T, s: T) {
+    for (a, b) in x.iter_mut().zip(y.iter_mut()) {
+        let (u, v) = (*a, *b);
+        *a = c * u - s * v;
+        *b = s * u + c * v;
+    }
+}
+
+/// Plane rotation with `c f + s g = r`, `-s f + c g = 0`, `c >= 0`, `r` carrying
+/// the sign of `f`; squares are formed only inside the safe range, otherwise
+/// after scaling by the larger magnitude (the approach of LAPACK 3.10 `dlartg`).
+#[inline]
+fn givens<T: Scalar>(f: T, g: T) -> (T, T, T) {
+    if g == T::zero() {
+        return (T::one(), T::zero(), f);
+    }
+    if f == T::zero() {
+        return (T::zero(), T::one().copysign(g), g.abs());
+    }
+    let safmin = T::SAFE_MIN;
+    let safmax = T::one() / safmin;
+    let rtmin = safmin.sqrt();
+    let rtmax = (safmax / T::of(2.0)).sqrt();
+    let (f1, g1) = (f.abs(), g.abs());
+    if f1 > rtmin && f1 < rtmax && g1 > rtmin && g1 < rtmax {
+        let h = (f * f + g * g).sqrt();
+        let r = h.copysign(f);
+        (f1 / h, g / r, r)
+    } else {
+        let u = safmin.max(f1).max(g1).min(safmax);
+        let (fs, gs) = (f / u, g / u);
+        let h = (fs * fs + gs * gs).sqrt();
+        let r = h.copysign(f);
+        (fs.abs() / h, gs / r, r * u)
+    }
+}
+
+/// Runs `op` on columns `i != j` of `z` as two mutable slices: directly when the
+/// columns are contiguous, through copies otherwise.
+fn col_pair<T: Scalar>(z: MatMut<'_, T>, i: usize, j: usize, op: impl FnOnce(&mut [T], &mut [T])) {
+    let contiguous = z.row_stride() == 1 || z.nrows() <= 1;
+    let (mut x, mut y) = z.two_cols_mut(i, j);
+    if contiguous {
+        let x = x.try_as_col_major_mut().expect("unit-stride column");
+        let y = y.try_as_col_major_mut().expect("unit-stride column");
+        op(x.as_slice_mut(), y.as_slice_mut());
+        return;
+    }
+    let mut xv: Vec<T> = x.as_mut().iter().copied().collect();
+    let mut yv: Vec<T> = y.as_mut().iter().copied().collect();
+    op(&mut xv, &mut yv);
+    for (dst, src) in x.iter_mut().zip(xv) {
+        *dst = src;
+    }
+    for (dst, src) in y.iter_mut().zip(yv) {
+        *dst = src;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::sterf::sterf;
+    use crate::linalg::sterf::tests::{
+        dense, eig_ratio, extreme_cases, extreme_ok, families, input, reference, Case, SIZES,
+    };
+    use faer::Mat;
+
+    /// Frobenius norm without overflow or harmful underflow (entries up to 1e300).
+    fn fro(x: impl Iterator<Item = f64> + Clone) -> f64 {
+        let s = x.clone().fold(0.0f64, |a, v| a.max(v.abs()));
+        if s == 0.0 {
+            return 0.0;
+        }
+        s * x.map(|v| (v / s) * (v / s)).sum::<f64>().sqrt()
+    }
+
+    struct Ratios {
+        eig: f64,
+        resid: f64,
+        orth: f64,
+    }
+
+    /// Runs steqr on the case with z = I (n x n) and returns the LAPACK-style
+    /// ratios, all measured in f64 from the `T` results.
+    fn run<T: Scalar>(case: &Case) -> Ratios {
+        let n = case.d.len();
+        let lam_ref = reference(case);
+        let (mut d, mut e) = input::<T>(case);
+        let (d0, e0) = (d.clone(), e.clone());
+        let mut z = Mat::<T>::identity(n, n);
+        steqr(&mut d, &mut e, z.as_mut())
+            .unwrap_or_else(|err| panic!("{} {}: {err}", T::NAME, case.name));
+        assert!(
+            d.windows(2).all(|w| w[0] <= w[1]),
+            "{}: not sorted",
+            case.name
+        );
+        let (resid, orth) = vector_ratios(&d0, &e0, &d, &z, 0.0);
+        Ratios {
+            eig: eig_ratio(&d, &lam_ref),
+            resid,
+            orth,
+        }
+    }
+
+    /// `||T Z - Z diag(d)||_F / (n ||T||_F eps)` (with `abs_slack` added to
+    /// `n ||T||_F eps` in the denominator, for subnormal inputs) and
+    /// `||Z^T Z - I||_F / (n eps)`, in f64. `T` is applied as a tridiagonal, so
+    /// 1e300 entries stay finite.
+    fn vector_ratios<T: Scalar>(
+        d0: &[T],
+        e0: &[T],
+        d: &[T],
+        z: &Mat<T>,
+        abs_slack: f64,
+    ) -> (f64, f64) {
+        let n = d.len();
+        let eps = T::EPS.f64();
+        let zf = Mat::<f64>::from_fn(n, n, |i, j| z[(i, j)].f64());
+        let dd: Vec<f64> = d0.iter().map(|x| x.f64()).collect();
+        let ee: Vec<f64> = e0.iter().map(|x| x.f64()).collect();
+        let mut res = Vec::with_capacity(n * n);
+        for j in 0..n {
+            for i in 0..n {
+                let mut t = dd[i] * zf[(i, j)];
+                if i > 0 {
+                    t += ee[i - 1] * zf[(i - 1, j)];
+                }
+                if i + 1 < n {
+                    t += ee[i] * zf[(i + 1, j)];
+                }
+                res.push(t - zf[(i, j)] * d[j].f64());
+            }
+        }
+        let tnorm = fro(dd.iter().chain(ee.iter()).chain(ee.iter()).copied());
+        let r = fro(res.iter().copied());
+        let resid = if r == 0.0 {
+            0.0
+        } else {
+            r / (n as f64 * tnorm * eps + abs_slack)
+        };
+        let ztz = zf.transpose() * &zf;
+        let orth = fro((0..n)
+            .flat_map(|j| (0..n).map(move |i| (i, j)))
+            .map(|(i, j)| ztz[(i, j)] - if i == j { 1.0 } else { 0.0 }))
+            / (n.max(1) as f64 * eps);
+        (resid, orth)
+    }
+
+    fn extreme<T: Scalar>() {
+        let sub = T::SAFE_MIN.f64() * 2.0 * T::EPS.f64();
+        for (d0, e0, lam_ref) in extreme_cases::<T>() {
+            let n = d0.len();
+            let (mut d, mut e) = (d0.clone(), e0.clone());
+            let mut z = Mat::<T>::identity(n, n);
+            steqr(&mut d, &mut e, z.as_mut()).unwrap();
+            assert!(
+                extreme_ok(&d, &lam_ref),
+                "{} {d0:?}: {d:?} vs {lam_ref:?}",
+                T::NAME
+            );
+            let (resid, orth) = vector_ratios(&d0, &e0, &d, &z, 4.0 * (n * n) as f64 * sub);
+            assert!(
+                resid < 30.0 && orth < 30.0,
+                "{} {d0:?}: resid {resid}, orth {orth}",
+                T::NAME
+            );
+        }
+    }
+
+    #[test]
+    fn extreme_entries_f64() {
+        extreme::<f64>();
+    }
+
+    #[test]
+    fn extreme_entries_f32() {
+        extreme::<f32>();
+    }
+
+    fn check_all<T: Scalar>(tiny: f64, huge: f64) {
+        let mut w = [
+            (0.0f64, String::new()),
+            (0.0, String::new()),
+            (0.0, String::new()),
+        ];
+        for &n in &SIZES {
+            for case in families(n, tiny, huge) {
+                let r = run::<T>(&case);
+                assert!(
+                    r.eig <= 10.0,
+                    "{} {}: eigenvalue ratio {}",
+                    T::NAME,
+                    case.name,
+                    r.eig
+                );
+                assert!(
+                    r.resid < 30.0,
+                    "{} {}: residual ratio {}",
+                    T::NAME,
+                    case.name,
+                    r.resid
+                );
+                assert!(
+                    r.orth < 30.0,
+                    "{} {}: orthogonality ratio {}",
+                    T::NAME,
+                    case.name,
+                    r.orth
+                );
+                for (k, v) in [r.eig, r.resid, r.orth].into_iter().enumerate() {
+                    if v >= w[k].0 {
+                        w[k] = (v, case.name.clone());
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "steqr {}: worst eig ratio {:.3} ({}), residual ratio {:.3} ({}), orthogonality ratio {:.3} ({})",
+            T::NAME,
+            w[0].0,
+            w[0].1,
+            w[1].0,
+            w[1].1,
+            w[2].0,
+            w[2].1
+        );
+    }
+
+    #[test]
+    fn families_f64() {
+        check_all::<f64>(1e-300, 1e300);
+    }
+
+    #[test]
+    fn families_f32() {
+        check_all::<f32>(1e-35, 1e35);
+    }
+
+    #[test]
+    fn agrees_with_sterf() {
+        for case in families(64, 1.0, 1.0) {
+            let (mut d1, mut e1) = input::<f64>(&case);
+            let (mut d2, mut e2) = (d1.clone(), e1.clone());
+            sterf(&mut d1, &mut e1).unwrap();
+            let mut z = Mat::<f64>::identity(64, 64);
+            steqr(&mut d2, &mut e2, z.as_mut()).unwrap();
+            let lam_ref = reference(&case);
+            let nrm = crate::linalg::sterf::tests::norm2(&lam_ref);
+            for (a, b) in d1.iter().zip(&d2) {
+                assert!(
+                    (a - b).abs() <= 10.0 * 64.0 * f64::EPSILON * nrm,
+                    "{}: {a} vs {b}",
+                    case.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn z_rows_and_general_z() {
+        // z = z0 * Q: a subset of rows gives exactly those rows of the full result
+        // (the D&C merge needs only the first and last rows), and a general
+        // orthonormal z0 (m > n) gives z0 * Q_identity.
+        let n = 40;
+        let case = &families(n, 1.0, 1.0)[0];
+        let (d0, e0) = input::<f64>(case);
+        let (mut d, mut e) = (d0.clone(), e0.clone());
+        let mut zfull = Mat::<f64>::identity(n, n);
+        steqr(&mut d, &mut e, zfull.as_mut()).unwrap();
+
+        let (mut d2, mut e2) = (d0.clone(), e0.clone());
+        let mut ends = Mat::<f64>::from_fn(2, n, |i, j| {
+            if (i == 0 && j == 0) || (i == 1 && j == n - 1) {
+                1.0
+            } else {
+                0.0
+            }
+        });
+        steqr(&mut d2, &mut e2, ends.as_mut()).unwrap();
+        assert_eq!(d, d2);
+        for j in 0..n {
+            assert_eq!(ends[(0, j)].to_bits(), zfull[(0, j)].to_bits());
+            assert_eq!(ends[(1, j)].to_bits(), zfull[(n - 1, j)].to_bits());
+        }
+
+        // Row-major z (non-unit row stride): the copy path must agree bitwise.
+        let mut zrow = Mat::<f64>::identity(n, n);
+        let (mut d4, mut e4) = (d0.clone(), e0.clone());
+        steqr(&mut d4, &mut e4, zrow.as_mut().transpose_mut()).unwrap();
+        // zrow^T holds the result, stored row-major.
+        for i in 0..n {
+            for j in 0..n {
+                assert_eq!(zrow[(j, i)].to_bits(), zfull[(i, j)].to_bits());
+            }
+        }
+
+        let m = n + 3;
+        let g = Mat::<f64>::from_fn(m, n, |i, j| {
+            ((i * 7 + j * 13) % 17) as f64 - 8.0 + (i == j) as u8 as f64 * 20.0
+        });
+        let q0 = g.qr().compute_thin_Q();
+        let mut z = q0.clone();
+        let (mut d5, mut e5) = (d0.clone(), e0.clone());
+        steqr(&mut d5, &mut e5, z.as_mut()).unwrap();
+        let expect = &q0 * &zfull;
+        let diff = fro((0..n)
+            .flat_map(|j| (0..m).map(move |i| (i, j)))
+            .map(|(i, j)| z[(i, j)] - expect[(i, j)]));
+        assert!(
+            diff <= 30.0 * n as f64 * f64::EPSILON,
+            "z0 * Q mismatch {diff}"
+        );
+
+        // Residual of the dense similarity: A (z0 Q) = (z0 Q) diag(d) for A = z0 T z0^T.
+        let a = &q0 * dense(&d0, &e0) * q0.transpose();
+        let lhs = &a * &z;
+        let r = fro((0..n)
+            .flat_map(|j| (0..m).map(move |i| (i, j)))
+            .map(|(i, j)| lhs[(i, j)] - z[(i, j)] * d5[j]));
+        assert!(
+            r <= 30.0 * n as f64 * f64::EPSILON * 4.0,
+            "dense residual {r}"
+        );
+    }
+
+    #[test]
+    fn errors() {
+        let mut d = vec![1.0f64, 2.0, 3.0];
+        let mut e = vec![0.5f64, 0.5];
+        let mut z = Mat::<f64>::identity(3, 2);
+        assert!(matches!(
+            steqr(&mut d, &mut e, z.as_mut()),
+            Err(Error::Shape(_))
+        ));
+        let mut z = Mat::<f64>::identity(3, 3);
+        assert!(matches!(
+            steqr(&mut d, &mut [0.5], z.as_mut()),
+            Err(Error::Shape(_))
+        ));
+        let mut z0 = Mat::<f64>::identity(0, 0);
+        assert!(steqr::<f64>(&mut [], &mut [], z0.as_mut()).is_ok());
+        let mut z1 = Mat::<f64>::from_fn(3, 1, |i, _| i as f64);
+        let mut d1 = [4.0];
+        assert!(steqr(&mut d1, &mut [], z1.as_mut()).is_ok());
+        assert_eq!((d1[0], z1[(2, 0)]), (4.0, 2.0));
+        let mut d = vec![1.0f64, f64::NAN, 3.0];
+        assert!(matches!(
+            steqr(&mut d, &mut e, z.as_mut()),
+            Err(Error::NonFinite { .. })
+        ));
+
+        // A deliberately tiny sweep budget must be reported, not ignored.
+        let case = &families(20, 1.0, 1.0)[0];
+        let (mut d, mut e) = input::<f64>(case);
+        let mut z = Mat::<f64>::identity(20, 20);
+        match steqr_with_max_iter(&mut d, &mut e, z.as_mut(), 3) {
+            Err(Error::NoConvergence {
+                stage: "steqr",
+                detail,
+            }) => {
+                assert!(detail.contains("of 19 off-diagonal"), "{detail}")
+            }
+            other => panic!("expected NoConvergence, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn givens_properties() {
+        let vals = [0.0, 1.0, -2.5, 1e-300, -1e300, 3e-320, 1e200];
+        for &f in &vals {
+            for &g in &vals {
+                let (c, s, r) = givens::<f64>(f, g);
+                assert!((c * c + s * s - 1.0).abs() <= 4e-16, "{f} {g}");
+                // Subnormal inputs round absolutely: allow a few of their ulps.
+                let tol = 4e-16 * f.abs().max(g.abs()) + 4.0 * 5e-324;
+                assert!((c * f + s * g - r).abs() <= tol, "{f} {g}");
+                assert!((-s * f + c * g).abs() <= tol, "{f} {g}");
+                assert!(c >= 0.0);
+            }
+        }
+    }
+}

@@ -1,1 +1,850 @@
-//! (in progress)
+//! Dense symmetric to band reduction (stage 1 of the two-stage EVD, DESIGN §4.1
+//! step 1; LAPACK `dsytrd_sy2sb`, lower case; `research/anchors.md` B.2).
+//!
+//! # Geometry
+//!
+//! `A` is `n x n`; only its lower triangle is read or written (the strict upper
+//! triangle may hold garbage: diagonal tiles are read and updated on their lower
+//! triangle only). With half-bandwidth `b`, panel `p` (for
+//! `p < panel_count(n, b)`) is
+//!
+//! * columns `[p b, p b + b)` ([`panel_cols`]), rows `[(p+1) b, n)` ([`panel_rows`]),
+//!   `m_p = n - (p+1) b >= 2` rows (the last panel may have `m_p < b`);
+//! * factored as `A[rows, cols] = Q_p R_p` with `Q_p = I - V_p T_p V_p^T`
+//!   ([`panel_kernel`]); `R_p` stays on and above the panel's diagonal (it is part
+//!   of the band) and `V_p` stays strictly below it, like `dgeqrf`;
+//! * followed by the two-sided update of `A22 = A[(p+1)b.., (p+1)b..]`
+//!   (DESIGN §4.1, `research/seed-tridiag.md` §2 Eq. (1)):
+//!   `X = A22 V T` ([`symm_tile_row`]), `M = T^T V^T X`, `W = X - 1/2 V M`
+//!   ([`form_w`]), `A22 -= V W^T + W V^T` ([`syr2k_tile`]).
+//!
+//! After all panels, `B = Q1^T A Q1` with `Q1 = Q_0 Q_1 ... Q_{P-1}` is the band
+//! `|i - j| <= b` of `A`'s lower triangle ([`extract_band`]); everything strictly
+//! below the band holds the `V_p`.
+//!
+//! # Tiles
+//!
+//! The trailing update is split on the global tile grid of size `nb` (a multiple
+//! of `b`): [`trailing_blocks`] gives the row (= column) blocks of `A22`, i.e. the
+//! grid blocks clipped to `[(p+1) b, n)`. The kernels take exactly the views
+//! their task reads or writes, and the vectors `V` (explicit, with its zeros and
+//! unit diagonal) and `X`/`W` live in per-panel `m_p x b` workspaces indexed by
+//! `row - (p+1) b`.
+
+use super::householder::{apply_block_reflector_left, larft};
+use super::panel_qr::panel_qr;
+use crate::matrix::SymBand;
+use crate::Scalar;
+use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
+use faer::reborrow::*;
+use faer::{Accum, Mat, MatMut, MatRef, Par};
+use std::ops::Range;
+
+use BlockStructure::Rectangular as Rect;
+
+/// Number of panels of the reduction of an `n x n` matrix to half-bandwidth `b`:
+/// the `p` with `(p+1) b <= n - 2` (a one-row panel has nothing to annihilate).
+pub fn panel_count(n: usize, b: usize) -> usize {
+    assert!(b >= 1, "bandwidth must be at least 1");
+    if n < 2 {
+        0
+    } else {
+        (n - 2) / b
+    }
+}
+
+/// Columns of panel `p`: `[p b, (p+1) b)`.
+pub fn panel_cols(b: usize, p: usize) -> Range<usize> {
+    p * b..(p + 1) * b
+}
+
+/// Rows of panel `p` (and rows/columns of its trailing matrix `A22`): `[(p+1) b, n)`.
+pub fn panel_rows(n: usize, b: usize, p: usize) -> Range<usize> {
+    (p + 1) * b..n
+}
+
+/// The row blocks (equally the column blocks) of panel `p`'s trailing matrix:
+/// the global grid blocks `[k nb, (k+1) nb)` clipped to `[(p+1) b, n)`, in order.
+/// Since `nb` is a multiple of `b`, every block except possibly the last has a
+/// length that is a multiple of `b`.
+pub fn trailing_blocks(n: usize, b: usize, p: usize, nb: usize) -> Vec<Range<usize>> {
+    assert!(
+        nb >= b && nb.is_multiple_of(b),
+        "tile size nb must be a multiple of b"
+    );
+    let mut out = Vec::new();
+    let mut start = (p + 1) * b;
+    while start < n {
+        let end = ((start / nb + 1) * nb).min(n);
+        out.push(start..end);
+        start = end;
+    }
+    out
+}
+
+/// The compact-WY factors of stage 1: `Q1 = Q_0 ... Q_{P-1}`,
+/// `Q_p = I - V_p T_p V_p^T`.
+///
+/// `T_p` (`b x b`, upper triangular, `tau_j` on its diagonal) is held here; `V_p`
+/// lives in the reduced matrix, strictly below the diagonal of the block
+/// `A[panel_rows(n, b, p), panel_cols(b, p)]` ([`Sy2sbFactors::v`]).
+#[derive(Clone, Debug)]
+pub struct Sy2sbFactors<T> {
+    n: usize,
+    b: usize,
+    t: Vec<Mat<T>>,
+}
+
+impl<T: Scalar> Sy2sbFactors<T> {
+    /// Assembles the factors of a reduction of order `n`, bandwidth `b`, from the
+    /// `T_p` in panel order (for a task graph that computed them itself).
+    pub fn new(n: usize, b: usize, t: Vec<Mat<T>>) -> Self {
+        assert_eq!(t.len(), panel_count(n, b), "one T factor per panel");
+        assert!(t.iter().all(|t| t.nrows() == b && t.ncols() == b));
+        Sy2sbFactors { n, b, t }
+    }
+
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Half-bandwidth.
+    pub fn b(&self) -> usize {
+        self.b
+    }
+
+    /// Number of panels (= number of block reflectors).
+    pub fn panels(&self) -> usize {
+        self.t.len()
+    }
+
+    /// `T_p` (`b x b`, upper triangular).
+    pub fn t(&self, p: usize) -> MatRef<'_, T> {
+        self.t[p].as_ref()
+    }
+
+    /// `V_p` as a view into the reduced matrix `a`: the `m_p x b` block
+    /// `a[panel_rows, panel_cols]`, read strictly below its diagonal only (unit
+    /// diagonal implicit, see [`super::householder`]).
+    pub fn v<'a>(&self, a: MatRef<'a, T>, p: usize) -> MatRef<'a, T> {
+        let rows = panel_rows(self.n, self.b, p);
+        let cols = panel_cols(self.b, p);
+        a.submatrix(rows.start, cols.start, rows.len(), cols.len())
+    }
+}
+
+/// Factors panel `p` (task "panel").
+///
+/// * `panel`: `A[panel_rows, panel_cols]` (`m x b`), read and written: on return
+///   `R_p` on and above its diagonal, `V_p` strictly below.
+/// * `t`: `b x b`, written with `T_p`.
+/// * `v`: `m x b` workspace, written with `V_p` in explicit form (zeros above the
+///   diagonal, ones on it) for the tile kernels.
+pub fn panel_kernel<T: Scalar>(
+    mut panel: MatMut<'_, T>,
+    mut t: MatMut<'_, T>,
+    mut v: MatMut<'_, T>,
+) {
+    let (m, b) = (panel.nrows(), panel.ncols());
+    assert!(
+        v.nrows() == m && v.ncols() == b,
+        "panel_kernel: v must be m x b"
+    );
+    let mut tau = vec![T::zero(); b];
+    panel_qr(panel.rb_mut(), &mut tau, t.rb_mut());
+    for j in 0..b {
+        for i in 0..m {
+            v[(i, j)] = if i < j {
+                T::zero()
+            } else if i == j {
+                T::one()
+            } else {
+                panel[(i, j)]
+            };
+        }
+    }
+}
+
+/// One row block of `X = A22 V T` (task "symm", row block `i` of
+/// [`trailing_blocks`]; a SYMM that reads only the lower triangle of `A22`).
+///
+/// Let the block be global rows `[s, e)`, `r0 = (p+1) b`, `i0 = s - r0`,
+/// `li = e - s`, and `m = n - r0`.
+///
+/// * `a_row`: `A[s..e, r0..e]` (`li x (i0 + li)`), read: the tiles left of the
+///   diagonal and the diagonal tile, whose strict upper triangle is not read.
+/// * `a_col`: `A[e..n, s..e]` (`(m - i0 - li) x li`), read: the tiles below the
+///   diagonal tile, used transposed.
+/// * `v`: the explicit `V_p` workspace, all `m x b` of it, read.
+/// * `t`: `T_p`, read (upper triangle).
+/// * `x_i`: rows `[i0, i0 + li)` of the `m x b` `X` workspace, written.
+pub fn symm_tile_row<T: Scalar>(
+    a_row: MatRef<'_, T>,
+    a_col: MatRef<'_, T>,
+    v: MatRef<'_, T>,
+    t: MatRef<'_, T>,
+    x_i: MatMut<'_, T>,
+) {
+    let li = x_i.nrows();
+    let (m, b) = (v.nrows(), v.ncols());
+    assert!(
+        a_row.nrows() == li && a_row.ncols() >= li,
+        "symm_tile_row: a_row shape"
+    );
+    let i0 = a_row.ncols() - li;
+    assert!(
+        a_col.ncols() == li && i0 + li + a_col.nrows() == m,
+        "symm_tile_row: a_col shape"
+    );
+    assert!(x_i.ncols() == b && t.nrows() == b && t.ncols() == b);
+    if li == 0 {
+        return;
+    }
+    let mut acc = Mat::<T>::zeros(li, b);
+    if i0 > 0 {
+        matmul(
+            acc.as_mut(),
+            Accum::Replace,
+            a_row.subcols(0, i0),
+            v.subrows(0, i0),
+            T::one(),
+            Par::Seq,
+        );
+    }
+    // Diagonal tile: A_ii V_i = L V_i + (strict L)^T V_i with L its lower triangle.
+    let a_ii = a_row.subcols(i0, li);
+    let v_i = v.subrows(i0, li);
+    tri_matmul(
+        acc.as_mut(),
+        Rect,
+        Accum::Add,
+        a_ii,
+        BlockStructure::TriangularLower,
+        v_i,
+        Rect,
+        T::one(),
+        Par::Seq,
+    );
+    tri_matmul(
+        acc.as_mut(),
+        Rect,
+        Accum::Add,
+        a_ii.transpose(),
+        BlockStructure::StrictTriangularUpper,
+        v_i,
+        Rect,
+        T::one(),
+        Par::Seq,
+    );
+    if a_col.nrows() > 0 {
+        matmul(
+            acc.as_mut(),
+            Accum::Add,
+            a_col.transpose(),
+            v.subrows(i0 + li, a_col.nrows()),
+            T::one(),
+            Par::Seq,
+        );
+    }
+    tri_matmul(
+        x_i,
+        Rect,
+        Accum::Replace,
+        acc.as_ref(),
+        Rect,
+        t,
+        BlockStructure::TriangularUpper,
+        T::one(),
+        Par::Seq,
+    );
+}
+
+/// Turns `X = A22 V T` into `W = X - 1/2 V (T^T V^T X)` in place (task "form_w";
+/// needs all of `X`, `O(m b^2)` work).
+///
+/// * `x`: the `m x b` `X` workspace, read and overwritten with `W`.
+/// * `v`: the explicit `V_p` workspace (`m x b`), read.
+/// * `t`: `T_p`, read (upper triangle).
+pub fn form_w<T: Scalar>(mut x: MatMut<'_, T>, v: MatRef<'_, T>, t: MatRef<'_, T>) {
+    let (m, b) = (v.nrows(), v.ncols());
+    assert!(x.nrows() == m && x.ncols() == b, "form_w: x must be m x b");
+    if m == 0 || b == 0 {
+        return;
+    }
+    let mut p = Mat::<T>::zeros(b, b);
+    matmul(
+        p.as_mut(),
+        Accum::Replace,
+        v.transpose(),
+        x.rb(),
+        T::one(),
+        Par::Seq,
+    );
+    let mut mm = Mat::<T>::zeros(b, b);
+    tri_matmul(
+        mm.as_mut(),
+        Rect,
+        Accum::Replace,
+        t.transpose(),
+        BlockStructure::TriangularLower,
+        p.as_ref(),
+        Rect,
+        T::one(),
+        Par::Seq,
+    );
+    matmul(
+        x.rb_mut(),
+        Accum::Add,
+        v,
+        mm.as_ref(),
+        T::of(-0.5),
+        Par::Seq,
+    );
+}
+
+/// Two-sided update of one lower tile `A_ij -= V_i W_j^T + W_i V_j^T` (task
+/// "syr2k", row block `i` >= column block `j` of [`trailing_blocks`]).
+///
+/// * `a_ij`: the tile `A[rows_i, rows_j]`, read and written. If `diagonal`
+///   (`i == j`), only its lower triangle (with the diagonal) is read and written.
+/// * `v_i`, `w_i`: rows `rows_i - r0` of the `V` and `W` workspaces, read.
+/// * `v_j`, `w_j`: rows `rows_j - r0` of the `V` and `W` workspaces, read.
+pub fn syr2k_tile<T: Scalar>(
+    mut a_ij: MatMut<'_, T>,
+    v_i: MatRef<'_, T>,
+    w_i: MatRef<'_, T>,
+    v_j: MatRef<'_, T>,
+    w_j: MatRef<'_, T>,
+    diagonal: bool,
+) {
+    assert!(v_i.nrows() == a_ij.nrows() && w_i.nrows() == a_ij.nrows());
+    assert!(v_j.nrows() == a_ij.ncols() && w_j.nrows() == a_ij.ncols());
+    // One GEMM of inner dimension 2b instead of two of b: [V_i W_i] [W_j V_j]^T.
+    // C is read and written once, and the wider inner dimension runs closer to
+    // the GEMM peak (the packing is O((li + lj) b) against O(li lj b) flops).
+    let b = v_i.ncols();
+    let pack = |first: MatRef<'_, T>, second: MatRef<'_, T>| {
+        let mut p = Mat::<T>::zeros(first.nrows(), 2 * b);
+        p.as_mut().subcols_mut(0, b).copy_from(first);
+        p.as_mut().subcols_mut(b, b).copy_from(second);
+        p
+    };
+    let left = pack(v_i, w_i);
+    let right = pack(w_j, v_j);
+    if diagonal {
+        assert_eq!(a_ij.nrows(), a_ij.ncols(), "diagonal tile must be square");
+        tri_matmul(
+            a_ij.rb_mut(),
+            BlockStructure::TriangularLower,
+            Accum::Add,
+            left.as_ref(),
+            Rect,
+            right.transpose(),
+            Rect,
+            -T::one(),
+            Par::Seq,
+        );
+    } else {
+        matmul(
+            a_ij.rb_mut(),
+            Accum::Add,
+            left.as_ref(),
+            right.transpose(),
+            -T::one(),
+            Par::Seq,
+        );
+    }
+}
+
+/// Sequential reference driver: reduces the symmetric `a` (lower triangle read) to
+/// half-bandwidth `b`, calling [`panel_kernel`], [`symm_tile_row`], [`form_w`] and
+/// [`syr2k_tile`] on the tiles of [`trailing_blocks`] (tile size `nb`, a multiple of
+/// `b`), panel by panel, symm rows in order, then syr2k tiles column by column.
+///
+/// On return the band of `a` holds `B` (read it with [`extract_band`]) and the
+/// `V_p` are strictly below it. `n <= b + 1` is already a band: nothing is done.
+pub fn sy2sb_reference<T: Scalar>(mut a: MatMut<'_, T>, b: usize, nb: usize) -> Sy2sbFactors<T> {
+    let n = a.nrows();
+    assert_eq!(n, a.ncols(), "sy2sb: matrix must be square");
+    assert!(
+        b >= 1 && nb >= b && nb.is_multiple_of(b),
+        "sy2sb: need b >= 1 and nb a multiple of b"
+    );
+    let np = panel_count(n, b);
+    let mut v_ws = Mat::<T>::zeros(n, b);
+    let mut x_ws = Mat::<T>::zeros(n, b);
+    let mut ts = Vec::with_capacity(np);
+    for p in 0..np {
+        let cols = panel_cols(b, p);
+        let r0 = (p + 1) * b;
+        let m = n - r0;
+        let mut t = Mat::<T>::zeros(b, b);
+        let mut v = v_ws.as_mut().subrows_mut(0, m);
+        panel_kernel(
+            a.rb_mut().submatrix_mut(r0, cols.start, m, b),
+            t.as_mut(),
+            v.rb_mut(),
+        );
+        let blocks = trailing_blocks(n, b, p, nb);
+        let mut x = x_ws.as_mut().subrows_mut(0, m);
+        for blk in &blocks {
+            let (i0, li) = (blk.start - r0, blk.len());
+            let a_row = a.rb().submatrix(blk.start, r0, li, i0 + li);
+            let a_col = a.rb().submatrix(blk.end, blk.start, n - blk.end, li);
+            symm_tile_row(
+                a_row,
+                a_col,
+                v.rb(),
+                t.as_ref(),
+                x.rb_mut().subrows_mut(i0, li),
+            );
+        }
+        form_w(x.rb_mut(), v.rb(), t.as_ref());
+        for (jb, cb) in blocks.iter().enumerate() {
+            for rb in &blocks[jb..] {
+                let (i0, j0) = (rb.start - r0, cb.start - r0);
+                syr2k_tile(
+                    a.rb_mut()
+                        .submatrix_mut(rb.start, cb.start, rb.len(), cb.len()),
+                    v.rb().subrows(i0, rb.len()),
+                    x.rb().subrows(i0, rb.len()),
+                    v.rb().subrows(j0, cb.len()),
+                    x.rb().subrows(j0, cb.len()),
+                    rb == cb,
+                );
+            }
+        }
+        ts.push(t);
+    }
+    Sy2sbFactors { n, b, t: ts }
+}
+
+/// The band `B` (`|i - j| <= b`) of the reduced matrix, every other entry zero
+/// (the `V_p` below the band are not copied).
+pub fn extract_band<T: Scalar>(a: MatRef<'_, T>, b: usize) -> SymBand<T> {
+    SymBand::from_dense_lower(a, b)
+}
+
+/// `C := Q1 C` (back-transformation, DESIGN §4.1 step 4): applies the panel block
+/// reflectors `Q_{P-1}`, ..., `Q_0` in that order (LAPACK `dormqr`, side L, no
+/// transpose). Columns of `C` are independent, so a task may pass any column
+/// block of the full `C` (see [`apply_q1_left_cols`]).
+///
+/// * `a_with_vs`: the reduced matrix; read only strictly below the band, at the
+///   `V_p` blocks ([`Sy2sbFactors::v`]). The band itself is not read.
+/// * `c`: `n x ncols`, read and written.
+pub fn apply_q1_left<T: Scalar>(
+    a_with_vs: MatRef<'_, T>,
+    factors: &Sy2sbFactors<T>,
+    mut c: MatMut<'_, T>,
+) {
+    let n = factors.n;
+    assert!(
+        a_with_vs.nrows() == n && a_with_vs.ncols() == n,
+        "apply_q1_left: a must be n x n"
+    );
+    assert_eq!(c.nrows(), n, "apply_q1_left: C must have n rows");
+    for p in (0..factors.panels()).rev() {
+        let r0 = panel_rows(n, factors.b, p).start;
+        apply_block_reflector_left(
+            factors.v(a_with_vs, p),
+            factors.t(p),
+            c.rb_mut().subrows_mut(r0, n - r0),
+            false,
+        );
+    }
+}
+
+/// `C[:, cols] := Q1 C[:, cols]`: [`apply_q1_left`] on one column block (one task
+/// of a column-split back-transformation; writes only those columns).
+pub fn apply_q1_left_cols<T: Scalar>(
+    a_with_vs: MatRef<'_, T>,
+    factors: &Sy2sbFactors<T>,
+    c: MatMut<'_, T>,
+    cols: Range<usize>,
+) {
+    let nrows = c.nrows();
+    apply_q1_left(
+        a_with_vs,
+        factors,
+        c.submatrix_mut(0, cols.start, nrows, cols.len()),
+    );
+}
+
+/// Forms `Q1` explicitly (`n x n`): [`apply_q1_left`] to the identity, skipping the
+/// columns each `Q_p` leaves unchanged (like LAPACK `dorgqr`: before `Q_p` is
+/// applied the product is the identity outside `[(p+1) b, n)^2`).
+pub fn form_q1<T: Scalar>(a_with_vs: MatRef<'_, T>, factors: &Sy2sbFactors<T>) -> Mat<T> {
+    let n = factors.n;
+    let mut q = Mat::<T>::identity(n, n);
+    for p in (0..factors.panels()).rev() {
+        let r0 = panel_rows(n, factors.b, p).start;
+        apply_block_reflector_left(
+            factors.v(a_with_vs, p),
+            factors.t(p),
+            q.as_mut().submatrix_mut(r0, r0, n - r0, n - r0),
+            false,
+        );
+    }
+    q
+}
+
+/// Merged block reflectors of `Q1` for a faster back-transformation (DESIGN §4.1
+/// step 4): `group` consecutive panels `Q_s ... Q_{s+g-1}` as one
+/// `I - V_G T_G V_G^T` with inner dimension `g b` instead of `b`.
+///
+/// No copy of `V` is needed: with the panel geometry above, the `V_p` of
+/// consecutive panels line up on one diagonal, so `V_G` is the `dgeqrf`-layout view
+/// `a[(s+1) b.., s b..(s+g) b]` (read strictly below its diagonal). `T_G` is
+/// rebuilt by [`larft`] from the `tau`s on the diagonals of the `T_p`
+/// (`O(m (g b)^2)` per group).
+#[derive(Clone, Debug)]
+pub struct Q1Blocks<T> {
+    n: usize,
+    /// (first panel, number of panels) per block, in panel order.
+    groups: Vec<(usize, usize)>,
+    b: usize,
+    t: Vec<Mat<T>>,
+}
+
+impl<T: Scalar> Q1Blocks<T> {
+    /// Builds the merged `T_G` for groups of `group` panels (the last group may be
+    /// smaller). Reads `factors` and, strictly below the band, `a_with_vs`.
+    pub fn new(a_with_vs: MatRef<'_, T>, factors: &Sy2sbFactors<T>, group: usize) -> Self {
+        assert!(group >= 1, "group must be at least 1");
+        let (n, b) = (factors.n, factors.b);
+        let np = factors.panels();
+        let mut groups = Vec::new();
+        let mut t = Vec::new();
+        let mut s = 0;
+        while s < np {
+            let g = group.min(np - s);
+            let w = g * b;
+            let mut tau = Vec::with_capacity(w);
+            for p in s..s + g {
+                let tp = factors.t(p);
+                tau.extend((0..b).map(|j| tp[(j, j)]));
+            }
+            let v = Self::view(n, b, a_with_vs, s, g);
+            let mut tg = Mat::<T>::zeros(w, w);
+            larft(v, &tau, tg.as_mut());
+            groups.push((s, g));
+            t.push(tg);
+            s += g;
+        }
+        Q1Blocks { n, groups, b, t }
+    }
+
+    fn view<'a>(n: usize, b: usize, a: MatRef<'a, T>, s: usize, g: usize) -> MatRef<'a, T> {
+        let r0 = (s + 1) * b;
+        a.submatrix(r0, s * b, n - r0, g * b)
+    }
+
+    /// Number of merged blocks.
+    pub fn len(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Whether there is no block (`Q1 = I`).
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// `C := Q1 C`, merged blocks in reverse order. Reads `a_with_vs` strictly
+    /// below the band; reads and writes `c` (`n x ncols`; any column block of a
+    /// larger `C` may be passed, columns are independent).
+    pub fn apply_left(&self, a_with_vs: MatRef<'_, T>, mut c: MatMut<'_, T>) {
+        let n = self.n;
+        assert_eq!(c.nrows(), n, "Q1Blocks::apply_left: C must have n rows");
+        for (k, &(s, g)) in self.groups.iter().enumerate().rev() {
+            let r0 = (s + 1) * self.b;
+            apply_block_reflector_left(
+                Self::view(n, self.b, a_with_vs, s, g),
+                self.t[k].as_ref(),
+                c.rb_mut().subrows_mut(r0, n - r0),
+                false,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::householder::testutil::*;
+
+    /// Worst ratios of one reduction: [backward error, orthogonality, eigenvalues].
+    fn case<T: Scalar>(n: usize, b: usize, nb: usize, rng: &mut Rng) -> [f64; 3] {
+        let full = {
+            let r = random::<T>(n, n, rng);
+            Mat::<T>::from_fn(n, n, |i, j| if i >= j { r[(i, j)] } else { r[(j, i)] })
+        };
+        // Lower triangle only; NaN above so any read of the upper part shows.
+        let mut a = Mat::<T>::from_fn(n, n, |i, j| if i >= j { full[(i, j)] } else { T::nan() });
+        let f = sy2sb_reference(a.as_mut(), b, nb);
+        assert_eq!(f.panels(), panel_count(n, b));
+        for j in 0..n {
+            for i in 0..j {
+                assert!(
+                    a[(i, j)].is_nan(),
+                    "upper triangle was written at ({i}, {j})"
+                );
+            }
+        }
+        let band = extract_band(a.as_ref(), b);
+        // Exact zeros outside the band, including the stored bulge rows.
+        for j in 0..n {
+            for i in j..n {
+                let x = band.get(i, j);
+                assert!(x.is_finite(), "non-finite band entry ({i}, {j})");
+                if i - j > b {
+                    assert_eq!(x, T::zero(), "off-band entry ({i}, {j}) = {x}");
+                }
+            }
+        }
+        let bf = Mat::<f64>::from_fn(n, n, |i, j| band.get(i, j).f64());
+        let q = form_q1(a.as_ref(), &f);
+        let qf = to_f64(q.as_ref());
+        // Q1 by form_q1 and by apply_q1_left (split over two column blocks) agree.
+        let mut q2 = Mat::<T>::identity(n, n);
+        let h = n / 2;
+        apply_q1_left_cols(a.as_ref(), &f, q2.as_mut(), 0..h);
+        apply_q1_left_cols(a.as_ref(), &f, q2.as_mut(), h..n);
+        let d = fro((to_f64(q2.as_ref()) - &qf).as_ref());
+        let eps = T::EPS.f64();
+        let nn = n.max(1) as f64;
+        assert!(
+            d <= 30.0 * nn * eps * nn.sqrt(),
+            "apply_q1_left vs form_q1: {d}"
+        );
+        for group in [2, 3] {
+            let blocks = Q1Blocks::new(a.as_ref(), &f, group);
+            let mut q3 = Mat::<T>::identity(n, n);
+            blocks.apply_left(a.as_ref(), q3.as_mut());
+            let d = fro((to_f64(q3.as_ref()) - &qf).as_ref());
+            assert!(
+                d <= 30.0 * nn * eps * nn.sqrt(),
+                "Q1Blocks({group}) vs form_q1: {d}"
+            );
+        }
+        let af = to_f64(full.as_ref());
+        let anorm = fro(af.as_ref()).max(1e-300);
+        let back = fro((qf.transpose() * &af * &qf - &bf).as_ref()) / (nn * anorm * eps);
+        let orth = orth_err(qf.as_ref()) / (nn * eps);
+        let mut eig = 0.0f64;
+        if n > 0 {
+            let la = af.self_adjoint_eigenvalues(faer::Side::Lower).unwrap();
+            let lb = bf.self_adjoint_eigenvalues(faer::Side::Lower).unwrap();
+            for (x, y) in la.iter().zip(&lb) {
+                eig = eig.max((x - y).abs() / (nn * anorm * eps));
+            }
+        }
+        [back, orth, eig]
+    }
+
+    /// Runs all `b` in {4, 8, 32} and `nb` in {b, 2b, 4b} on the `sizes`, plus
+    /// (if `band_sizes`) the sizes b, b+1, b+2, 2b+1 that depend on `b`.
+    fn sweep<T: Scalar>(seed: u64, sizes: &[usize], band_sizes: bool) -> [f64; 3] {
+        let mut rng = Rng::new(seed);
+        let mut worst = [0.0f64; 3];
+        for b in [4, 8, 32] {
+            let mut ns = sizes.to_vec();
+            if band_sizes {
+                ns.extend([b, b + 1, b + 2, 2 * b + 1]);
+            }
+            {
+                for n in ns {
+                    for nb in [b, 2 * b, 4 * b] {
+                        let r = case::<T>(n, b, nb, &mut rng);
+                        for (w, x) in worst.iter_mut().zip(r) {
+                            *w = w.max(x);
+                        }
+                        assert!(
+                            r.iter().all(|&x| x < 30.0),
+                            "{} n={n} b={b} nb={nb}: ratios {r:?}",
+                            T::NAME
+                        );
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "sy2sb {} sizes {sizes:?}: worst [backward, orth, eig] {worst:?}",
+            T::NAME
+        );
+        worst
+    }
+
+    #[test]
+    fn sy2sb_small_f64() {
+        sweep::<f64>(10, &[0, 1, 2, 3, 100], true);
+    }
+
+    #[test]
+    fn sy2sb_small_f32() {
+        sweep::<f32>(11, &[0, 1, 2, 3, 100], true);
+    }
+
+    #[test]
+    fn sy2sb_257_f64() {
+        sweep::<f64>(12, &[257], false);
+    }
+
+    #[test]
+    fn sy2sb_257_f32() {
+        sweep::<f32>(13, &[257], false);
+    }
+
+    #[test]
+    fn sy2sb_517_f64() {
+        sweep::<f64>(14, &[517], false);
+    }
+
+    #[test]
+    fn sy2sb_517_f32() {
+        sweep::<f32>(15, &[517], false);
+    }
+
+    #[test]
+    fn tiny_sizes_are_untouched() {
+        let mut rng = Rng::new(16);
+        for (n, b) in [(0, 1), (1, 1), (2, 1), (5, 4), (9, 8), (33, 32)] {
+            let a0 = random::<f64>(n, n, &mut rng);
+            let mut a = a0.clone();
+            let f = sy2sb_reference(a.as_mut(), b, b);
+            assert_eq!(f.panels(), 0);
+            assert!(a == a0);
+            assert!(form_q1(a.as_ref(), &f) == Mat::<f64>::identity(n, n));
+        }
+    }
+
+    #[test]
+    fn trailing_blocks_follow_the_grid() {
+        assert_eq!(
+            trailing_blocks(100, 8, 0, 32),
+            vec![8..32, 32..64, 64..96, 96..100]
+        );
+        assert_eq!(
+            trailing_blocks(100, 8, 3, 32),
+            vec![32..64, 64..96, 96..100]
+        );
+        assert_eq!(trailing_blocks(10, 4, 1, 4), vec![8..10]);
+        assert_eq!(panel_count(10, 4), 2);
+        assert_eq!(panel_count(9, 8), 0);
+        assert_eq!(panel_count(10, 8), 1);
+    }
+
+    #[test]
+    fn broken_update_is_detected() {
+        // Tests must be able to fail: dropping the V M correction of form_w (using
+        // W = X) must push the backward error far past the threshold.
+        let n = 40;
+        let b = 4;
+        let mut rng = Rng::new(17);
+        let r = random::<f64>(n, n, &mut rng);
+        let full = Mat::<f64>::from_fn(n, n, |i, j| if i >= j { r[(i, j)] } else { r[(j, i)] });
+        let mut a = full.clone();
+        let np = panel_count(n, b);
+        let mut ts = Vec::new();
+        for p in 0..np {
+            let r0 = (p + 1) * b;
+            let m = n - r0;
+            let mut t = Mat::<f64>::zeros(b, b);
+            let mut v = Mat::<f64>::zeros(m, b);
+            panel_kernel(
+                a.as_mut().submatrix_mut(r0, p * b, m, b),
+                t.as_mut(),
+                v.as_mut(),
+            );
+            let mut x = Mat::<f64>::zeros(m, b);
+            symm_tile_row(
+                a.as_ref().submatrix(r0, r0, m, m),
+                a.as_ref().submatrix(n, r0, 0, m),
+                v.as_ref(),
+                t.as_ref(),
+                x.as_mut(),
+            );
+            // (form_w skipped on purpose)
+            syr2k_tile(
+                a.as_mut().submatrix_mut(r0, r0, m, m),
+                v.as_ref(),
+                x.as_ref(),
+                v.as_ref(),
+                x.as_ref(),
+                true,
+            );
+            ts.push(t);
+        }
+        let f = Sy2sbFactors::new(n, b, ts);
+        let band = extract_band(a.as_ref(), b);
+        let bf = Mat::<f64>::from_fn(n, n, |i, j| band.get(i, j));
+        let q = form_q1(a.as_ref(), &f);
+        let back = fro((q.transpose() * &full * &q - &bf).as_ref())
+            / (n as f64 * fro(full.as_ref()) * f64::EPSILON / 2.0);
+        assert!(back > 1e6, "the check missed a wrong update: {back}");
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use crate::linalg::householder::testutil::*;
+    use std::time::Instant;
+
+    /// Quick timings (run with `--ignored --nocapture` in release).
+    #[test]
+    #[ignore = "timing probe that prints figures; run with --ignored --nocapture"]
+    fn time_panel_qr_and_sy2sb() {
+        let mut rng = Rng::new(99);
+        for (m, k) in [(50000, 128), (50000, 32), (2048, 32)] {
+            let a0 = random::<f64>(m, k, &mut rng);
+            let mut tau = vec![0.0; k];
+            let mut t = Mat::<f64>::zeros(k, k);
+            let mut best = f64::INFINITY;
+            for _ in 0..5 {
+                let mut a = a0.clone();
+                let s = Instant::now();
+                crate::linalg::panel_qr::panel_qr(a.as_mut(), &mut tau, t.as_mut());
+                best = best.min(s.elapsed().as_secs_f64());
+            }
+            let flops = 2.0 * (m * k * k) as f64 - 2.0 / 3.0 * (k * k * k) as f64;
+            eprintln!(
+                "panel_qr {m} x {k}: {:.2} ms, {:.1} GFlop/s (geqrf flops)",
+                best * 1e3,
+                flops / best * 1e-9
+            );
+        }
+        for nb in [32, 128, 256] {
+            let n = 2048;
+            let r = random::<f64>(n, n, &mut rng);
+            let mut a =
+                Mat::<f64>::from_fn(n, n, |i, j| if i >= j { r[(i, j)] } else { r[(j, i)] });
+            let s = Instant::now();
+            let f = sy2sb_reference(a.as_mut(), 32, nb);
+            let el = s.elapsed().as_secs_f64();
+            let flops = 4.0 / 3.0 * (n as f64).powi(3);
+            eprintln!(
+                "sy2sb_reference n={n} b=32 nb={nb}: {:.1} ms, {:.1} GFlop/s (4/3 n^3)",
+                el * 1e3,
+                flops / el * 1e-9
+            );
+            let s = Instant::now();
+            let q = form_q1(a.as_ref(), &f);
+            let el = s.elapsed().as_secs_f64();
+            eprintln!("form_q1 n={n}: {:.1} ms ({})", el * 1e3, q[(0, 0)]);
+            for group in [1, 4, 8] {
+                let s = Instant::now();
+                let blocks = Q1Blocks::new(a.as_ref(), &f, group);
+                let mut c = Mat::<f64>::identity(n, n);
+                blocks.apply_left(a.as_ref(), c.as_mut());
+                let el = s.elapsed().as_secs_f64();
+                eprintln!(
+                    "Q1Blocks(group {group}) applied to I (no skipping), n={n}: {:.1} ms",
+                    el * 1e3
+                );
+            }
+        }
+    }
+}

@@ -74,7 +74,10 @@ impl<T: Scalar> SymBand<T> {
 
     /// Sets entry `(r, c)`, `r >= c`, `r - c < ldab`.
     pub fn set(&mut self, r: usize, c: usize, v: T) {
-        assert!(r >= c && r - c < self.ldab, "({r}, {c}) outside band storage");
+        assert!(
+            r >= c && r - c < self.ldab,
+            "({r}, {c}) outside band storage"
+        );
         self.data[(r - c) + c * self.ldab] = v;
     }
 

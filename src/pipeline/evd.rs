@@ -125,9 +125,19 @@ pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 
 
 /// Builds the EVD graph of the symmetric matrix `a` (lower triangle read; `a`
 /// itself is never modified: the graph works on a copy).
-pub fn evd_graph<T: Scalar>(a: MatRef<'_, T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
+pub fn evd_graph<T: Scalar>(
+    a: MatRef<'_, T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+) -> Result<EvdGraph<T>> {
     check_square(a.nrows(), a.ncols())?;
-    let copy = Mat::from_fn(a.nrows(), a.ncols(), |i, j| if i >= j { a[(i, j)] } else { T::zero() });
+    let copy = Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+        if i >= j {
+            a[(i, j)]
+        } else {
+            T::zero()
+        }
+    });
     evd_graph_owned(copy, job, opts)
 }
 
@@ -143,12 +153,16 @@ fn check_square(m: usize, n: usize) -> Result<()> {
 
 /// Like [`evd_graph`], but takes the matrix by value and works in its storage
 /// (no copy: the way to reach the largest n that fits in memory).
-pub fn evd_graph_owned<T: Scalar>(mut copy: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
+pub fn evd_graph_owned<T: Scalar>(
+    mut copy: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+) -> Result<EvdGraph<T>> {
     let EvdJob::Values = job;
     let scale = prepare(&mut copy)?;
     let n = copy.nrows();
     let b = opts.bandwidth_for(n);
-    let nb = opts.tile_for(b);
+    let nb = opts.tile_for(n, b);
     let mut g = TaskGraph::new();
     let s1 = stages::sy2sb(&mut g, Arc::new(SharedMatrix::new(copy)), b, nb);
     let (extract, band) = stages::extract_band(&mut g, s1.a.clone(), b);
@@ -174,14 +188,30 @@ pub fn evd_graph_owned<T: Scalar>(mut copy: Mat<T>, job: EvdJob, opts: &EvdOptio
 /// Errors: [`Error::Shape`] for a non-square input, [`Error::NonFinite`] naming
 /// the first non-finite entry of the lower triangle, and a task failure wrapping
 /// [`Error::NoConvergence`] if the tridiagonal solver does not converge.
-pub fn eigh<T: Scalar>(a: MatRef<'_, T>, job: EvdJob, opts: &EvdOptions, rt: &Runtime) -> Result<SymmetricEigen<T>> {
+pub fn eigh<T: Scalar>(
+    a: MatRef<'_, T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+) -> Result<SymmetricEigen<T>> {
     check_square(a.nrows(), a.ncols())?;
-    let copy = Mat::from_fn(a.nrows(), a.ncols(), |i, j| if i >= j { a[(i, j)] } else { T::zero() });
+    let copy = Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+        if i >= j {
+            a[(i, j)]
+        } else {
+            T::zero()
+        }
+    });
     eigh_owned(copy, job, opts, rt)
 }
 
 /// Like [`eigh`], consuming the matrix (no copy).
-pub fn eigh_owned<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions, rt: &Runtime) -> Result<SymmetricEigen<T>> {
+pub fn eigh_owned<T: Scalar>(
+    a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+) -> Result<SymmetricEigen<T>> {
     let (graph, slot) = evd_graph_owned(a, job, opts)?.into_parts();
     let report = rt.run(graph)?;
     let values = slot.collect();

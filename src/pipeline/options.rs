@@ -6,7 +6,9 @@
 pub struct EvdOptions {
     /// Half-bandwidth `b` of the intermediate band (stage 1 -> stage 2).
     pub bandwidth: usize,
-    /// Tile size of the stage-1 trailing update (rounded up to a multiple of `b`).
+    /// Tile size of the stage-1 trailing update (rounded up to a multiple of `b`,
+    /// and raised to about `n / 24` for large `n` so each panel's trailing update
+    /// has at most a few hundred tiles).
     pub tile: usize,
     /// Stage 2: consecutive sweeps per task (`G`).
     pub sweep_group: usize,
@@ -39,8 +41,9 @@ impl EvdOptions {
         self.bandwidth.max(1).min(n.saturating_sub(1).max(1))
     }
 
-    /// The tile size actually used with bandwidth `b`: a multiple of `b`, at least `b`.
-    pub fn tile_for(&self, b: usize) -> usize {
-        self.tile.max(b).div_ceil(b) * b
+    /// The tile size actually used for order `n` with bandwidth `b`: a multiple of
+    /// `b`, at least `b` and at least `n / 24`.
+    pub fn tile_for(&self, n: usize, b: usize) -> usize {
+        self.tile.max(b).max(n / 24).div_ceil(b) * b
     }
 }

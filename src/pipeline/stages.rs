@@ -6,9 +6,9 @@
 //! shared data it produces. Connect stages with [`TaskGraph::chain`].
 
 use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::bulge::{self, SharedReflectors, Sb2stReflectors, SweepGrouping};
-use crate::linalg::sy2sb::{self, panel_cols, panel_count, trailing_blocks};
+use crate::linalg::bulge::{self, Sb2stReflectors, SharedReflectors, SweepGrouping};
 use crate::linalg::sterf::sterf;
+use crate::linalg::sy2sb::{self, panel_cols, panel_count, trailing_blocks};
 use crate::matrix::{SharedBand, SharedMatrix, SymBand};
 use crate::Scalar;
 use faer::Mat;
@@ -65,7 +65,10 @@ pub fn sy2sb<T: Scalar>(
     nb: usize,
 ) -> Sy2sbStage<T> {
     let n = a.nrows();
-    assert!(nb.is_multiple_of(b), "tile size must be a multiple of the bandwidth");
+    assert!(
+        nb.is_multiple_of(b),
+        "tile size must be a multiple of the bandwidth"
+    );
     let np = panel_count(n, b);
     let ws = |rows| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
     let (vws, xws) = if np > 0 {
@@ -99,7 +102,13 @@ pub fn sy2sb<T: Scalar>(
             .chain([Key::V(k), Key::T(p)])
             .collect();
         let body = {
-            let (a, v, tf, cols, tcols) = (a.clone(), v.clone(), tf.clone(), cols.clone(), tcols.clone());
+            let (a, v, tf, cols, tcols) = (
+                a.clone(),
+                v.clone(),
+                tf.clone(),
+                cols.clone(),
+                tcols.clone(),
+            );
             move |_: &_| {
                 // SAFETY: the graph orders all tasks touching these regions (footprint below).
                 unsafe {
@@ -130,11 +139,19 @@ pub fn sy2sb<T: Scalar>(
         for (i, blk) in blocks.iter().enumerate() {
             let (s, e) = (blk.start, blk.end);
             let (i0, li) = (s - r0, e - s);
-            let mut reads: Vec<Key> = blocks[..=i].iter().map(|c| Key::A(tile(s), tile(c.start))).collect();
-            reads.extend(blocks[i + 1..].iter().map(|r| Key::A(tile(r.start), tile(s))));
+            let mut reads: Vec<Key> = blocks[..=i]
+                .iter()
+                .map(|c| Key::A(tile(s), tile(c.start)))
+                .collect();
+            reads.extend(
+                blocks[i + 1..]
+                    .iter()
+                    .map(|r| Key::A(tile(r.start), tile(s))),
+            );
             reads.extend([Key::V(k), Key::T(p)]);
             let body = {
-                let (a, v, x, tf, tcols) = (a.clone(), v.clone(), x.clone(), tf.clone(), tcols.clone());
+                let (a, v, x, tf, tcols) =
+                    (a.clone(), v.clone(), x.clone(), tf.clone(), tcols.clone());
                 move |_: &_| {
                     // SAFETY: as above.
                     unsafe {
@@ -172,7 +189,13 @@ pub fn sy2sb<T: Scalar>(
             let (v, x, tf, tcols) = (v.clone(), x.clone(), tf.clone(), tcols.clone());
             move |_: &_| {
                 // SAFETY: as above.
-                unsafe { sy2sb::form_w(x.tile_mut(0..m, 0..b), v.tile(0..m, 0..b), tf.tile(0..b, tcols.clone())) };
+                unsafe {
+                    sy2sb::form_w(
+                        x.tile_mut(0..m, 0..b),
+                        v.tile(0..m, 0..b),
+                        tf.tile(0..b, tcols.clone()),
+                    )
+                };
                 Ok(())
             }
         };
@@ -351,7 +374,13 @@ pub fn sb2st<T: Scalar>(
                         // SAFETY: the footprint below is ordered by the sweep rule.
                         let mut view = unsafe { band.view() };
                         let mut slots = refl.as_ref().map(|r| unsafe { r.slots() });
-                        bulge::chase_step(&mut view, b, s, m, slots.as_mut().map(|sl| sl.slot_mut(s, m)));
+                        bulge::chase_step(
+                            &mut view,
+                            b,
+                            s,
+                            m,
+                            slots.as_mut().map(|sl| sl.slot_mut(s, m)),
+                        );
                         Ok(())
                     }
                 };
@@ -374,14 +403,20 @@ pub fn sb2st<T: Scalar>(
             }
         }
     } else {
-        let grouping = Arc::new(SweepGrouping::new(n, b, opts.sweep_group.max(1), opts.step_chunk.max(1)));
+        let grouping = Arc::new(SweepGrouping::new(
+            n,
+            b,
+            opts.sweep_group.max(1),
+            opts.step_chunk.max(1),
+        ));
         let mut first = Vec::with_capacity(grouping.num_groups());
         for gi in 0..grouping.num_groups() {
             first.push(ids.len());
             for c in 0..grouping.num_chunks(gi) {
                 let steps = grouping.tasks(gi, c).count();
                 let body = {
-                    let (band, refl, grouping) = (band.clone(), reflectors.clone(), grouping.clone());
+                    let (band, refl, grouping) =
+                        (band.clone(), reflectors.clone(), grouping.clone());
                     move |_: &_| {
                         // SAFETY: the super-task footprint is ordered by the grouped rule.
                         let mut view = unsafe { band.view() };

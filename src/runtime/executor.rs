@@ -111,7 +111,9 @@ pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<R
     };
     // Roots go to the injector, most urgent first.
     let mut roots: Vec<u32> = (0..n as u32)
-        .filter(|&v| shared.plan.indeg[v as usize] == 0 && shared.meta[v as usize].lane == Lane::Cpu)
+        .filter(|&v| {
+            shared.plan.indeg[v as usize] == 0 && shared.meta[v as usize].lane == Lane::Cpu
+        })
         .collect();
     roots.sort_by(|&a, &b| shared.by_priority(a, b));
     for r in roots {
@@ -125,20 +127,30 @@ pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<R
     std::thread::scope(|scope| {
         let shared = &shared;
         let session = session.as_ref();
+        let mut handles = Vec::with_capacity(cfg.threads + cfg.streams);
         for (w, local) in workers.into_iter().enumerate() {
-            std::thread::Builder::new()
-                .name(format!("cpu-{w}"))
-                .spawn_scoped(scope, move || {
-                    let _trace = session.and_then(TraceSession::enter_worker);
-                    shared.cpu_worker(w, local, cfg.shuffle_seed);
-                })
-                .expect("spawn a CPU worker");
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("cpu-{w}"))
+                    .spawn_scoped(scope, move || {
+                        let _trace = session.and_then(TraceSession::enter_worker);
+                        shared.cpu_worker(w, local, cfg.shuffle_seed);
+                    })
+                    .expect("spawn a CPU worker"),
+            );
         }
         for s in 0..cfg.streams {
-            std::thread::Builder::new()
-                .name(format!("stream-{s}"))
-                .spawn_scoped(scope, move || shared.stream_lane(s))
-                .expect("spawn a stream lane");
+            handles.push(
+                std::thread::Builder::new()
+                    .name(format!("stream-{s}"))
+                    .spawn_scoped(scope, move || shared.stream_lane(s))
+                    .expect("spawn a stream lane"),
+            );
+        }
+        // Join explicitly: the scope's implicit wait returns when the closures
+        // finish, before the OS threads are gone.
+        for h in handles {
+            h.join().expect("runtime threads catch task panics");
         }
     });
     let wall = t0.elapsed();
@@ -204,12 +216,15 @@ impl<'g> Shared<'g> {
     }
 
     fn cpu_worker(&self, w: usize, local: Worker<u32>, shuffle: Option<u64>) {
-        let mut rng = shuffle.map(|s| Rng(s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (w as u64 + 1) | 1));
+        let mut rng =
+            shuffle.map(|s| Rng(s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (w as u64 + 1) | 1));
         let mut next: Option<u32> = None;
         let mut ready = Vec::new();
         while !self.done() {
             // Random mode: sometimes leave the local work and steal instead.
-            let detour = rng.as_mut().map(|r| (r.below(4) == 0, r.below(self.stealers.len())));
+            let detour = rng
+                .as_mut()
+                .map(|r| (r.below(4) == 0, r.below(self.stealers.len())));
             let task = match detour {
                 Some((true, victim)) => {
                     if let Some(t) = next.take() {
@@ -217,7 +232,10 @@ impl<'g> Shared<'g> {
                     }
                     self.steal(w, victim).or_else(|| local.pop())
                 }
-                _ => next.take().or_else(|| local.pop()).or_else(|| self.steal(w, w)),
+                _ => next
+                    .take()
+                    .or_else(|| local.pop())
+                    .or_else(|| self.steal(w, w)),
             };
             let Some(t) = task else {
                 self.park();

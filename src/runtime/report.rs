@@ -72,9 +72,13 @@ impl RunReport {
     pub fn stage_summary(&self) -> Vec<StageSummary> {
         let mut acc: BTreeMap<&str, (usize, Duration, Duration, Duration, f64)> = BTreeMap::new();
         for t in &self.tasks {
-            let e = acc
-                .entry(&t.stage)
-                .or_insert((0, Duration::MAX, Duration::ZERO, Duration::ZERO, 0.0));
+            let e = acc.entry(&t.stage).or_insert((
+                0,
+                Duration::MAX,
+                Duration::ZERO,
+                Duration::ZERO,
+                0.0,
+            ));
             e.0 += 1;
             e.1 = e.1.min(t.start);
             e.2 = e.2.max(t.end);

@@ -153,7 +153,9 @@ impl TraceSession {
             }
             None => (Vec::new(), 0.0),
         };
-        events.push(json!({"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "cpu workers"}}));
+        events.push(
+            json!({"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "cpu workers"}}),
+        );
         if report.streams > 0 {
             events.push(json!({"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "streams (host)"}}));
             for s in 0..report.streams {
@@ -203,8 +205,14 @@ fn track_events(report: &RunReport, level: TraceLevel, shift: f64) -> Vec<Value>
             } else {
                 first.name.to_string()
             };
-            let flops: f64 = tasks[k..=last].iter().map(|&i| report.tasks[i].cost.flops).sum();
-            let bytes: f64 = tasks[k..=last].iter().map(|&i| report.tasks[i].cost.bytes).sum();
+            let flops: f64 = tasks[k..=last]
+                .iter()
+                .map(|&i| report.tasks[i].cost.flops)
+                .sum();
+            let bytes: f64 = tasks[k..=last]
+                .iter()
+                .map(|&i| report.tasks[i].cost.bytes)
+                .sum();
             out.push(json!({
                 "ph": "X", "pid": pid, "tid": tid, "name": name, "cat": first.stage.as_ref(),
                 "ts": us(first.start), "dur": (end.saturating_sub(first.start)).as_secs_f64() * 1e6,

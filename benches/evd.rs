@@ -1,0 +1,201 @@
+//! eigenflow's two-stage symmetric eigenvalues against faer's self-adjoint
+//! eigenvalue solver, timed alternately in the same process, plus the machine's
+//! GEMM rate measured the way stage 1 uses it (one single-threaded faer GEMM per
+//! thread, run as tasks of our runtime).
+//!
+//! `cargo bench --bench evd -- [--json] [--sizes 1024,2048,4096] [--reps 3]
+//!     [--threads 1,2] [--precisions f64,f32] [--bandwidth B] [--tile T]
+//!     [--sweep-group G] [--step-chunk C]`
+
+use eigenflow::gallery;
+use eigenflow::graph::TaskGraph;
+use eigenflow::pipeline::evd::stage_seconds;
+use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
+use eigenflow::runtime::Runtime;
+use eigenflow::Scalar;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, Par, Side};
+use std::time::Instant;
+
+struct Args {
+    json: bool,
+    sizes: Vec<usize>,
+    reps: usize,
+    threads: Vec<usize>,
+    precisions: Vec<String>,
+    opts: EvdOptions,
+}
+
+fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
+    s.split(',')
+        .map(|x| x.trim().parse().ok().expect("a comma-separated list"))
+        .collect()
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        json: false,
+        sizes: vec![1024, 2048, 4096],
+        reps: 3,
+        threads: vec![1, 2],
+        precisions: vec!["f64".into(), "f32".into()],
+        opts: EvdOptions::default(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(x) = it.next() {
+        let mut val = || it.next().expect("flag needs a value");
+        match x.as_str() {
+            "--json" => a.json = true,
+            "--sizes" => a.sizes = list(&val()),
+            "--reps" => a.reps = val().parse().expect("--reps R"),
+            "--threads" => a.threads = list(&val()),
+            "--precisions" => a.precisions = list(&val()),
+            "--bandwidth" => a.opts.bandwidth = val().parse().expect("--bandwidth B"),
+            "--tile" => a.opts.tile = val().parse().expect("--tile T"),
+            "--sweep-group" => a.opts.sweep_group = val().parse().expect("--sweep-group G"),
+            "--step-chunk" => a.opts.step_chunk = val().parse().expect("--step-chunk C"),
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    a
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// GFLOP/s of `threads` concurrent single-threaded n x n x n GEMMs (tasks on our runtime).
+fn gemm_rate<T: Scalar>(threads: usize, n: usize) -> f64 {
+    let mats: Vec<(Mat<T>, Mat<T>)> = (0..threads)
+        .map(|k| {
+            (
+                gallery::random_uniform(n, n, k as u64),
+                gallery::random_uniform(n, n, 10 + k as u64),
+            )
+        })
+        .collect();
+    let mut outs: Vec<Mat<T>> = (0..threads).map(|_| Mat::zeros(n, n)).collect();
+    let rt = Runtime::builder().threads(threads).build();
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let mut g = TaskGraph::new();
+        for ((a, b), c) in mats.iter().zip(outs.iter_mut()) {
+            g.task("gemm", move |_| {
+                matmul(
+                    c.as_mut(),
+                    Accum::Replace,
+                    a.as_ref(),
+                    b.as_ref(),
+                    T::one(),
+                    Par::Seq,
+                );
+                Ok(())
+            });
+        }
+        let t = Instant::now();
+        rt.run(g).expect("gemm");
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    2.0 * (n as f64).powi(3) * threads as f64 / best / 1e9
+}
+
+fn case<T: Scalar>(args: &Args, n: usize, threads: usize, gemm: f64) {
+    let a: Mat<T> = gallery::random_symmetric_uniform(n, 42);
+    let rt = Runtime::builder().threads(threads).build();
+    let par = if threads == 1 {
+        Par::Seq
+    } else {
+        Par::rayon(threads)
+    };
+    faer::set_global_parallelism(par);
+    let (mut ours, mut theirs, mut stages) = (Vec::new(), Vec::new(), Vec::new());
+    let mut max_diff = 0.0f64;
+    for _ in 0..args.reps {
+        let t = Instant::now();
+        let eig = eigh(a.as_ref(), EvdJob::Values, &args.opts, &rt).expect("eigenflow");
+        ours.push(t.elapsed().as_secs_f64());
+        stages.push(stage_seconds(&eig.report));
+        let t = Instant::now();
+        let reference = a.self_adjoint_eigenvalues(Side::Lower).expect("faer");
+        theirs.push(t.elapsed().as_secs_f64());
+        let norm = reference.iter().fold(0.0f64, |m, x| m.max(x.f64().abs()));
+        for (x, y) in eig.values.iter().zip(&reference) {
+            max_diff = max_diff.max((x.f64() - y.f64()).abs() / (n as f64 * T::EPS.f64() * norm));
+        }
+    }
+    let (ours_m, faer_m) = (median(ours), median(theirs));
+    let stage = |k: usize| median(stages.iter().map(|s| s[k].1).collect());
+    let (sy2sb, sb2st, tridiag) = (stage(0), stage(1), stage(2));
+    let nf = n as f64;
+    let gflops = 4.0 / 3.0 * nf.powi(3) / (sy2sb + sb2st) / 1e9;
+    let sy2sb_rate = 4.0 / 3.0 * nf.powi(3) / sy2sb / 1e9;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "bench": "evd_values", "n": n, "precision": T::NAME, "threads": threads,
+                "bandwidth": args.opts.bandwidth_for(n), "tile": args.opts.tile,
+                "sweep_group": args.opts.sweep_group, "step_chunk": args.opts.step_chunk,
+                "eigenflow_median_s": ours_m, "faer_median_s": faer_m, "speedup": faer_m / ours_m,
+                "stages": {"sy2sb": sy2sb, "sb2st": sb2st, "tridiag": tridiag},
+                "gflops": gflops, "sy2sb_gflops": sy2sb_rate, "gemm_gflops": gemm,
+                "sy2sb_fraction_of_gemm": sy2sb_rate / gemm, "max_error_ratio": max_diff,
+            })
+        );
+    } else {
+        println!(
+            "{:>5} {:>4} {:>3} {:>9.3} {:>9.3} {:>7.2}x {:>8.3} {:>8.3} {:>8.3} {:>7.1} {:>6.0}% {:>6.2}",
+            n,
+            T::NAME,
+            threads,
+            ours_m,
+            faer_m,
+            faer_m / ours_m,
+            sy2sb,
+            sb2st,
+            tridiag,
+            gflops,
+            100.0 * sy2sb_rate / gemm,
+            max_diff
+        );
+    }
+}
+
+fn main() {
+    let args = args();
+    if !args.json {
+        println!(
+            "{:>5} {:>4} {:>3} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6}",
+            "n",
+            "prec",
+            "thr",
+            "ours (s)",
+            "faer (s)",
+            "speedup",
+            "sy2sb",
+            "sb2st",
+            "tridiag",
+            "GF/s",
+            "%GEMM",
+            "err"
+        );
+    }
+    for p in &args.precisions {
+        for &threads in &args.threads {
+            let gemm = match p.as_str() {
+                "f32" => gemm_rate::<f32>(threads, 2048),
+                _ => gemm_rate::<f64>(threads, 2048),
+            };
+            if !args.json {
+                println!("# {p}, {threads} thread(s): GEMM rate {gemm:.1} GFLOP/s");
+            }
+            for &n in &args.sizes {
+                match p.as_str() {
+                    "f32" => case::<f32>(&args, n, threads, gemm),
+                    _ => case::<f64>(&args, n, threads, gemm),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! Writes DOT snapshots of the standard pipelines at small sizes into `graphs/`
+//! (render with `dot -Tsvg graphs/evd_values_n24_b4.dot -o evd.svg`).
+//!
+//! `cargo run --release --example graph [-- OUTPUT_DIR]`
+
+use eigenflow::gallery;
+use eigenflow::pipeline::{evd_graph, EvdJob, EvdOptions};
+use std::path::PathBuf;
+
+fn main() -> eigenflow::Result<()> {
+    let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "graphs".into()));
+    std::fs::create_dir_all(&dir).map_err(|source| eigenflow::Error::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    let n = 24;
+    let a = gallery::random_symmetric_uniform::<f64>(n, 1);
+    for (name, fine) in [
+        ("evd_values_n24_b4", true),
+        ("evd_values_n24_b4_grouped", false),
+    ] {
+        let opts = EvdOptions {
+            bandwidth: 4,
+            tile: 8,
+            sweep_group: 4,
+            step_chunk: 4,
+            fine_stage2: fine,
+            ..EvdOptions::default()
+        };
+        let g = evd_graph(a.as_ref(), EvdJob::Values, &opts)?.graph;
+        g.check_races()?;
+        let path = dir.join(format!("{name}.dot"));
+        std::fs::write(&path, g.to_dot()).map_err(|source| eigenflow::Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        println!(
+            "{}: {} tasks, {} edges",
+            path.display(),
+            g.len(),
+            g.edge_count()
+        );
+    }
+    Ok(())
+}

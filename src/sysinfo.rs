@@ -1,0 +1,199 @@
+//! What the machine has: memory figures for the "does it fit?" check that runs
+//! before large allocations, and a byte formatter for messages.
+//!
+//! ```
+//! use eigenflow::sysinfo;
+//! // A kilobyte always fits (or the figure is unknown, which also passes).
+//! sysinfo::check_fits(1024, "a tiny buffer", |_| String::new()).unwrap();
+//! assert_eq!(sysinfo::human_bytes(1536), "1.5 KiB");
+//! ```
+
+use crate::{Error, Result};
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Reads one `kB` field (e.g. `"MemAvailable"`) from `/proc/meminfo`, in bytes.
+fn meminfo_field(key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_meminfo(&text, key)
+}
+
+/// Finds `key:   <number> kB` in meminfo-formatted text and returns bytes.
+fn parse_meminfo(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let (name, rest) = line.split_once(':')?;
+        if name.trim() != key {
+            return None;
+        }
+        let mut parts = rest.split_whitespace();
+        let value: u64 = parts.next()?.parse().ok()?;
+        let scale = match parts.next() {
+            None => 1,
+            Some(unit) if unit.eq_ignore_ascii_case("kb") => 1024,
+            Some(unit) if unit.eq_ignore_ascii_case("mb") => 1024 * 1024,
+            Some(unit) if unit.eq_ignore_ascii_case("gb") => 1024 * 1024 * 1024,
+            Some(_) => return None,
+        };
+        value.checked_mul(scale)
+    })
+}
+
+/// Memory available for new allocations without swapping, in bytes: the
+/// `MemAvailable` line of `/proc/meminfo`. `None` where that is not available
+/// (other operating systems, very old kernels, restricted sandboxes).
+pub fn available_memory_bytes() -> Option<u64> {
+    meminfo_field("MemAvailable")
+}
+
+/// Total physical memory in bytes (`MemTotal` of `/proc/meminfo`); `None` where
+/// that is not available.
+pub fn total_memory_bytes() -> Option<u64> {
+    meminfo_field("MemTotal")
+}
+
+/// Fails with [`Error::OutOfMemory`] when `needed_bytes` exceeds the available
+/// memory.
+///
+/// `what` names the allocation (e.g. `"the 40000 x 40000 f64 matrix"`);
+/// `suggestion` is given the available byte count and says what
+/// would fit instead (e.g. `"try --n 20000"`). The error's message then reads
+/// "needs 11.9 GiB but 3.2 GiB is available; the 40000 x 40000 f64 matrix
+/// (11.9 GiB) does not fit: try --n 20000". When the available
+/// memory is unknown the check passes.
+pub fn check_fits(needed_bytes: u64, what: &str, suggestion: impl Fn(u64) -> String) -> Result<()> {
+    match available_memory_bytes() {
+        Some(available) => check_fits_in(needed_bytes, available, what, suggestion),
+        None => Ok(()),
+    }
+}
+
+/// [`check_fits`] against a given `available_bytes` instead of the machine's.
+pub fn check_fits_in(
+    needed_bytes: u64,
+    available_bytes: u64,
+    what: &str,
+    suggestion: impl Fn(u64) -> String,
+) -> Result<()> {
+    if needed_bytes <= available_bytes {
+        return Ok(());
+    }
+    let hint = suggestion(available_bytes);
+    let mut text = format!("{what} ({}) does not fit", human_bytes(needed_bytes));
+    if !hint.is_empty() {
+        text.push_str(": ");
+        text.push_str(&hint);
+    }
+    Err(Error::OutOfMemory {
+        needed_gib: needed_bytes as f64 / GIB,
+        available_gib: available_bytes as f64 / GIB,
+        suggestion: text,
+    })
+}
+
+/// Formats a byte count with binary units: `"512 B"`, `"1.5 KiB"`, `"7.45 GiB"`.
+///
+/// Three significant digits above 1 KiB.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    // Rounding may carry into the next unit (1023.99 KiB -> "1024 KiB"); keep it
+    // simple and readable rather than exact.
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let mut s = format!("{value:.digits$}");
+    if s.contains('.') {
+        let trimmed = s.trim_end_matches('0').trim_end_matches('.').len();
+        s.truncate(trimmed);
+    }
+    format!("{s} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_bytes_formats() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(1023), "1023 B");
+        assert_eq!(human_bytes(1024), "1 KiB");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(10 * 1024 * 1024), "10 MiB");
+        assert_eq!(human_bytes(8_000_000_000), "7.45 GiB");
+        assert_eq!(human_bytes(3 << 40), "3 TiB");
+        assert_eq!(human_bytes(u64::MAX), "16 EiB");
+        assert_eq!(human_bytes(150 * 1024 * 1024 + 1), "150 MiB");
+    }
+
+    #[test]
+    fn parses_meminfo() {
+        let text = "MemTotal:       16314884 kB\nMemFree:         1000 kB\n\
+                    MemAvailable:   12000000 kB\nHugePages_Total:       0\n";
+        assert_eq!(parse_meminfo(text, "MemTotal"), Some(16314884 * 1024));
+        assert_eq!(parse_meminfo(text, "MemAvailable"), Some(12000000 * 1024));
+        assert_eq!(parse_meminfo(text, "HugePages_Total"), Some(0));
+        assert_eq!(parse_meminfo(text, "Mem"), None);
+        assert_eq!(parse_meminfo(text, "SwapTotal"), None);
+    }
+
+    #[test]
+    fn machine_figures_are_consistent() {
+        if cfg!(target_os = "linux") {
+            let total = total_memory_bytes().expect("MemTotal on Linux");
+            assert!(total > 0);
+            if let Some(avail) = available_memory_bytes() {
+                assert!(avail <= total);
+            }
+        }
+    }
+
+    #[test]
+    fn check_fits_reports_figures() {
+        assert!(check_fits_in(10, 10, "x", |_| unreachable!()).is_ok());
+        let e = check_fits_in(3 << 30, 1 << 30, "the matrix", |avail| {
+            format!("try --n {}", avail / 8)
+        })
+        .unwrap_err();
+        match &e {
+            Error::OutOfMemory {
+                needed_gib,
+                available_gib,
+                suggestion,
+            } => {
+                assert_eq!(*needed_gib, 3.0);
+                assert_eq!(*available_gib, 1.0);
+                assert_eq!(
+                    suggestion,
+                    "the matrix (3 GiB) does not fit: try --n 134217728"
+                );
+            }
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+        let msg = e.to_string();
+        assert_eq!(
+            msg,
+            "needs 3.0 GiB but 1.0 GiB is available; the matrix (3 GiB) does not fit: try --n 134217728"
+        );
+        // An impossible request fails on a machine with known memory.
+        if available_memory_bytes().is_some() {
+            assert!(matches!(
+                check_fits(u64::MAX, "everything", |_| String::new()),
+                Err(Error::OutOfMemory { .. })
+            ));
+        }
+        assert!(check_fits(0, "nothing", |_| String::new()).is_ok());
+    }
+}
