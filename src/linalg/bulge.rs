@@ -456,6 +456,15 @@ impl<T: Scalar> SharedReflectors<T> {
         }
     }
 
+    /// Read access to all reflectors.
+    ///
+    /// # Safety
+    /// Every task that writes a slot must have finished, and none may start while
+    /// the reference lives.
+    pub unsafe fn get(&self) -> &Sb2stReflectors<T> {
+        &*self.inner.get()
+    }
+
     /// Gives the storage back once no task holds it.
     pub fn into_inner(self) -> Sb2stReflectors<T> {
         self.inner.into_inner()

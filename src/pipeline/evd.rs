@@ -11,8 +11,11 @@
 //! ```
 
 use super::stages::{self, SB2ST, SY2SB, TRIDIAG};
+use super::vectors::{self, DC, Q1, Q2};
 use super::EvdOptions;
 use crate::graph::TaskGraph;
+use crate::graph::TaskId;
+use crate::linalg::dc::DcParams;
 use crate::matrix::SharedMatrix;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Error, Result, Scalar};
@@ -25,6 +28,8 @@ use std::sync::Arc;
 pub enum EvdJob {
     /// Eigenvalues only.
     Values,
+    /// Eigenvalues and eigenvectors.
+    Vectors,
 }
 
 /// Result of [`eigh`].
@@ -32,6 +37,8 @@ pub enum EvdJob {
 pub struct SymmetricEigen<T> {
     /// Eigenvalues, ascending.
     pub values: Vec<T>,
+    /// Eigenvectors (column j belongs to `values[j]`), for [`EvdJob::Vectors`].
+    pub vectors: Option<Mat<T>>,
     /// The run's timings (per task and per stage).
     pub report: RunReport,
 }
@@ -41,6 +48,7 @@ pub struct EvdGraph<T> {
     /// The task graph; run it with any [`Runtime`].
     pub graph: TaskGraph<'static>,
     values: Arc<Mutex<Vec<T>>>,
+    vectors: Option<Arc<SharedMatrix<T>>>,
     /// The LAPACK-style scale factor applied to the input (eigenvalues are
     /// divided by it on collection).
     scale: T,
@@ -53,6 +61,7 @@ impl<T: Scalar> EvdGraph<T> {
             self.graph,
             EvdValues {
                 values: self.values,
+                vectors: self.vectors,
                 scale: self.scale,
             },
         )
@@ -62,6 +71,7 @@ impl<T: Scalar> EvdGraph<T> {
 /// Where the eigenvalues of an [`EvdGraph`] land.
 pub struct EvdValues<T> {
     values: Arc<Mutex<Vec<T>>>,
+    vectors: Option<Arc<SharedMatrix<T>>>,
     scale: T,
 }
 
@@ -69,6 +79,19 @@ impl<T: Scalar> EvdValues<T> {
     /// Eigenvalues, ascending and unscaled; call after the graph ran successfully.
     pub fn collect(&self) -> Vec<T> {
         self.values.lock().iter().map(|&x| x / self.scale).collect()
+    }
+
+    /// Eigenvalues and, for [`EvdJob::Vectors`], the eigenvectors; call after the
+    /// graph ran successfully (and was dropped, which `Runtime::run` does).
+    pub fn into_results(self) -> (Vec<T>, Option<Mat<T>>) {
+        let values = self.collect();
+        let vectors = self.vectors.map(|z| {
+            Arc::try_unwrap(z)
+                .ok()
+                .expect("the graph has been run and dropped")
+                .into_inner()
+        });
+        (values, vectors)
     }
 }
 
@@ -112,14 +135,22 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<T> {
 /// Bytes the EVD of order `n` allocates (the working matrix included), for
 /// checking that a run fits before starting it.
 pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
-    let EvdJob::Values = job;
     let b = opts.bandwidth_for(n) as u64;
     let n = n as u64;
-    let words = n * n           // the working matrix
+    let mut words = n * n       // the working matrix
         + 4 * n * b             // V and X workspaces, two of each
         + n * b                 // T factors
         + 2 * b * n             // band with bulge room
         + 2 * n; // tridiagonal
+    if job == EvdJob::Vectors {
+        let col = opts.back_col_block.max(1) as u64;
+        let q2 = opts.q2_group.max(1) as u64;
+        words += n * n          // eigenvectors
+            + n * n / 2 + n * b // stage-2 reflectors
+            + 2 * n * n         // the root merge: deflated copy of Q and the k x k block
+            + 3 * n * col.min(n) // merge-product tiles and Q1 workspaces in flight
+            + 2 * (b + q2) * (q2 + col.min(n)); // Q2 block factors
+    }
     words * std::mem::size_of::<T>() as u64
 }
 
@@ -158,26 +189,76 @@ pub fn evd_graph_owned<T: Scalar>(
     job: EvdJob,
     opts: &EvdOptions,
 ) -> Result<EvdGraph<T>> {
-    let EvdJob::Values = job;
     let scale = prepare(&mut copy)?;
     let n = copy.nrows();
     let b = opts.bandwidth_for(n);
     let nb = opts.tile_for(n, b);
+    let vectors = job == EvdJob::Vectors;
     let mut g = TaskGraph::new();
     let s1 = stages::sy2sb(&mut g, Arc::new(SharedMatrix::new(copy)), b, nb);
     let (extract, band) = stages::extract_band(&mut g, s1.a.clone(), b);
     g.succeed(extract, &s1.sub.exits);
-    let s2 = stages::sb2st(&mut g, band, b, opts, false);
+    let s2 = stages::sb2st(&mut g, band, b, opts, vectors);
     g.precede(extract, &s2.sub.entries);
-    let (solve, values) = stages::tridiagonal_values(&mut g, s2.band.clone());
-    if s2.sub.exits.is_empty() {
-        g.edge(extract, solve);
+    // What the tridiagonal solver waits for.
+    let reduced: Vec<TaskId> = if s2.sub.exits.is_empty() {
+        vec![extract]
     } else {
-        g.succeed(solve, &s2.sub.exits);
+        s2.sub.exits.clone()
+    };
+    if !vectors {
+        let (solve, values) = stages::tridiagonal_values(&mut g, s2.band.clone());
+        g.succeed(solve, &reduced);
+        return Ok(EvdGraph {
+            graph: g,
+            values,
+            vectors: None,
+            scale,
+        });
+    }
+    let params = DcParams {
+        leaf_size: opts.leaf_size,
+        col_tile: opts.dc_tile,
+    };
+    let dc = vectors::divide_and_conquer(&mut g, s2.band.clone(), &params);
+    for &e in &dc.sub.entries {
+        g.succeed(e, &reduced);
+    }
+    let refl = s2.reflectors.expect("stored for vectors");
+    let q2 = vectors::back_transform_q2(
+        &mut g,
+        refl,
+        dc.z.clone(),
+        b,
+        opts.q2_group,
+        opts.back_col_block,
+        opts.q2_chunk,
+    );
+    g.chain(&dc.sub, &q2);
+    let q1 = vectors::back_transform_q1(
+        &mut g,
+        s1.a.clone(),
+        s1.t.clone(),
+        b,
+        s1.panels,
+        dc.z.clone(),
+        opts.back_col_block,
+    );
+    // The factor task only needs stage 1; the column tasks need Q2 Z.
+    g.succeed(q1.entries[0], &s1.sub.exits);
+    for &t in &q1.exits {
+        g.succeed(t, &q2.exits);
+    }
+    if s1.sub.exits.is_empty() && q2.exits.is_empty() {
+        // n is tiny: nothing orders the Q1 tasks after D&C otherwise.
+        for &t in &q1.exits {
+            g.succeed(t, &dc.sub.exits);
+        }
     }
     Ok(EvdGraph {
         graph: g,
-        values,
+        values: dc.values,
+        vectors: Some(dc.z),
         scale,
     })
 }
@@ -214,13 +295,21 @@ pub fn eigh_owned<T: Scalar>(
 ) -> Result<SymmetricEigen<T>> {
     let (graph, slot) = evd_graph_owned(a, job, opts)?.into_parts();
     let report = rt.run(graph)?;
-    let values = slot.collect();
-    Ok(SymmetricEigen { values, report })
+    let (values, vectors) = slot.into_results();
+    Ok(SymmetricEigen {
+        values,
+        vectors,
+        report,
+    })
 }
 
 /// Seconds per stage of a finished EVD run: sy2sb, sb2st (band extraction
-/// included), tridiag; each the span from its first task's start to its last
+/// included), then tridiag (values) or dc, q2, q1 (vectors); each the span from its first task's start to its last
 /// task's end.
-pub fn stage_seconds(report: &RunReport) -> [(&'static str, f64); 3] {
-    [SY2SB, SB2ST, TRIDIAG].map(|s| (s, report.stage_span(s).as_secs_f64()))
+pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
+    [SY2SB, SB2ST, TRIDIAG, DC, Q2, Q1]
+        .into_iter()
+        .map(|s| (s, report.stage_span(s).as_secs_f64()))
+        .filter(|&(s, t)| t > 0.0 || [SY2SB, SB2ST].contains(&s))
+        .collect()
 }

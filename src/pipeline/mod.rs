@@ -6,6 +6,7 @@
 pub mod evd;
 mod options;
 pub mod stages;
+pub mod vectors;
 
 pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
 pub use options::EvdOptions;

@@ -16,6 +16,16 @@ pub struct EvdOptions {
     pub step_chunk: usize,
     /// Stage 2 at fine grain: one task per (sweep, step). For tests and small n.
     pub fine_stage2: bool,
+    /// Divide and conquer: largest leaf solved by implicit QL/QR.
+    pub leaf_size: usize,
+    /// Divide and conquer: column tile of each merge's eigenvector product.
+    pub dc_tile: usize,
+    /// Q2 back-transformation: sweeps per compact-WY block.
+    pub q2_group: usize,
+    /// Q2 back-transformation: blocks per task.
+    pub q2_chunk: usize,
+    /// Back-transformations: columns of the eigenvector matrix per task.
+    pub back_col_block: usize,
     /// Lag between consecutive sweeps in the fine stage-2 graph. Only the value 3
     /// is correct; other values exist to test that the race checker catches them.
     #[doc(hidden)]
@@ -30,6 +40,11 @@ impl Default for EvdOptions {
             sweep_group: 16,
             step_chunk: 16,
             fine_stage2: false,
+            leaf_size: 32,
+            dc_tile: 256,
+            q2_group: 64,
+            q2_chunk: 64,
+            back_col_block: 256,
             sweep_lag: 3,
         }
     }

@@ -1,0 +1,222 @@
+//! The full EVD (values and vectors): LAPACK-style ratios, bitwise
+//! reproducibility, race freedom, and the back-transformations on their own.
+
+use eigenflow::gallery::{self, Family};
+use eigenflow::pipeline::evd::evd_graph;
+use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
+use eigenflow::runtime::Runtime;
+use eigenflow::Scalar;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par, Side};
+
+fn to_f64<T: Scalar>(a: MatRef<'_, T>) -> Mat<f64> {
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)].f64())
+}
+
+/// (||A V - V L||_F / (n ||A||_F eps), ||V^T V - I||_F / (n eps)), in f64 arithmetic.
+fn ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, f64) {
+    let n = a.nrows();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let a = to_f64(a);
+    let a = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+    let v = to_f64(v);
+    let eps = T::EPS.f64();
+    let mut r = Mat::from_fn(n, n, |i, j| v[(i, j)] * values[j].f64());
+    matmul(
+        r.as_mut(),
+        Accum::Add,
+        a.as_ref(),
+        v.as_ref(),
+        -1.0,
+        Par::Seq,
+    );
+    let anorm = a.norm_l2();
+    // A zero matrix must give an exactly zero residual.
+    let res = if anorm > 0.0 {
+        r.norm_l2() / (n as f64 * anorm * eps)
+    } else {
+        r.norm_l2()
+    };
+    let mut o = Mat::<f64>::identity(n, n);
+    matmul(
+        o.as_mut(),
+        Accum::Add,
+        v.transpose(),
+        v.as_ref(),
+        -1.0,
+        Par::Seq,
+    );
+    (res, o.norm_l2() / (n as f64 * eps))
+}
+
+fn reference<T: Scalar>(a: MatRef<'_, T>) -> Vec<f64> {
+    let n = a.nrows();
+    if n == 0 {
+        return Vec::new();
+    }
+    let a = to_f64(a);
+    let a = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+    let mut v = a.self_adjoint_eigenvalues(Side::Lower).unwrap();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn opts(b: usize, leaf: usize) -> EvdOptions {
+    EvdOptions {
+        bandwidth: b,
+        tile: 2 * b,
+        sweep_group: 3,
+        step_chunk: 4,
+        leaf_size: leaf,
+        dc_tile: 24,
+        q2_group: 5,
+        q2_chunk: 7,
+        back_col_block: 40,
+        ..EvdOptions::default()
+    }
+}
+
+fn check_families<T: Scalar>() {
+    let rt = Runtime::builder().threads(2).build();
+    let (mut worst_res, mut worst_orth, mut worst_val) = (0.0f64, 0.0f64, 0.0f64);
+    for family in Family::ALL {
+        for &(n, b, leaf) in &[
+            (0, 8, 16),
+            (1, 8, 16),
+            (2, 8, 16),
+            (3, 8, 16),
+            (8, 8, 16),
+            (9, 8, 16),
+            (15, 8, 16),
+            (16, 8, 16),
+            (17, 8, 16),
+            (200, 8, 16),
+            (517, 16, 32),
+        ] {
+            let a: Mat<T> = family.generate(n, 3);
+            let eig = eigh(a.as_ref(), EvdJob::Vectors, &opts(b, leaf), &rt).unwrap();
+            let v = eig.vectors.as_ref().expect("vectors");
+            assert_eq!((v.nrows(), v.ncols()), (n, n));
+            let (res, orth) = ratios(a.as_ref(), &eig.values, v.as_ref());
+            assert!(
+                res < 30.0 && orth < 30.0,
+                "{} n={n} {}: residual {res}, orthogonality {orth}",
+                family.name(),
+                T::NAME
+            );
+            let want = reference(a.as_ref());
+            let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let err = eig
+                .values
+                .iter()
+                .zip(&want)
+                .fold(0.0f64, |m, (x, y)| m.max((x.f64() - y).abs()));
+            let val = if norm > 0.0 {
+                err / (n as f64 * T::EPS.f64() * norm)
+            } else {
+                err
+            };
+            assert!(
+                val <= 5.0,
+                "{} n={n}: eigenvalue ratio {val}",
+                family.name()
+            );
+            worst_res = worst_res.max(res);
+            worst_orth = worst_orth.max(orth);
+            worst_val = worst_val.max(val);
+        }
+    }
+    eprintln!("{}: worst residual {worst_res:.3}, orthogonality {worst_orth:.3}, eigenvalues {worst_val:.3}", T::NAME);
+}
+
+#[test]
+fn vectors_pass_lapack_ratios_on_all_families_f64() {
+    check_families::<f64>();
+}
+
+#[test]
+fn vectors_pass_lapack_ratios_on_all_families_f32() {
+    check_families::<f32>();
+}
+
+#[test]
+fn vectors_at_1024_with_default_options() {
+    let rt = Runtime::builder().threads(2).build();
+    for family in [Family::GaussianSymmetric, Family::Clustered] {
+        let a: Mat<f64> = family.generate(1024, 2);
+        let eig = eigh(a.as_ref(), EvdJob::Vectors, &EvdOptions::default(), &rt).unwrap();
+        let (res, orth) = ratios(
+            a.as_ref(),
+            &eig.values,
+            eig.vectors.as_ref().unwrap().as_ref(),
+        );
+        assert!(
+            res < 30.0 && orth < 30.0,
+            "{}: residual {res}, orthogonality {orth}",
+            family.name()
+        );
+    }
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn values_and_vectors_are_bitwise_identical_across_schedules() {
+    let a: Mat<f64> = gallery::random_symmetric_uniform(230, 17);
+    let o = opts(8, 16);
+    let one = eigh(
+        a.as_ref(),
+        EvdJob::Vectors,
+        &o,
+        &Runtime::builder().threads(1).build(),
+    )
+    .unwrap();
+    let want_v = bits(&one.values);
+    let want_z: Vec<u64> = one
+        .vectors
+        .unwrap()
+        .col_iter()
+        .flat_map(|c| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+        .collect();
+    for threads in [1, 2, 4] {
+        for shuffle in [None, Some(5), Some(6)] {
+            let rt = Runtime::builder().threads(threads).shuffle(shuffle).build();
+            let got = eigh(a.as_ref(), EvdJob::Vectors, &o, &rt).unwrap();
+            assert_eq!(
+                bits(&got.values),
+                want_v,
+                "{threads} threads, shuffle {shuffle:?}"
+            );
+            let z: Vec<u64> = got
+                .vectors
+                .unwrap()
+                .col_iter()
+                .flat_map(|c| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                .collect();
+            assert!(
+                z == want_z,
+                "eigenvectors differ: {threads} threads, shuffle {shuffle:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn full_graph_is_race_free() {
+    let a: Mat<f64> = gallery::random_symmetric_uniform(150, 2);
+    for fine in [true, false] {
+        let o = EvdOptions {
+            fine_stage2: fine,
+            ..opts(4, 12)
+        };
+        evd_graph(a.as_ref(), EvdJob::Vectors, &o)
+            .unwrap()
+            .graph
+            .check_races()
+            .unwrap();
+    }
+}
