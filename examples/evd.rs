@@ -36,9 +36,13 @@ struct Args {
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = Precision::F64)]
     precision: Precision,
-    /// Eigenvalues only (eigenvectors are not implemented yet; this is the default job).
+    /// Eigenvalues only (default: eigenvalues and eigenvectors).
     #[arg(long)]
     values_only: bool,
+    /// Also compute ||A V - V L||_F / (n ||A||_F eps) and ||V^T V - I||_F / (n eps)
+    /// (keeps a copy of A; O(n^3) extra work).
+    #[arg(long)]
+    check: bool,
     /// CPU worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -54,11 +58,24 @@ struct Args {
     /// Stage-2 steps per task.
     #[arg(long)]
     step_chunk: Option<usize>,
+    /// Q2 back-transformation: sweeps per compact-WY block.
+    #[arg(long)]
+    q2_group: Option<usize>,
+    /// Q2 back-transformation: blocks per task.
+    #[arg(long)]
+    q2_chunk: Option<usize>,
+    /// Back-transformations: eigenvector columns per task.
+    #[arg(long)]
+    col_block: Option<usize>,
+    /// Divide and conquer leaf size.
+    #[arg(long)]
+    leaf_size: Option<usize>,
     /// Read the matrix from a 2-D .npy file (f64 or f32, C or Fortran order; the
     /// lower triangle is used).
     #[arg(long)]
     input: Option<PathBuf>,
-    /// Write eigenvalues.npy (ascending) into this directory.
+    /// Write eigenvalues.npy (ascending) and, with vectors, eigenvectors.npy
+    /// (column j belongs to eigenvalue j) into this directory.
     #[arg(long)]
     output: Option<PathBuf>,
     /// Write a Chrome trace (open in ui.perfetto.dev).
@@ -101,15 +118,27 @@ fn options(args: &Args) -> EvdOptions {
     if let Some(c) = args.step_chunk {
         o.step_chunk = c;
     }
+    if let Some(g) = args.q2_group {
+        o.q2_group = g;
+    }
+    if let Some(c) = args.q2_chunk {
+        o.q2_chunk = c;
+    }
+    if let Some(c) = args.col_block {
+        o.back_col_block = c;
+    }
+    if let Some(l) = args.leaf_size {
+        o.leaf_size = l;
+    }
     o
 }
 
-/// The largest n whose values-only run fits in `available` bytes.
-fn largest_fitting<T: Scalar>(available: u64, opts: &EvdOptions) -> usize {
+/// The largest n (a multiple of 1024) whose run fits in `available` bytes.
+fn largest_fitting<T: Scalar>(available: u64, job: EvdJob, opts: &EvdOptions) -> usize {
     let (mut lo, mut hi) = (0usize, 1usize << 20);
     while lo + 1 < hi {
         let mid = (lo + hi) / 2;
-        if memory_bytes::<T>(mid, EvdJob::Values, opts) <= available {
+        if memory_bytes::<T>(mid, job, opts) <= available {
             lo = mid;
         } else {
             hi = mid;
@@ -118,15 +147,33 @@ fn largest_fitting<T: Scalar>(available: u64, opts: &EvdOptions) -> usize {
     lo / 1024 * 1024
 }
 
-fn check_memory<T: Scalar>(n: usize, opts: &EvdOptions) -> Result<()> {
-    let needed = memory_bytes::<T>(n, EvdJob::Values, opts);
+fn check_memory<T: Scalar>(n: usize, job: EvdJob, check: bool, opts: &EvdOptions) -> Result<()> {
+    let copy = if check {
+        (n * n * std::mem::size_of::<T>()) as u64
+    } else {
+        0
+    };
+    let needed = memory_bytes::<T>(n, job, opts) + copy;
+    let what = match job {
+        EvdJob::Values => "eigenvalues",
+        EvdJob::Vectors => "eigenvalues and eigenvectors",
+    };
     sysinfo::check_fits(
         needed,
-        &format!("the {n} x {n} {} eigenvalue problem", T::NAME),
+        &format!("the {n} x {n} {} problem ({what})", T::NAME),
         |avail| {
-            let f64_n = largest_fitting::<f64>(avail, opts);
-            let f32_n = largest_fitting::<f32>(avail, opts);
-            format!("this machine fits --n {f64_n} in f64 or --n {f32_n} with --precision f32 (values only)")
+            let f = |j| {
+                (
+                    largest_fitting::<f64>(avail, j, opts),
+                    largest_fitting::<f32>(avail, j, opts),
+                )
+            };
+            let (v64, v32) = f(EvdJob::Vectors);
+            let (e64, e32) = f(EvdJob::Values);
+            format!(
+                "this machine fits --n {v64} (f64) or {v32} (f32) with vectors, \
+             --n {e64} (f64) or {e32} (f32) with --values-only"
+            )
         },
     )
 }
@@ -145,26 +192,32 @@ fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
 
 fn run<T: Scalar>(args: &Args) -> Result<()> {
     let opts = options(args);
+    let job = if args.values_only {
+        EvdJob::Values
+    } else {
+        EvdJob::Vectors
+    };
     let a: Mat<T> = match &args.input {
         Some(path) => {
             let header = npy::read_header(path)?;
             let n = header.shape.first().copied().unwrap_or(0);
-            check_memory::<T>(n, &opts)?;
+            check_memory::<T>(n, job, args.check, &opts)?;
             npy::read_square_matrix::<T>(path)?
         }
         None => {
-            check_memory::<T>(args.n, &opts)?;
+            check_memory::<T>(args.n, job, args.check, &opts)?;
             random_symmetric(args.n, args.seed)
         }
     };
     let n = a.nrows();
     let b = opts.bandwidth_for(n);
+    let original = args.check.then(|| a.clone());
     let progress = Progress::new();
     if !args.json {
         eprintln!(
             "n = {n} ({}): needs {} of memory; building the task graph",
             T::NAME,
-            sysinfo::human_bytes(memory_bytes::<T>(n, EvdJob::Values, &opts))
+            sysinfo::human_bytes(memory_bytes::<T>(n, job, &opts))
         );
     }
     let mut rt = Runtime::builder().progress(progress.clone());
@@ -177,7 +230,7 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     let rt = rt.build();
 
     let t0 = Instant::now();
-    let evd = evd_graph_owned(a, EvdJob::Values, &opts)?;
+    let evd = evd_graph_owned(a, job, &opts)?;
     let build = t0.elapsed();
     let tasks = evd.graph.len();
     // Run in the background and show progress (cost-weighted) with an ETA.
@@ -216,10 +269,16 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     }
     bar.finish_and_clear();
     let report = handle.wait()?;
-    let values = values.collect();
+    let (values, vectors) = values.into_results();
+    let checks =
+        original.map(|a| check_ratios(a.as_ref(), &values, vectors.as_ref().map(|v| v.as_ref())));
     let seconds = report.wall.as_secs_f64();
     let stages = stage_seconds(&report);
-    let reduction = stages[0].1 + stages[1].1;
+    let reduction: f64 = stages
+        .iter()
+        .filter(|(s, _)| *s == "sy2sb" || *s == "sb2st")
+        .map(|s| s.1)
+        .sum();
     let nf = n as f64;
     let gflops = if reduction > 0.0 {
         4.0 / 3.0 * nf * nf * nf / reduction / 1e9
@@ -233,20 +292,26 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
             source,
         })?;
         npy::write_vector(&dir.join("eigenvalues.npy"), &values)?;
+        if let Some(v) = &vectors {
+            npy::write_matrix(&dir.join("eigenvectors.npy"), v.as_ref())?;
+        }
     }
     if args.json {
         let stage_obj: serde_json::Map<String, serde_json::Value> = stages
             .iter()
             .map(|(k, v)| (k.to_string(), (*v).into()))
             .collect();
-        println!(
-            "{}",
-            serde_json::json!({
-                "n": n, "precision": T::NAME, "job": "values", "threads": rt.threads(),
-                "bandwidth": b, "tasks": tasks, "seconds": seconds, "stages": stage_obj,
-                "gflops": gflops, "build_seconds": build.as_secs_f64(),
-            })
-        );
+        let mut line = serde_json::json!({
+            "n": n, "precision": T::NAME,
+            "job": if vectors.is_some() { "vectors" } else { "values" },
+            "threads": rt.threads(), "bandwidth": b, "tasks": tasks, "seconds": seconds,
+            "stages": stage_obj, "gflops": gflops, "build_seconds": build.as_secs_f64(),
+        });
+        if let Some((res, orth)) = checks {
+            line["residual"] = res.into();
+            line["orthogonality"] = orth.into();
+        }
+        println!("{line}");
     } else {
         println!(
             "n = {n} ({}), bandwidth {b}, {tasks} tasks on {} thread(s): {seconds:.3} s",
@@ -262,9 +327,44 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
                 values[n - 1].f64()
             );
         }
+        if let Some((res, orth)) = checks {
+            println!("||A - V L V^T||: residual ratio {res:.3}; ||V^T V - I||: orthogonality ratio {orth:.3} (LAPACK threshold 30)");
+        }
         if let Some(p) = &args.trace {
             println!("trace written to {} (open in ui.perfetto.dev)", p.display());
         }
     }
     Ok(())
+}
+
+/// LAPACK-style ratios: `||A V - V L||_F / (n ||A||_F eps)` (for values only,
+/// `|sum(L) - trace(A)| / (n ||A||_F eps)`) and `||V^T V - I||_F / (n eps)`.
+fn check_ratios<T: Scalar>(
+    a: faer::MatRef<'_, T>,
+    values: &[T],
+    v: Option<faer::MatRef<'_, T>>,
+) -> (f64, f64) {
+    use faer::linalg::matmul::matmul;
+    use faer::{Accum, Par};
+    let n = a.nrows();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let par = Par::rayon(0);
+    let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+    let (nf, eps) = (n as f64, T::EPS.f64());
+    let anorm = full.norm_l2().f64().max(f64::MIN_POSITIVE);
+    let Some(v) = v else {
+        let trace: f64 = (0..n).map(|i| full[(i, i)].f64()).sum();
+        let sum: f64 = values.iter().map(|x| x.f64()).sum();
+        return ((trace - sum).abs() / (nf * anorm * eps), 0.0);
+    };
+    let mut r = Mat::from_fn(n, n, |i, j| v[(i, j)] * values[j]);
+    matmul(r.as_mut(), Accum::Add, full.as_ref(), v, -T::one(), par);
+    let mut o = Mat::<T>::identity(n, n);
+    matmul(o.as_mut(), Accum::Add, v.transpose(), v, -T::one(), par);
+    (
+        r.norm_l2().f64() / (nf * anorm * eps),
+        o.norm_l2().f64() / (nf * eps),
+    )
 }

@@ -37,9 +37,11 @@
 use super::bulge::{num_sweeps, steps, task_geom, Sb2stReflectors};
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
 use faer::prelude::*;
 use faer::{Accum, Mat, MatMut};
 use std::ops::Range;
+use BlockStructure::Rectangular as Rect;
 
 /// The contiguous storage of column `j` of `z` (faer matrices are column-major).
 #[inline]
@@ -296,17 +298,110 @@ fn apply_block<T: Scalar>(
     let mut w = work.w.as_mut().submatrix_mut(0, 0, k, kc);
     let mut w2 = work.w2.as_mut().submatrix_mut(0, 0, k, kc);
     let mut zr = z.subrows_mut(block.rows.start, rows);
+    let b = refl.b();
+    // Column i of V holds rows [i, i + len_i), len_i <= b: a parallelogram. When it
+    // is complete (rows = b + k - 1, k <= b - 1) split it into a unit lower
+    // triangle on top (rows 0..k), a dense middle (k..b-1) and an upper triangle
+    // at the bottom (b-1..b+k-1), so the GEMMs skip the zero half of the
+    // parallelogram: about 2 k b flops per column of Z instead of 4 k (b + k).
+    let structured = k < b && rows == b + k - 1;
     // W = V^T Z_R ; W2 = T W ; Z_R -= V W2.
-    matmul(
-        w.rb_mut(),
+    if structured {
+        let mid = b - 1 - k;
+        let (v_top, v_mid, v_bot) = (v.subrows(0, k), v.subrows(k, mid), v.subrows(b - 1, k));
+        tri_matmul(
+            w.rb_mut(),
+            Rect,
+            Accum::Replace,
+            v_top.transpose(),
+            BlockStructure::TriangularUpper,
+            zr.rb().subrows(0, k),
+            Rect,
+            T::one(),
+            Par::Seq,
+        );
+        if mid > 0 {
+            matmul(
+                w.rb_mut(),
+                Accum::Add,
+                v_mid.transpose(),
+                zr.rb().subrows(k, mid),
+                T::one(),
+                Par::Seq,
+            );
+        }
+        tri_matmul(
+            w.rb_mut(),
+            Rect,
+            Accum::Add,
+            v_bot.transpose(),
+            BlockStructure::TriangularLower,
+            zr.rb().subrows(b - 1, k),
+            Rect,
+            T::one(),
+            Par::Seq,
+        );
+    } else {
+        matmul(
+            w.rb_mut(),
+            Accum::Replace,
+            v.transpose(),
+            zr.rb(),
+            T::one(),
+            Par::Seq,
+        );
+    }
+    tri_matmul(
+        w2.rb_mut(),
+        Rect,
         Accum::Replace,
-        v.transpose(),
-        zr.rb(),
+        t,
+        BlockStructure::TriangularUpper,
+        w.rb(),
+        Rect,
         T::one(),
         Par::Seq,
     );
-    matmul(w2.rb_mut(), Accum::Replace, t, w.rb(), T::one(), Par::Seq);
-    matmul(zr.rb_mut(), Accum::Add, v, w2.rb(), -T::one(), Par::Seq);
+    if structured {
+        let mid = b - 1 - k;
+        let (v_top, v_mid, v_bot) = (v.subrows(0, k), v.subrows(k, mid), v.subrows(b - 1, k));
+        // The bottom triangle overlaps nothing above it; apply it first so the top
+        // and middle updates read the same W2.
+        tri_matmul(
+            zr.rb_mut().subrows_mut(b - 1, k),
+            Rect,
+            Accum::Add,
+            v_bot,
+            BlockStructure::TriangularUpper,
+            w2.rb(),
+            Rect,
+            -T::one(),
+            Par::Seq,
+        );
+        if mid > 0 {
+            matmul(
+                zr.rb_mut().subrows_mut(k, mid),
+                Accum::Add,
+                v_mid,
+                w2.rb(),
+                -T::one(),
+                Par::Seq,
+            );
+        }
+        tri_matmul(
+            zr.rb_mut().subrows_mut(0, k),
+            Rect,
+            Accum::Add,
+            v_top,
+            BlockStructure::TriangularLower,
+            w2.rb(),
+            Rect,
+            -T::one(),
+            Par::Seq,
+        );
+    } else {
+        matmul(zr.rb_mut(), Accum::Add, v, w2.rb(), -T::one(), Par::Seq);
+    }
 }
 
 /// Applies the blocks `range` of `plan` (indices into [`Q2Plan::blocks`], in

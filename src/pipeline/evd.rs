@@ -143,7 +143,7 @@ pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 
         + 2 * b * n             // band with bulge room
         + 2 * n; // tridiagonal
     if job == EvdJob::Vectors {
-        let col = opts.back_col_block.max(1) as u64;
+        let col = opts.col_block_for(n as usize) as u64;
         let q2 = opts.q2_group.max(1) as u64;
         words += n * n          // eigenvectors
             + n * n / 2 + n * b // stage-2 reflectors
@@ -231,7 +231,7 @@ pub fn evd_graph_owned<T: Scalar>(
         dc.z.clone(),
         b,
         opts.q2_group,
-        opts.back_col_block,
+        opts.col_block_for(n),
         opts.q2_chunk,
     );
     g.chain(&dc.sub, &q2);
@@ -242,12 +242,16 @@ pub fn evd_graph_owned<T: Scalar>(
         b,
         s1.panels,
         dc.z.clone(),
-        opts.back_col_block,
+        opts.col_block_for(n),
     );
-    // The factor task only needs stage 1; the column tasks need Q2 Z.
+    // The factor task only needs stage 1; column block j of Q1 needs column block
+    // j of Q2 Z (both stages use the same column blocks, in the same order).
     g.succeed(q1.entries[0], &s1.sub.exits);
-    for &t in &q1.exits {
-        g.succeed(t, &q2.exits);
+    debug_assert!(q2.exits.is_empty() || q2.exits.len() == q1.exits.len());
+    for (j, &t) in q1.exits.iter().enumerate() {
+        if let Some(&p) = q2.exits.get(j) {
+            g.edge(p, t);
+        }
     }
     if s1.sub.exits.is_empty() && q2.exits.is_empty() {
         // n is tiny: nothing orders the Q1 tasks after D&C otherwise.

@@ -24,7 +24,8 @@ pub struct EvdOptions {
     pub q2_group: usize,
     /// Q2 back-transformation: blocks per task.
     pub q2_chunk: usize,
-    /// Back-transformations: columns of the eigenvector matrix per task.
+    /// Back-transformations: columns of the eigenvector matrix per task (lowered
+    /// to about `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
     /// Lag between consecutive sweeps in the fine stage-2 graph. Only the value 3
     /// is correct; other values exist to test that the race checker catches them.
@@ -42,9 +43,9 @@ impl Default for EvdOptions {
             fine_stage2: false,
             leaf_size: 32,
             dc_tile: 256,
-            q2_group: 64,
+            q2_group: 16,
             q2_chunk: 64,
-            back_col_block: 256,
+            back_col_block: 512,
             sweep_lag: 3,
         }
     }
@@ -54,6 +55,11 @@ impl EvdOptions {
     /// The bandwidth actually used for order `n`: at least 1, at most `n - 1`.
     pub fn bandwidth_for(&self, n: usize) -> usize {
         self.bandwidth.max(1).min(n.saturating_sub(1).max(1))
+    }
+
+    /// The column block of the back-transformations actually used for order `n`.
+    pub fn col_block_for(&self, n: usize) -> usize {
+        self.back_col_block.min((n / 8).max(64)).max(1)
     }
 
     /// The tile size actually used for order `n` with bandwidth `b`: a multiple of

@@ -105,10 +105,10 @@ pub fn divide_and_conquer<T: Scalar>(
                 // Scale by the max norm like dstedc (a zero matrix stays as it is).
                 if nrm > T::zero() {
                     for i in 0..n {
-                        dv[(i, 0)] = dv[(i, 0)] / nrm;
+                        dv[(i, 0)] /= nrm;
                     }
                     for i in 0..ne {
-                        ev[(i, 0)] = ev[(i, 0)] / nrm;
+                        ev[(i, 0)] /= nrm;
                     }
                     *scale.lock() = nrm;
                 }
@@ -476,6 +476,7 @@ pub fn back_transform_q1<T: Scalar>(
     let prepare = {
         let (t, factors) = (t.clone(), factors.clone());
         g.add(
+            // Stage-1 bookkeeping: it runs as soon as stage 1 is done.
             Task::new("q1.factors", move |_| {
                 // SAFETY: after stage 1; T is read only from now on.
                 let tf = unsafe { t.tile(0..b, 0..panels * b) };
@@ -486,7 +487,7 @@ pub fn back_transform_q1<T: Scalar>(
                     .set(Sy2sbFactors::new(n, b, ts))
                     .map_err(|_| Error::InvalidArgument("Q1 factors assembled twice".into()))
             })
-            .stage(Q1)
+            .stage(super::stages::SY2SB)
             .cost(0.0, (8 * panels * b * b) as f64)
             .footprint(Footprint::new().read(Region::new(tid, 0..b, 0..panels * b))),
         )
