@@ -1,11 +1,11 @@
-//! eigenflow's two-stage symmetric eigenvalues against faer's self-adjoint
-//! eigenvalue solver, timed alternately in the same process, plus the machine's
+//! eigenflow's two-stage symmetric EVD (values only; values and vectors) against
+//! faer's self-adjoint solvers, timed alternately in the same process, plus the machine's
 //! GEMM rate measured the way stage 1 uses it (one single-threaded faer GEMM per
 //! thread, run as tasks of our runtime).
 //!
 //! `cargo bench --bench evd -- [--json] [--sizes 1024,2048,4096] [--reps 3]
 //!     [--threads 1,2] [--precisions f64,f32] [--bandwidth B] [--tile T]
-//!     [--sweep-group G] [--step-chunk C]`
+//!     [--sweep-group G] [--step-chunk C] [--jobs values,vectors]`
 
 use eigenflow::gallery;
 use eigenflow::graph::TaskGraph;
@@ -23,6 +23,7 @@ struct Args {
     reps: usize,
     threads: Vec<usize>,
     precisions: Vec<String>,
+    jobs: Vec<String>,
     opts: EvdOptions,
 }
 
@@ -39,6 +40,7 @@ fn args() -> Args {
         reps: 3,
         threads: vec![1, 2],
         precisions: vec!["f64".into(), "f32".into()],
+        jobs: vec!["values".into(), "vectors".into()],
         opts: EvdOptions::default(),
     };
     let mut it = std::env::args().skip(1);
@@ -50,6 +52,7 @@ fn args() -> Args {
             "--reps" => a.reps = val().parse().expect("--reps R"),
             "--threads" => a.threads = list(&val()),
             "--precisions" => a.precisions = list(&val()),
+            "--jobs" => a.jobs = list(&val()),
             "--bandwidth" => a.opts.bandwidth = val().parse().expect("--bandwidth B"),
             "--tile" => a.opts.tile = val().parse().expect("--tile T"),
             "--sweep-group" => a.opts.sweep_group = val().parse().expect("--sweep-group G"),
@@ -100,7 +103,7 @@ fn gemm_rate<T: Scalar>(threads: usize, n: usize) -> f64 {
     2.0 * (n as f64).powi(3) * threads as f64 / best / 1e9
 }
 
-fn case<T: Scalar>(args: &Args, n: usize, threads: usize, gemm: f64) {
+fn case<T: Scalar>(args: &Args, job: EvdJob, n: usize, threads: usize, gemm: f64) {
     let a: Mat<T> = gallery::random_symmetric_uniform(n, 42);
     let rt = Runtime::builder().threads(threads).build();
     let par = if threads == 1 {
@@ -113,11 +116,18 @@ fn case<T: Scalar>(args: &Args, n: usize, threads: usize, gemm: f64) {
     let mut max_diff = 0.0f64;
     for _ in 0..args.reps {
         let t = Instant::now();
-        let eig = eigh(a.as_ref(), EvdJob::Values, &args.opts, &rt).expect("eigenflow");
+        let eig = eigh(a.as_ref(), job, &args.opts, &rt).expect("eigenflow");
         ours.push(t.elapsed().as_secs_f64());
         stages.push(stage_seconds(&eig.report));
+        drop(eig.vectors);
         let t = Instant::now();
-        let reference = a.self_adjoint_eigenvalues(Side::Lower).expect("faer");
+        let reference: Vec<T> = match job {
+            EvdJob::Values => a.self_adjoint_eigenvalues(Side::Lower).expect("faer"),
+            EvdJob::Vectors => {
+                let e = a.self_adjoint_eigen(Side::Lower).expect("faer");
+                (0..n).map(|i| e.S()[i]).collect()
+            }
+        };
         theirs.push(t.elapsed().as_secs_f64());
         let norm = reference.iter().fold(0.0f64, |m, x| m.max(x.f64().abs()));
         for (x, y) in eig.values.iter().zip(&reference) {
@@ -125,8 +135,27 @@ fn case<T: Scalar>(args: &Args, n: usize, threads: usize, gemm: f64) {
         }
     }
     let (ours_m, faer_m) = (median(ours), median(theirs));
-    let stage = |k: usize| median(stages.iter().map(|s| s[k].1).collect());
-    let (sy2sb, sb2st, tridiag) = (stage(0), stage(1), stage(2));
+    let stage = |name: &str| {
+        median(
+            stages
+                .iter()
+                .map(|s| s.iter().find(|x| x.0 == name).map_or(0.0, |x| x.1))
+                .collect(),
+        )
+    };
+    let (sy2sb, sb2st) = (stage("sy2sb"), stage("sb2st"));
+    let stage_obj: serde_json::Map<String, serde_json::Value> =
+        ["sy2sb", "sb2st", "tridiag", "dc", "q2", "q1"]
+            .iter()
+            .filter(|s| stages[0].iter().any(|x| x.0 == **s))
+            .map(|s| (s.to_string(), stage(s).into()))
+            .collect();
+    let jobname = match job {
+        EvdJob::Values => "values",
+        EvdJob::Vectors => "vectors",
+    };
+    // Spans after the reduction (they may overlap): tridiag, or dc + q2 + q1.
+    let after = stage("tridiag") + stage("dc") + stage("q2") + stage("q1");
     let nf = n as f64;
     let gflops = 4.0 / 3.0 * nf.powi(3) / (sy2sb + sb2st) / 1e9;
     let sy2sb_rate = 4.0 / 3.0 * nf.powi(3) / sy2sb / 1e9;
@@ -134,18 +163,18 @@ fn case<T: Scalar>(args: &Args, n: usize, threads: usize, gemm: f64) {
         println!(
             "{}",
             serde_json::json!({
-                "bench": "evd_values", "n": n, "precision": T::NAME, "threads": threads,
-                "bandwidth": args.opts.bandwidth_for(n), "tile": args.opts.tile,
+                "bench": "evd", "job": jobname, "n": n, "precision": T::NAME, "threads": threads,
+                "bandwidth": args.opts.bandwidth_for(n), "tile": args.opts.tile_for(n, args.opts.bandwidth_for(n)),
                 "sweep_group": args.opts.sweep_group, "step_chunk": args.opts.step_chunk,
                 "eigenflow_median_s": ours_m, "faer_median_s": faer_m, "speedup": faer_m / ours_m,
-                "stages": {"sy2sb": sy2sb, "sb2st": sb2st, "tridiag": tridiag},
-                "gflops": gflops, "sy2sb_gflops": sy2sb_rate, "gemm_gflops": gemm,
+                "stages": stage_obj, "gflops": gflops, "sy2sb_gflops": sy2sb_rate, "gemm_gflops": gemm,
                 "sy2sb_fraction_of_gemm": sy2sb_rate / gemm, "max_error_ratio": max_diff,
             })
         );
     } else {
         println!(
-            "{:>5} {:>4} {:>3} {:>9.3} {:>9.3} {:>7.2}x {:>8.3} {:>8.3} {:>8.3} {:>7.1} {:>6.0}% {:>6.2}",
+            "{:>7} {:>5} {:>4} {:>3} {:>9.3} {:>9.3} {:>7.2}x {:>8.3} {:>8.3} {:>8.3} {:>7.1} {:>6.0}% {:>6.2}",
+            jobname,
             n,
             T::NAME,
             threads,
@@ -154,7 +183,7 @@ fn case<T: Scalar>(args: &Args, n: usize, threads: usize, gemm: f64) {
             faer_m / ours_m,
             sy2sb,
             sb2st,
-            tridiag,
+            after,
             gflops,
             100.0 * sy2sb_rate / gemm,
             max_diff
@@ -166,7 +195,8 @@ fn main() {
     let args = args();
     if !args.json {
         println!(
-            "{:>5} {:>4} {:>3} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6}",
+            "{:>7} {:>5} {:>4} {:>3} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6}",
+            "job",
             "n",
             "prec",
             "thr",
@@ -175,7 +205,7 @@ fn main() {
             "speedup",
             "sy2sb",
             "sb2st",
-            "tridiag",
+            "solve",
             "GF/s",
             "%GEMM",
             "err"
@@ -190,10 +220,17 @@ fn main() {
             if !args.json {
                 println!("# {p}, {threads} thread(s): GEMM rate {gemm:.1} GFLOP/s");
             }
-            for &n in &args.sizes {
-                match p.as_str() {
-                    "f32" => case::<f32>(&args, n, threads, gemm),
-                    _ => case::<f64>(&args, n, threads, gemm),
+            for job in &args.jobs {
+                let job = if job == "vectors" {
+                    EvdJob::Vectors
+                } else {
+                    EvdJob::Values
+                };
+                for &n in &args.sizes {
+                    match p.as_str() {
+                        "f32" => case::<f32>(&args, job, n, threads, gemm),
+                        _ => case::<f64>(&args, job, n, threads, gemm),
+                    }
                 }
             }
         }

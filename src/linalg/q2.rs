@@ -39,7 +39,7 @@ use crate::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
 use faer::prelude::*;
-use faer::{Accum, Mat, MatMut};
+use faer::{Accum, Mat, MatMut, MatRef};
 use std::ops::Range;
 use BlockStructure::Rectangular as Rect;
 
@@ -299,48 +299,25 @@ fn apply_block<T: Scalar>(
     let mut w2 = work.w2.as_mut().submatrix_mut(0, 0, k, kc);
     let mut zr = z.subrows_mut(block.rows.start, rows);
     let b = refl.b();
-    // Column i of V holds rows [i, i + len_i), len_i <= b: a parallelogram. When it
-    // is complete (rows = b + k - 1, k <= b - 1) split it into a unit lower
-    // triangle on top (rows 0..k), a dense middle (k..b-1) and an upper triangle
-    // at the bottom (b-1..b+k-1), so the GEMMs skip the zero half of the
-    // parallelogram: about 2 k b flops per column of Z instead of 4 k (b + k).
-    let structured = k < b && rows == b + k - 1;
-    // W = V^T Z_R ; W2 = T W ; Z_R -= V W2.
+    // Column i of V holds rows [i, i + b) when the block is complete
+    // (rows = b + k - 1): a parallelogram, half zeros. Cut it into column panels
+    // of width at most b - 1 and multiply each panel as a unit lower triangle, a
+    // dense middle and an upper triangle, so the GEMMs skip the zeros (about
+    // 2 k b flops per column of Z instead of 2 k (b + k)). Short blocks at the
+    // bottom of the matrix use the dense parallelogram.
+    let structured = b >= 2 && rows == b + k - 1;
+    let panels = || {
+        (0..k)
+            .step_by((b - 1).max(1))
+            .map(move |j| (j, (b - 1).min(k - j)))
+    };
+    // W = V^T Z_R.
     if structured {
-        let mid = b - 1 - k;
-        let (v_top, v_mid, v_bot) = (v.subrows(0, k), v.subrows(k, mid), v.subrows(b - 1, k));
-        tri_matmul(
-            w.rb_mut(),
-            Rect,
-            Accum::Replace,
-            v_top.transpose(),
-            BlockStructure::TriangularUpper,
-            zr.rb().subrows(0, k),
-            Rect,
-            T::one(),
-            Par::Seq,
-        );
-        if mid > 0 {
-            matmul(
-                w.rb_mut(),
-                Accum::Add,
-                v_mid.transpose(),
-                zr.rb().subrows(k, mid),
-                T::one(),
-                Par::Seq,
-            );
+        for (j, kj) in panels() {
+            let vp = v.submatrix(j, j, b + kj - 1, kj);
+            let zp = zr.rb().subrows(j, b + kj - 1);
+            panel_vt_z(vp, zp, w.rb_mut().subrows_mut(j, kj), b);
         }
-        tri_matmul(
-            w.rb_mut(),
-            Rect,
-            Accum::Add,
-            v_bot.transpose(),
-            BlockStructure::TriangularLower,
-            zr.rb().subrows(b - 1, k),
-            Rect,
-            T::one(),
-            Par::Seq,
-        );
     } else {
         matmul(
             w.rb_mut(),
@@ -351,6 +328,7 @@ fn apply_block<T: Scalar>(
             Par::Seq,
         );
     }
+    // W2 = T W (T upper triangular).
     tri_matmul(
         w2.rb_mut(),
         Rect,
@@ -362,46 +340,103 @@ fn apply_block<T: Scalar>(
         T::one(),
         Par::Seq,
     );
+    // Z_R -= V W2.
     if structured {
-        let mid = b - 1 - k;
-        let (v_top, v_mid, v_bot) = (v.subrows(0, k), v.subrows(k, mid), v.subrows(b - 1, k));
-        // The bottom triangle overlaps nothing above it; apply it first so the top
-        // and middle updates read the same W2.
-        tri_matmul(
-            zr.rb_mut().subrows_mut(b - 1, k),
-            Rect,
-            Accum::Add,
-            v_bot,
-            BlockStructure::TriangularUpper,
-            w2.rb(),
-            Rect,
-            -T::one(),
-            Par::Seq,
-        );
-        if mid > 0 {
-            matmul(
-                zr.rb_mut().subrows_mut(k, mid),
-                Accum::Add,
-                v_mid,
-                w2.rb(),
-                -T::one(),
-                Par::Seq,
+        for (j, kj) in panels() {
+            let vp = v.submatrix(j, j, b + kj - 1, kj);
+            panel_z_minus_vw(
+                vp,
+                w2.rb().subrows(j, kj),
+                zr.rb_mut().subrows_mut(j, b + kj - 1),
+                b,
             );
         }
-        tri_matmul(
-            zr.rb_mut().subrows_mut(0, k),
-            Rect,
-            Accum::Add,
-            v_top,
-            BlockStructure::TriangularLower,
-            w2.rb(),
-            Rect,
-            -T::one(),
-            Par::Seq,
-        );
     } else {
         matmul(zr.rb_mut(), Accum::Add, v, w2.rb(), -T::one(), Par::Seq);
     }
+}
+
+/// `w := vp^T zp` for a parallelogram panel `vp` (`(b + kj - 1) x kj`, column i
+/// nonzero in rows `[i, i + b)`, `kj <= b - 1`): unit lower triangle on rows
+/// `0..kj`, dense rows `kj..b-1`, upper triangle on rows `b-1..b-1+kj`.
+fn panel_vt_z<T: Scalar>(vp: MatRef<'_, T>, zp: MatRef<'_, T>, mut w: MatMut<'_, T>, b: usize) {
+    let kj = vp.ncols();
+    let mid = b - 1 - kj;
+    tri_matmul(
+        w.rb_mut(),
+        Rect,
+        Accum::Replace,
+        vp.subrows(0, kj).transpose(),
+        BlockStructure::TriangularUpper,
+        zp.subrows(0, kj),
+        Rect,
+        T::one(),
+        Par::Seq,
+    );
+    if mid > 0 {
+        matmul(
+            w.rb_mut(),
+            Accum::Add,
+            vp.subrows(kj, mid).transpose(),
+            zp.subrows(kj, mid),
+            T::one(),
+            Par::Seq,
+        );
+    }
+    tri_matmul(
+        w.rb_mut(),
+        Rect,
+        Accum::Add,
+        vp.subrows(b - 1, kj).transpose(),
+        BlockStructure::TriangularLower,
+        zp.subrows(b - 1, kj),
+        Rect,
+        T::one(),
+        Par::Seq,
+    );
+}
+
+/// `zp -= vp w2` for a parallelogram panel (see [`panel_vt_z`]).
+fn panel_z_minus_vw<T: Scalar>(
+    vp: MatRef<'_, T>,
+    w2: MatRef<'_, T>,
+    mut zp: MatMut<'_, T>,
+    b: usize,
+) {
+    let kj = vp.ncols();
+    let mid = b - 1 - kj;
+    tri_matmul(
+        zp.rb_mut().subrows_mut(0, kj),
+        Rect,
+        Accum::Add,
+        vp.subrows(0, kj),
+        BlockStructure::TriangularLower,
+        w2,
+        Rect,
+        -T::one(),
+        Par::Seq,
+    );
+    if mid > 0 {
+        matmul(
+            zp.rb_mut().subrows_mut(kj, mid),
+            Accum::Add,
+            vp.subrows(kj, mid),
+            w2,
+            -T::one(),
+            Par::Seq,
+        );
+    }
+    tri_matmul(
+        zp.rb_mut().subrows_mut(b - 1, kj),
+        Rect,
+        Accum::Add,
+        vp.subrows(b - 1, kj),
+        BlockStructure::TriangularUpper,
+        w2,
+        Rect,
+        -T::one(),
+        Par::Seq,
+    );
 }
 
 /// Applies the blocks `range` of `plan` (indices into [`Q2Plan::blocks`], in
