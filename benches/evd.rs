@@ -164,7 +164,7 @@ fn case<T: Scalar>(args: &Args, job: EvdJob, n: usize, threads: usize, gemm: f64
             "{}",
             serde_json::json!({
                 "bench": "evd", "job": jobname, "n": n, "precision": T::NAME, "threads": threads,
-                "bandwidth": args.opts.bandwidth_for(n), "tile": args.opts.tile_for(n, args.opts.bandwidth_for(n)),
+                "bandwidth": args.opts.bandwidth_for(n, job), "tile": args.opts.tile_for(n, args.opts.bandwidth_for(n, job)),
                 "sweep_group": args.opts.sweep_group, "step_chunk": args.opts.step_chunk,
                 "eigenflow_median_s": ours_m, "faer_median_s": faer_m, "speedup": faer_m / ours_m,
                 "stages": stage_obj, "gflops": gflops, "sy2sb_gflops": sy2sb_rate, "gemm_gflops": gemm,

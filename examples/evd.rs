@@ -210,7 +210,7 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
         }
     };
     let n = a.nrows();
-    let b = opts.bandwidth_for(n);
+    let b = opts.bandwidth_for(n, job);
     let original = args.check.then(|| a.clone());
     let progress = Progress::new();
     if !args.json {

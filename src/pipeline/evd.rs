@@ -135,7 +135,7 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<T> {
 /// Bytes the EVD of order `n` allocates (the working matrix included), for
 /// checking that a run fits before starting it.
 pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
-    let b = opts.bandwidth_for(n) as u64;
+    let b = opts.bandwidth_for(n, job) as u64;
     let n = n as u64;
     let mut words = n * n       // the working matrix
         + 4 * n * b             // V and X workspaces, two of each
@@ -191,7 +191,7 @@ pub fn evd_graph_owned<T: Scalar>(
 ) -> Result<EvdGraph<T>> {
     let scale = prepare(&mut copy)?;
     let n = copy.nrows();
-    let b = opts.bandwidth_for(n);
+    let b = opts.bandwidth_for(n, job);
     let nb = opts.tile_for(n, b);
     let vectors = job == EvdJob::Vectors;
     let mut g = TaskGraph::new();

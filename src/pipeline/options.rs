@@ -4,7 +4,10 @@
 /// benchmarks found best on a 2-core AVX-512 machine; see `benches/evd.rs`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EvdOptions {
-    /// Half-bandwidth `b` of the intermediate band (stage 1 -> stage 2).
+    /// Half-bandwidth `b` of the intermediate band (stage 1 -> stage 2); 0 picks
+    /// 32 for eigenvalues only and 64 with eigenvectors (a wider band makes the
+    /// bulge chasing dearer but the back-transformation GEMMs wider; see
+    /// `benches/evd.rs`).
     pub bandwidth: usize,
     /// Tile size of the stage-1 trailing update (rounded up to a multiple of `b`,
     /// and raised to about `n / 24` for large `n` so each panel's trailing update
@@ -36,7 +39,7 @@ pub struct EvdOptions {
 impl Default for EvdOptions {
     fn default() -> Self {
         EvdOptions {
-            bandwidth: 32,
+            bandwidth: 0,
             tile: 256,
             sweep_group: 16,
             step_chunk: 16,
@@ -52,9 +55,15 @@ impl Default for EvdOptions {
 }
 
 impl EvdOptions {
-    /// The bandwidth actually used for order `n`: at least 1, at most `n - 1`.
-    pub fn bandwidth_for(&self, n: usize) -> usize {
-        self.bandwidth.max(1).min(n.saturating_sub(1).max(1))
+    /// The bandwidth actually used for order `n` and job `job`: at least 1, at
+    /// most `n - 1`.
+    pub fn bandwidth_for(&self, n: usize, job: super::EvdJob) -> usize {
+        let b = match (self.bandwidth, job) {
+            (0, super::EvdJob::Values) => 32,
+            (0, super::EvdJob::Vectors) => 64,
+            (b, _) => b,
+        };
+        b.min(n.saturating_sub(1).max(1))
     }
 
     /// The column block of the back-transformations actually used for order `n`.
