@@ -95,8 +95,16 @@ fn task_level_trace_names_every_task_once_on_expected_tracks() {
             *names.entry(name.clone()).or_default() += 1;
         }
     }
+    let odd: Vec<_> = names
+        .iter()
+        .filter(|(k, v)| !k.starts_with("task") || **v != 1)
+        .collect();
     for i in 0..n {
-        assert_eq!(names.get(&format!("task{i}")), Some(&1), "task{i}");
+        assert_eq!(
+            names.get(&format!("task{i}")),
+            Some(&1),
+            "task{i}; unexpected entries {odd:?}"
+        );
     }
     assert_eq!(names.len(), n, "no other spans");
 
@@ -191,4 +199,32 @@ fn unwritable_trace_path_is_an_error() {
         .run(g)
         .unwrap_err();
     assert!(matches!(err, eigenflow::Error::Io { .. }), "{err}");
+}
+
+#[test]
+fn every_traced_run_records_every_cpu_task() {
+    // Traced and untraced runs alternate in one process; each trace must be
+    // complete (see also tests/trace_first_run.rs).
+    let dir = std::env::temp_dir().join(format!("eigenflow-trace-rep-{}", std::process::id()));
+    for rep in 0..20 {
+        Runtime::builder()
+            .threads(2)
+            .streams(2)
+            .build()
+            .run(graph(30))
+            .unwrap();
+        let path = dir.join(format!("run{rep}.json"));
+        let n = 100;
+        Runtime::builder()
+            .threads(2)
+            .streams(2)
+            .trace(&path, TraceLevel::Task)
+            .build()
+            .run(graph(n))
+            .unwrap();
+        let spans = intervals(&load(&path));
+        let count: usize = spans.values().map(Vec::len).sum();
+        assert_eq!(count, n, "run {rep}: every task appears once");
+    }
+    std::fs::remove_dir_all(dir).ok();
 }

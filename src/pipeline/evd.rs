@@ -100,14 +100,8 @@ impl<T: Scalar> EvdValues<T> {
 /// `anrm > rmax`, with `rmin = sqrt(safmin / eps)`, `rmax = sqrt(eps / safmin)`
 /// and `anrm` the largest magnitude in the lower triangle. Returns the factor.
 fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<T> {
+    check_square(a.nrows(), a.ncols())?;
     let n = a.nrows();
-    if a.ncols() != n {
-        return Err(Error::Shape(format!(
-            "symmetric eigendecomposition needs a square matrix, got {} x {}",
-            a.nrows(),
-            a.ncols()
-        )));
-    }
     crate::matrix::check_finite(a.as_ref(), true)?;
     let mut anrm = T::zero();
     for j in 0..n {
@@ -161,15 +155,20 @@ pub fn evd_graph<T: Scalar>(
     job: EvdJob,
     opts: &EvdOptions,
 ) -> Result<EvdGraph<T>> {
+    let copy = lower_copy(a)?;
+    evd_graph_owned(copy, job, opts)
+}
+
+/// A copy of the lower triangle of a square `a` (the strict upper part zero).
+fn lower_copy<T: Scalar>(a: MatRef<'_, T>) -> Result<Mat<T>> {
     check_square(a.nrows(), a.ncols())?;
-    let copy = Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+    Ok(Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
         if i >= j {
             a[(i, j)]
         } else {
             T::zero()
         }
-    });
-    evd_graph_owned(copy, job, opts)
+    }))
 }
 
 fn check_square(m: usize, n: usize) -> Result<()> {
@@ -244,17 +243,17 @@ pub fn evd_graph_owned<T: Scalar>(
         dc.z.clone(),
         opts.col_block_for(n),
     );
-    // The factor task only needs stage 1; column block j of Q1 needs column block
-    // j of Q2 Z (both stages use the same column blocks, in the same order).
-    g.succeed(q1.entries[0], &s1.sub.exits);
+    // Column block j of Q1 needs stage 1 and column block j of Q2 Z (both stages
+    // use the same column blocks, in the same order).
     debug_assert!(q2.exits.is_empty() || q2.exits.len() == q1.exits.len());
-    for (j, &t) in q1.exits.iter().enumerate() {
+    for (j, &t) in q1.entries.iter().enumerate() {
+        g.succeed(t, &s1.sub.exits);
         if let Some(&p) = q2.exits.get(j) {
             g.edge(p, t);
         }
     }
-    if s1.sub.exits.is_empty() && q2.exits.is_empty() {
-        // n is tiny: nothing orders the Q1 tasks after D&C otherwise.
+    if q2.exits.is_empty() {
+        // No sweep (n <= 2): nothing orders the Q1 tasks after D&C otherwise.
         for &t in &q1.exits {
             g.succeed(t, &dc.sub.exits);
         }
@@ -279,14 +278,7 @@ pub fn eigh<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
-    check_square(a.nrows(), a.ncols())?;
-    let copy = Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
-        if i >= j {
-            a[(i, j)]
-        } else {
-            T::zero()
-        }
-    });
+    let copy = lower_copy(a)?;
     eigh_owned(copy, job, opts, rt)
 }
 

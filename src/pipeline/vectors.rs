@@ -9,13 +9,13 @@ use crate::linalg::dc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
 use crate::linalg::q2::{apply_q2_blocks, Q2Plan};
 use crate::linalg::sy2sb::{apply_q1_left, Sy2sbFactors};
 use crate::matrix::{MatrixId, SharedBand, SharedMatrix};
-use crate::{Error, Scalar};
+use crate::Scalar;
 use faer::{Mat, MatMut};
 use parking_lot::Mutex;
 use std::cell::UnsafeCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Stage name of the divide and conquer.
 pub const DC: &str = "dc";
@@ -460,7 +460,8 @@ pub fn back_transform_q2<T: Scalar>(
 }
 
 /// Adds `Z := Q1 Z` (the stage-1 panel block reflectors in reverse panel order),
-/// one task per column block of Z after a small task assembling the factors.
+/// one task per column block of Z. Each task reads the reflectors below the band
+/// of `a` and the `T` factors (`b x (panels * b)`).
 pub fn back_transform_q1<T: Scalar>(
     g: &mut TaskGraph<'static>,
     a: Arc<SharedMatrix<T>>,
@@ -471,41 +472,27 @@ pub fn back_transform_q1<T: Scalar>(
     col_block: usize,
 ) -> SubGraph {
     let n = z.nrows();
-    let factors: Arc<OnceLock<Sy2sbFactors<T>>> = Arc::new(OnceLock::new());
     let (aid, tid, zid) = (a.id(), t.id(), z.id());
-    let prepare = {
-        let (t, factors) = (t.clone(), factors.clone());
-        g.add(
-            // Stage-1 bookkeeping: it runs as soon as stage 1 is done.
-            Task::new("q1.factors", move |_| {
-                // SAFETY: after stage 1; T is read only from now on.
-                let tf = unsafe { t.tile(0..b, 0..panels * b) };
-                let ts = (0..panels)
-                    .map(|p| tf.subcols(p * b, b).to_owned())
-                    .collect();
-                factors
-                    .set(Sy2sbFactors::new(n, b, ts))
-                    .map_err(|_| Error::InvalidArgument("Q1 factors assembled twice".into()))
-            })
-            .stage(super::stages::SY2SB)
-            .cost(0.0, (8 * panels * b * b) as f64)
-            .footprint(Footprint::new().read(Region::new(tid, 0..b, 0..panels * b))),
-        )
-    };
-    let mut sub = SubGraph {
-        entries: vec![prepare],
-        exits: Vec::new(),
-    };
+    let mut sub = SubGraph::default();
     for cols in column_blocks(n, col_block) {
-        let (a, z, factors, cols2) = (a.clone(), z.clone(), factors.clone(), cols.clone());
-        let t = g.add(
+        let (a, t, z, cols2) = (a.clone(), t.clone(), z.clone(), cols.clone());
+        let task = g.add(
             Task::new(
                 format!("q1.cols[{}..{}]", cols.start, cols.end),
                 move |_| {
-                    // SAFETY: reads A's reflectors (stage 1 done), owns its column block of Z.
-                    let (av, zv) = unsafe { (a.tile(0..n, 0..n), z.tile_mut(0..n, cols2)) };
-                    let f = factors.get().expect("factors task ran");
-                    apply_q1_left(av, f, zv);
+                    // SAFETY: reads A's reflectors and T (stage 1 done), owns its column
+                    // block of Z.
+                    let (av, tf, zv) = unsafe {
+                        (
+                            a.tile(0..n, 0..n),
+                            t.tile(0..b, 0..panels * b),
+                            z.tile_mut(0..n, cols2),
+                        )
+                    };
+                    let ts = (0..panels)
+                        .map(|p| tf.subcols(p * b, b).to_owned())
+                        .collect();
+                    apply_q1_left(av, &Sy2sbFactors::new(n, b, ts), zv);
                     Ok(())
                 },
             )
@@ -517,11 +504,12 @@ pub fn back_transform_q1<T: Scalar>(
             .footprint(
                 Footprint::new()
                     .read(Region::new(aid, 0..n, 0..n))
+                    .read(Region::new(tid, 0..b, 0..panels * b))
                     .write(Region::new(zid, 0..n, cols.clone())),
             ),
         );
-        g.edge(prepare, t);
-        sub.exits.push(t);
+        sub.entries.push(task);
+        sub.exits.push(task);
     }
     sub
 }

@@ -70,6 +70,19 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LabelLayer {
     }
 }
 
+/// Makes `tracing` compute callsite interest from every live dispatcher.
+///
+/// With a single registered dispatcher, tracing-core evaluates a callsite's
+/// interest against the *calling thread's* default dispatcher. Our subscriber is
+/// only the default on CPU worker threads, so a first hit from a stream-lane or
+/// user thread would cache "never" and silently empty the trace. One extra,
+/// permanently alive (no-op) dispatcher switches tracing-core to evaluating
+/// against all registered dispatchers.
+fn keep_interest_global() {
+    static EXTRA: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    EXTRA.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
+}
+
 /// A trace being recorded for one run.
 pub(crate) struct TraceSession {
     path: PathBuf,
@@ -90,6 +103,7 @@ impl TraceSession {
         let chrome = match level {
             TraceLevel::Stage => None,
             TraceLevel::Task => {
+                keep_interest_global();
                 let (layer, guard) = ChromeLayerBuilder::new()
                     .writer(file)
                     .include_args(true)
