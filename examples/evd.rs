@@ -10,7 +10,7 @@
 use clap::{Parser, ValueEnum};
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
-use eigenflow::pipeline::evd::{memory_bytes, stage_seconds};
+use eigenflow::pipeline::evd::{memory_bytes, reduction_seconds, stage_seconds};
 use eigenflow::pipeline::{evd_graph_owned, EvdJob, EvdOptions};
 use eigenflow::runtime::{Progress, Runtime};
 use eigenflow::sysinfo;
@@ -274,11 +274,7 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
         original.map(|a| check_ratios(a.as_ref(), &values, vectors.as_ref().map(|v| v.as_ref())));
     let seconds = report.wall.as_secs_f64();
     let stages = stage_seconds(&report);
-    let reduction: f64 = stages
-        .iter()
-        .filter(|(s, _)| *s == "sy2sb" || *s == "sb2st")
-        .map(|s| s.1)
-        .sum();
+    let reduction = reduction_seconds(&report);
     let nf = n as f64;
     let gflops = if reduction > 0.0 {
         4.0 / 3.0 * nf * nf * nf / reduction / 1e9
@@ -319,7 +315,7 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
             rt.threads()
         );
         println!("{report}");
-        println!("reduction rate (4/3 n^3 over sy2sb + sb2st): {gflops:.1} GFLOP/s");
+        println!("reduction rate (4/3 n^3 over the sy2sb-to-sb2st span): {gflops:.1} GFLOP/s");
         if n > 0 {
             println!(
                 "eigenvalues: min {:.6e}, max {:.6e}",

@@ -257,7 +257,7 @@ fn stage2_graph_leaves_an_exact_tridiagonal_with_the_bands_eigenvalues() {
             step_chunk: 5,
             ..EvdOptions::default()
         };
-        let s2 = stages::sb2st(&mut g, shared, b, &o, false);
+        let s2 = stages::sb2st(&mut g, shared, b, &o, false, &[]);
         g.check_races().unwrap();
         Runtime::builder().threads(2).build().run(g).unwrap();
         let out = Arc::try_unwrap(s2.band).ok().unwrap().into_inner();

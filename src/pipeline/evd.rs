@@ -16,7 +16,7 @@ use super::EvdOptions;
 use crate::graph::TaskGraph;
 use crate::graph::TaskId;
 use crate::linalg::dc::DcParams;
-use crate::matrix::SharedMatrix;
+use crate::matrix::{SharedBand, SharedMatrix, SymBand};
 use crate::runtime::{RunReport, Runtime};
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatRef};
@@ -194,17 +194,20 @@ pub fn evd_graph_owned<T: Scalar>(
     let nb = opts.tile_for(n, b);
     let vectors = job == EvdJob::Vectors;
     let mut g = TaskGraph::new();
-    let s1 = stages::sy2sb(&mut g, Arc::new(SharedMatrix::new(copy)), b, nb);
-    let (extract, band) = stages::extract_band(&mut g, s1.a.clone(), b);
-    g.succeed(extract, &s1.sub.exits);
-    let s2 = stages::sb2st(&mut g, band, b, opts, vectors);
-    g.precede(extract, &s2.sub.entries);
-    // What the tridiagonal solver waits for.
-    let reduced: Vec<TaskId> = if s2.sub.exits.is_empty() {
-        vec![extract]
-    } else {
-        s2.sub.exits.clone()
-    };
+    // Stage 1 copies each finished column block of the band out, and stage 2
+    // chases the top of the band while stage 1 still reduces the bottom.
+    let band = Arc::new(SharedBand::new(SymBand::zeros(n, b)));
+    let (s1, feed) = stages::sy2sb_into_band(
+        &mut g,
+        Arc::new(SharedMatrix::new(copy)),
+        b,
+        nb,
+        band.clone(),
+    );
+    let s2 = stages::sb2st(&mut g, band, b, opts, vectors, &feed);
+    // What the tridiagonal solver waits for: all of stage 2 and every band copy.
+    let mut reduced: Vec<TaskId> = s2.sub.exits.clone();
+    reduced.extend(feed.iter().map(|&(_, t)| t));
     if !vectors {
         let (solve, values) = stages::tridiagonal_values(&mut g, s2.band.clone());
         g.succeed(solve, &reduced);
@@ -297,6 +300,11 @@ pub fn eigh_owned<T: Scalar>(
         vectors,
         report,
     })
+}
+
+/// Seconds of the two-stage reduction (sy2sb and sb2st overlap in time).
+pub fn reduction_seconds(report: &RunReport) -> f64 {
+    report.span_of(&[SY2SB, SB2ST]).as_secs_f64()
 }
 
 /// Seconds per stage of a finished EVD run: sy2sb, sb2st (band extraction

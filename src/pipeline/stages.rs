@@ -9,10 +9,11 @@ use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskI
 use crate::linalg::bulge::{self, Sb2stReflectors, SharedReflectors, SweepGrouping};
 use crate::linalg::sterf::sterf;
 use crate::linalg::sy2sb::{self, panel_cols, panel_count, trailing_blocks};
-use crate::matrix::{SharedBand, SharedMatrix, SymBand};
+use crate::matrix::{SharedBand, SharedMatrix};
 use crate::Scalar;
 use faer::Mat;
 use parking_lot::Mutex;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Stage name of the dense-to-band reduction.
@@ -64,7 +65,36 @@ pub fn sy2sb<T: Scalar>(
     b: usize,
     nb: usize,
 ) -> Sy2sbStage<T> {
+    sy2sb_feeding(g, a, b, nb, None).0
+}
+
+/// Band columns produced by stage 1: each range of columns and the task that
+/// copies them into band storage once they are final.
+pub type BandFeed = Vec<(Range<usize>, TaskId)>;
+
+/// [`sy2sb`] that also copies the band into `band` column block by column block
+/// as soon as each block is final (after its panel's QR), so stage 2 can start
+/// chasing the top of the band while stage 1 still updates the bottom. Pass the
+/// returned [`BandFeed`] to [`sb2st`].
+pub fn sy2sb_into_band<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    a: Arc<SharedMatrix<T>>,
+    b: usize,
+    nb: usize,
+    band: Arc<SharedBand<T>>,
+) -> (Sy2sbStage<T>, BandFeed) {
+    sy2sb_feeding(g, a, b, nb, Some(band))
+}
+
+fn sy2sb_feeding<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    a: Arc<SharedMatrix<T>>,
+    b: usize,
+    nb: usize,
+    band: Option<Arc<SharedBand<T>>>,
+) -> (Sy2sbStage<T>, BandFeed) {
     let n = a.nrows();
+    let mut feed = BandFeed::new();
     assert!(
         nb.is_multiple_of(b),
         "tile size must be a multiple of the bandwidth"
@@ -134,6 +164,19 @@ pub fn sy2sb<T: Scalar>(
         );
         flow.access(g, t, &[], &keys);
         ids.push(t);
+        if let Some(band) = &band {
+            // Panel p's columns are final now: the diagonal block after the last
+            // SYR2K of panel p-1, the rest of the band after this panel's QR.
+            feed.push(copy_band_columns(
+                g,
+                &mut flow,
+                &a,
+                band,
+                b,
+                nb,
+                cols.clone(),
+            ));
+        }
 
         // SYMM row blocks: X_i = (A22 V T)_i.
         for (i, blk) in blocks.iter().enumerate() {
@@ -260,14 +303,78 @@ pub fn sy2sb<T: Scalar>(
             }
         }
     }
-    let sub = subgraph_of(g, &ids);
-    Sy2sbStage {
-        sub,
-        a,
-        t: tf,
-        b,
-        panels: np,
+    if let Some(band) = &band {
+        // The columns after the last panel are final once stage 1 is done.
+        let rest = np * b..n;
+        if !rest.is_empty() {
+            feed.push(copy_band_columns(g, &mut flow, &a, band, b, nb, rest));
+        }
     }
+    let sub = subgraph_of(g, &ids);
+    (
+        Sy2sbStage {
+            sub,
+            a,
+            t: tf,
+            b,
+            panels: np,
+        },
+        feed,
+    )
+}
+
+/// Adds the task copying band columns `cols` (rows `c..=c+b` of each column `c`)
+/// of `a` into `band`, ordered by `flow` after the last writers of those tiles.
+fn copy_band_columns<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    flow: &mut DataFlow<Key>,
+    a: &Arc<SharedMatrix<T>>,
+    band: &Arc<SharedBand<T>>,
+    b: usize,
+    nb: usize,
+    cols: Range<usize>,
+) -> (Range<usize>, TaskId) {
+    let n = a.nrows();
+    let rows = cols.start..(cols.end + b).min(n);
+    let (src, dst) = (a.clone(), band.clone());
+    let (c0, c1) = (cols.start, cols.end);
+    let t = g.add(
+        Task::new(format!("band.copy[{c0}..{c1}]"), move |_| {
+            // SAFETY: ordered after the last stage-1 writer of these entries and
+            // before every stage-2 task touching these band columns.
+            let mut view = unsafe { dst.view() };
+            let av = unsafe { src.tile(c0..(c1 + b).min(n), c0..c1) };
+            for c in c0..c1 {
+                for r in c..(c + b + 1).min(n) {
+                    view.set(r, c, av[(r - c0, c - c0)]);
+                }
+            }
+            Ok(())
+        })
+        .stage(SB2ST)
+        .cost(
+            0.0,
+            (std::mem::size_of::<T>() * (b + 1) * cols.len()) as f64,
+        )
+        .footprint(
+            Footprint::new()
+                .read(Region::new(a.id(), rows.clone(), cols.clone()))
+                .write(Region::new(
+                    band.id(),
+                    cols.start..(cols.end + 2 * b).min(n),
+                    cols.clone(),
+                )),
+        ),
+    );
+    let keys: Vec<Key> = (rows.start / nb..=(rows.end - 1) / nb)
+        .flat_map(|i| {
+            (cols.start / nb..=(cols.end - 1) / nb)
+                .filter(move |&j| j <= i)
+                .map(move |j| Key::A(i, j))
+        })
+        .collect();
+    flow.access(g, t, &keys, &[]);
+    (cols, t)
 }
 
 /// Entries and exits of a set of tasks, from the graph's edges among them.
@@ -297,42 +404,6 @@ fn subgraph_of(g: &TaskGraph<'_>, ids: &[TaskId]) -> SubGraph {
     }
 }
 
-/// Adds the task that copies the band (half-width `b`) of `a`'s lower triangle
-/// into band storage with room for the bulge.
-pub fn extract_band<T: Scalar>(
-    g: &mut TaskGraph<'static>,
-    a: Arc<SharedMatrix<T>>,
-    b: usize,
-) -> (TaskId, Arc<SharedBand<T>>) {
-    let n = a.nrows();
-    let band = Arc::new(SharedBand::new(SymBand::zeros(n, b)));
-    let body = {
-        let (a, band) = (a.clone(), band.clone());
-        move |_: &_| {
-            // SAFETY: this task reads all of `a` and writes all of `band`; it runs
-            // after every writer of `a` and before every user of `band`.
-            let (src, mut dst) = unsafe { (a.tile(0..n, 0..n), band.view()) };
-            for c in 0..n {
-                for r in c..(c + b + 1).min(n) {
-                    dst.set(r, c, src[(r, c)]);
-                }
-            }
-            Ok(())
-        }
-    };
-    let t = g.add(
-        Task::new("band.extract", body)
-            .stage(SB2ST)
-            .cost(0.0, (std::mem::size_of::<T>() * n * (b + 1)) as f64)
-            .footprint(
-                Footprint::new()
-                    .read(Region::new(a.id(), 0..n, 0..n))
-                    .write(Region::new(band.id(), 0..n, 0..n)),
-            ),
-    );
-    (t, band)
-}
-
 /// What stage 2 leaves behind.
 pub struct Sb2stStage<T> {
     /// Entry and exit tasks.
@@ -354,6 +425,7 @@ pub fn sb2st<T: Scalar>(
     b: usize,
     opts: &super::EvdOptions,
     store: bool,
+    feed: &[(Range<usize>, TaskId)],
 ) -> Sb2stStage<T> {
     let n = band.n();
     let reflectors = store.then(|| Arc::new(SharedReflectors::new(Sb2stReflectors::new(n, b))));
@@ -385,12 +457,14 @@ pub fn sb2st<T: Scalar>(
                     }
                 };
                 let (rows, cols) = bulge::task_footprint(n, b, s, m);
+                let producers = band_producers(feed, &cols);
                 let t = g.add(
                     Task::new(format!("sb2st.sweep[{s}].step[{m}]"), body)
                         .stage(SB2ST)
                         .cost(step_cost, step_bytes)
                         .footprint(Footprint::new().write(Region::new(bid, rows, cols))),
                 );
+                g.succeed(t, &producers);
                 if m > 0 {
                     g.edge(ids[ids.len() - 1], t);
                 }
@@ -426,7 +500,9 @@ pub fn sb2st<T: Scalar>(
                     }
                 };
                 let mut fp = Footprint::new();
+                let mut producers = Vec::new();
                 if let Some((rows, cols)) = grouping.footprint(gi, c) {
+                    producers = band_producers(feed, &cols);
                     fp = fp.write(Region::new(bid, rows, cols));
                 }
                 let t = g.add(
@@ -435,6 +511,7 @@ pub fn sb2st<T: Scalar>(
                         .cost(step_cost * steps as f64, step_bytes * steps as f64)
                         .footprint(fp),
                 );
+                g.succeed(t, &producers);
                 for (pg, pc) in grouping.preds(gi, c).into_iter().flatten() {
                     g.edge(ids[first[pg] + pc], t);
                 }
@@ -448,6 +525,14 @@ pub fn sb2st<T: Scalar>(
         band,
         reflectors,
     }
+}
+
+/// The tasks of `feed` that write band columns overlapping `cols`.
+fn band_producers(feed: &[(Range<usize>, TaskId)], cols: &Range<usize>) -> Vec<TaskId> {
+    feed.iter()
+        .filter(|(c, _)| c.start < cols.end && cols.start < c.end)
+        .map(|&(_, t)| t)
+        .collect()
 }
 
 /// Adds the values-only tridiagonal eigensolver (Pal–Walker–Kahan QL/QR, as

@@ -114,10 +114,23 @@ impl RunReport {
 
     /// Span of one stage (zero if it has no task).
     pub fn stage_span(&self, stage: &str) -> Duration {
-        self.stage_summary()
-            .into_iter()
-            .find(|s| s.stage == stage)
-            .map_or(Duration::ZERO, |s| s.span)
+        self.span_of(&[stage])
+    }
+
+    /// From the first start to the last end of the tasks of any of `stages`
+    /// (stages may overlap in time, so this is not the sum of their spans).
+    pub fn span_of(&self, stages: &[&str]) -> Duration {
+        let mut first = Duration::MAX;
+        let mut last = Duration::ZERO;
+        for t in self
+            .tasks
+            .iter()
+            .filter(|t| stages.contains(&t.stage.as_ref()))
+        {
+            first = first.min(t.start);
+            last = last.max(t.end);
+        }
+        last.saturating_sub(first)
     }
 }
 
