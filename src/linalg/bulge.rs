@@ -659,7 +659,7 @@ pub fn sb2st_reference<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faer::{Mat, Side};
+    use faer::Side;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -1190,29 +1190,5 @@ mod tests {
                 "lag 2, n {n} G {gs} C {cs}: every random order matched"
             );
         }
-    }
-
-    /// Timing of the sequential reference; run with
-    /// `cargo test --release --lib linalg::bulge::tests::timing -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "timing probe that prints figures; run with --ignored --nocapture"]
-    fn timing() {
-        for (n, b) in [(4096usize, 32usize), (4096, 64), (2048, 32)] {
-            let band = random_band::<f64>(n, b, 1);
-            let tasks: usize = (0..num_sweeps(n)).map(|s| steps(n, b, s)).sum();
-            for store in [false, true] {
-                let mut work = band.clone();
-                let mut refl = store.then(|| Sb2stReflectors::<f64>::new(n, b));
-                let t = std::time::Instant::now();
-                sb2st_reference(&mut work, b, refl.as_mut());
-                let el = t.elapsed().as_secs_f64();
-                eprintln!(
-                    "n {n} b {b} store {store}: {el:.3} s, {tasks} tasks, {:.0} ns/task, {:.2} GFLOP/s (12 b^2/task)",
-                    el * 1e9 / tasks as f64,
-                    12.0 * (b * b) as f64 * tasks as f64 / el * 1e-9
-                );
-            }
-        }
-        let _ = Mat::<f64>::zeros(1, 1);
     }
 }

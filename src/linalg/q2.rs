@@ -695,31 +695,4 @@ mod tests {
             }
         }
     }
-
-    /// Timing of the blocked and unblocked back-transform; run with
-    /// `cargo test --release --lib linalg::q2::tests::timing -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "timing probe that prints figures; run with --ignored --nocapture"]
-    fn timing() {
-        let (n, b) = (1024, 32);
-        let band = random_band::<f64>(n, b, 1);
-        let mut work = band.clone();
-        let mut refl = Sb2stReflectors::new(n, b);
-        sb2st_reference(&mut work, b, Some(&mut refl));
-        let mut z = Mat::<f64>::identity(n, n);
-        let t = std::time::Instant::now();
-        apply_q2_unblocked(&refl, z.as_mut());
-        eprintln!("unblocked n {n} b {b}: {:.3} s", t.elapsed().as_secs_f64());
-        for nb in [8, 16, 32, 64] {
-            let plan = Q2Plan::new(n, b, nb);
-            let mut z = Mat::<f64>::identity(n, n);
-            let t = std::time::Instant::now();
-            apply_q2_blocked(&refl, &plan, z.as_mut());
-            let el = t.elapsed().as_secs_f64();
-            eprintln!(
-                "blocked nb {nb}: {el:.3} s, {:.2} GFLOP/s of useful 2 n^3",
-                2.0 * (n as f64).powi(3) / el * 1e-9
-            );
-        }
-    }
 }

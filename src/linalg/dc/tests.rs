@@ -629,23 +629,3 @@ fn secular_hard() {
     }
     assert_eq!(max_iters_fail, 0, "secular solver failed to converge");
 }
-
-/// Timing probe (not part of the suite): `cargo test --release --lib dc::tests::timing -- --ignored --nocapture`.
-#[test]
-#[ignore = "timing probe that prints figures; run with --ignored --nocapture"]
-fn timing() {
-    for n in [1000usize, 3000] {
-        let (d0, e0) = random(n, 77);
-        let mut d = d0.clone();
-        let mut e = e0.clone();
-        let mut z = Mat::<f64>::identity(n, n);
-        let t = std::time::Instant::now();
-        stedc(&mut d, &mut e, z.as_mut(), &DcParams::default()).unwrap();
-        let t_dc = t.elapsed();
-        let dense_t = dense(&d0, &e0);
-        let t = std::time::Instant::now();
-        let _ = dense_t.self_adjoint_eigen(Side::Lower).unwrap();
-        let t_faer = t.elapsed();
-        eprintln!("n={n}: stedc {t_dc:?}, faer dense evd {t_faer:?}");
-    }
-}
