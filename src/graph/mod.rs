@@ -12,7 +12,7 @@
 //!
 //! The graph is machine independent: the [`crate::runtime`] decides which thread or
 //! stream runs each task. `petgraph` holds the structure while building;
-//! [`plan`] flattens it into arrays for the scheduler's hot path.
+//! a private plan flattens it into arrays for the scheduler's hot path.
 
 mod dot;
 mod flow;

@@ -72,7 +72,7 @@ pub fn sy2sb<T: Scalar>(
 /// copies them into band storage once they are final.
 pub type BandFeed = Vec<(Range<usize>, TaskId)>;
 
-/// [`sy2sb`] that also copies the band into `band` column block by column block
+/// [`sy2sb()`] that also copies the band into `band` column block by column block
 /// as soon as each block is final (after its panel's QR), so stage 2 can start
 /// chasing the top of the band while stage 1 still updates the bottom. Pass the
 /// returned [`BandFeed`] to [`sb2st`].
