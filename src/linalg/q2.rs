@@ -300,11 +300,10 @@ fn apply_block<T: Scalar>(
     let mut zr = z.subrows_mut(block.rows.start, rows);
     let b = refl.b();
     // Column i of V holds rows [i, i + b) when the block is complete
-    // (rows = b + k - 1): a parallelogram, half zeros. Cut it into column panels
-    // of width at most b - 1 and multiply each panel as a unit lower triangle, a
-    // dense middle and an upper triangle, so the GEMMs skip the zeros (about
-    // 2 k b flops per column of Z instead of 2 k (b + k)). Short blocks at the
-    // bottom of the matrix use the dense parallelogram.
+    // (rows = b + k - 1): a parallelogram, half zeros when k is near b. Cut it
+    // into column panels of width at most b - 1, so the zeros a panel's GEMMs
+    // multiply are confined to two small triangles. Short blocks at the bottom
+    // of the matrix use the dense parallelogram.
     let structured = b >= 2 && rows == b + k - 1;
     let panels = || {
         (0..k)
@@ -357,40 +356,25 @@ fn apply_block<T: Scalar>(
 }
 
 /// `w := vp^T zp` for a parallelogram panel `vp` (`(b + kj - 1) x kj`, column i
-/// nonzero in rows `[i, i + b)`, `kj <= b - 1`): unit lower triangle on rows
-/// `0..kj`, dense rows `kj..b-1`, upper triangle on rows `b-1..b-1+kj`.
+/// nonzero in rows `[i, i + b)`, `kj <= b - 1`, zeros stored explicitly): rows
+/// `0..b-1` as one GEMM, then the last `kj` rows (an upper triangle) as a small
+/// one. Plain GEMMs on the stored zeros of the two small triangles beat faer's
+/// recursive triangular products at these sizes.
 fn panel_vt_z<T: Scalar>(vp: MatRef<'_, T>, zp: MatRef<'_, T>, mut w: MatMut<'_, T>, b: usize) {
     let kj = vp.ncols();
-    let mid = b - 1 - kj;
-    tri_matmul(
+    matmul(
         w.rb_mut(),
-        Rect,
         Accum::Replace,
-        vp.subrows(0, kj).transpose(),
-        BlockStructure::TriangularUpper,
-        zp.subrows(0, kj),
-        Rect,
+        vp.subrows(0, b - 1).transpose(),
+        zp.subrows(0, b - 1),
         T::one(),
         Par::Seq,
     );
-    if mid > 0 {
-        matmul(
-            w.rb_mut(),
-            Accum::Add,
-            vp.subrows(kj, mid).transpose(),
-            zp.subrows(kj, mid),
-            T::one(),
-            Par::Seq,
-        );
-    }
-    tri_matmul(
+    matmul(
         w.rb_mut(),
-        Rect,
         Accum::Add,
         vp.subrows(b - 1, kj).transpose(),
-        BlockStructure::TriangularLower,
         zp.subrows(b - 1, kj),
-        Rect,
         T::one(),
         Par::Seq,
     );
@@ -404,36 +388,19 @@ fn panel_z_minus_vw<T: Scalar>(
     b: usize,
 ) {
     let kj = vp.ncols();
-    let mid = b - 1 - kj;
-    tri_matmul(
-        zp.rb_mut().subrows_mut(0, kj),
-        Rect,
+    matmul(
+        zp.rb_mut().subrows_mut(0, b - 1),
         Accum::Add,
-        vp.subrows(0, kj),
-        BlockStructure::TriangularLower,
+        vp.subrows(0, b - 1),
         w2,
-        Rect,
         -T::one(),
         Par::Seq,
     );
-    if mid > 0 {
-        matmul(
-            zp.rb_mut().subrows_mut(kj, mid),
-            Accum::Add,
-            vp.subrows(kj, mid),
-            w2,
-            -T::one(),
-            Par::Seq,
-        );
-    }
-    tri_matmul(
+    matmul(
         zp.rb_mut().subrows_mut(b - 1, kj),
-        Rect,
         Accum::Add,
         vp.subrows(b - 1, kj),
-        BlockStructure::TriangularUpper,
         w2,
-        Rect,
         -T::one(),
         Par::Seq,
     );
