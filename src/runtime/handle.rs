@@ -13,7 +13,8 @@ struct State {
     waker: Option<Waker>,
 }
 
-/// A graph running in the background.
+/// A graph running in the background. Await it, or call [`RunHandle::wait`];
+/// dropping it lets the run finish on its own thread, its result discarded.
 pub struct RunHandle {
     shared: Arc<(Mutex<State>, Condvar)>,
     thread: Option<std::thread::JoinHandle<()>>,
