@@ -1,6 +1,9 @@
 //! Two-stage symmetric eigenvalues: accuracy against faer, the stages' own
 //! invariants, bitwise reproducibility across schedules, races, bad input.
 
+mod common;
+
+use common::{bits, reference};
 use eigenflow::gallery::{self, Family};
 use eigenflow::graph::TaskGraph;
 use eigenflow::linalg::bulge::sb2st_reference;
@@ -13,33 +16,8 @@ use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::{Error, Scalar};
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par, Side};
+use faer::{Accum, Mat, Par};
 use std::sync::Arc;
-
-fn to_f64<T: Scalar>(a: MatRef<'_, T>) -> Mat<f64> {
-    Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)].f64())
-}
-
-/// Eigenvalues of the (exactly representable) input, computed by faer in f64.
-fn reference<T: Scalar>(a: MatRef<'_, T>) -> Vec<f64> {
-    if a.nrows() == 0 {
-        return Vec::new();
-    }
-    let a = to_f64(a);
-    // Symmetrize from the lower triangle (the only part eigenflow reads).
-    let a = Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
-        if i >= j {
-            a[(i, j)]
-        } else {
-            a[(j, i)]
-        }
-    });
-    let mut v = a
-        .self_adjoint_eigenvalues(Side::Lower)
-        .expect("faer converges");
-    v.sort_by(f64::total_cmp);
-    v
-}
 
 /// max |lambda - lambda_ref| / (n eps ||A||_2), with ||A||_2 = max |lambda_ref|.
 fn error_ratio<T: Scalar>(got: &[T], want: &[f64]) -> f64 {
@@ -276,10 +254,6 @@ fn stage2_graph_leaves_an_exact_tridiagonal_with_the_bands_eigenvalues() {
         let r = error_ratio(&d, &reference(dense.as_ref()));
         assert!(r <= C, "n={n}: ratio {r}");
     }
-}
-
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

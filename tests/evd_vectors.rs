@@ -1,17 +1,16 @@
 //! The full EVD (values and vectors): LAPACK-style ratios, bitwise
 //! reproducibility, race freedom, and the back-transformations on their own.
 
+mod common;
+
+use common::{bits, reference, symmetric_f64, to_f64};
 use eigenflow::gallery::{self, Family};
 use eigenflow::pipeline::evd::evd_graph;
 use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::Scalar;
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par, Side};
-
-fn to_f64<T: Scalar>(a: MatRef<'_, T>) -> Mat<f64> {
-    Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)].f64())
-}
+use faer::{Accum, Mat, MatRef, Par};
 
 /// (||A V - V L||_F / (n ||A||_F eps), ||V^T V - I||_F / (n eps)), in f64 arithmetic.
 fn ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, f64) {
@@ -19,8 +18,7 @@ fn ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, 
     if n == 0 {
         return (0.0, 0.0);
     }
-    let a = to_f64(a);
-    let a = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+    let a = symmetric_f64(a);
     let v = to_f64(v);
     let eps = T::EPS.f64();
     let mut r = Mat::from_fn(n, n, |i, j| v[(i, j)] * values[j].f64());
@@ -49,18 +47,6 @@ fn ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, 
         Par::Seq,
     );
     (res, o.norm_l2() / (n as f64 * eps))
-}
-
-fn reference<T: Scalar>(a: MatRef<'_, T>) -> Vec<f64> {
-    let n = a.nrows();
-    if n == 0 {
-        return Vec::new();
-    }
-    let a = to_f64(a);
-    let a = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
-    let mut v = a.self_adjoint_eigenvalues(Side::Lower).unwrap();
-    v.sort_by(f64::total_cmp);
-    v
 }
 
 fn opts(b: usize, leaf: usize) -> EvdOptions {
@@ -158,10 +144,6 @@ fn vectors_at_1024_with_default_options() {
             family.name()
         );
     }
-}
-
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

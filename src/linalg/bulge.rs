@@ -657,4 +657,4 @@ pub fn sb2st_reference<T: Scalar>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

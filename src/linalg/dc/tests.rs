@@ -2,6 +2,7 @@
 //! spectra and LAPACK-style residual/orthogonality ratios.
 
 use super::*;
+use crate::gallery::tridiagonal_to_dense;
 use faer::{Mat, Side};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -103,27 +104,14 @@ fn max_err_ratio(lam: &[f64], reference: &[f64], eps: f64, slack: f64) -> f64 {
     }
 }
 
-fn dense(d: &[f64], e: &[f64]) -> Mat<f64> {
-    let n = d.len();
-    Mat::from_fn(n, n, |i, j| {
-        if i == j {
-            d[i]
-        } else if i == j + 1 {
-            e[j]
-        } else if j == i + 1 {
-            e[i]
-        } else {
-            0.0
-        }
-    })
-}
-
 /// Reference eigenvalues (ascending) of the tridiagonal matrix, by faer in f64.
 fn faer_eigs(d: &[f64], e: &[f64]) -> Vec<f64> {
     if d.is_empty() {
         return vec![];
     }
-    let mut v = dense(d, e).self_adjoint_eigenvalues(Side::Lower).unwrap();
+    let mut v = tridiagonal_to_dense(d, e)
+        .self_adjoint_eigenvalues(Side::Lower)
+        .unwrap();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v
 }
@@ -148,7 +136,7 @@ fn run<T: Scalar>(d: &[f64], e: &[f64], params: &DcParams, reference: Option<&[f
     }
     let lam: Vec<f64> = dt.iter().map(|x| x.f64()).collect();
     let zz = Mat::<f64>::from_fn(n, n, |i, j| z[(i, j)].f64());
-    let t = dense(&d64, &e64);
+    let t = tridiagonal_to_dense(&d64, &e64);
     let tn = t.norm_l2();
     let tz = &t * &zz;
     let zl = Mat::<f64>::from_fn(n, n, |i, j| zz[(i, j)] * lam[j]);

@@ -2,21 +2,10 @@
 
 use super::*;
 use crate::linalg::bulge::sb2st_reference;
-use crate::matrix::SymBand;
+use crate::linalg::bulge::tests::random_band;
 use faer::MatRef;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-
-fn random_band<T: Scalar>(n: usize, b: usize, seed: u64) -> SymBand<T> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut band = SymBand::<T>::zeros(n, b);
-    for c in 0..n {
-        for r in c..(c + b + 1).min(n) {
-            band.set(r, c, T::of(rng.random::<f64>() * 2.0 - 1.0));
-        }
-    }
-    band
-}
 
 fn mul<T: Scalar>(a: MatRef<'_, T>, b: MatRef<'_, T>) -> Mat<T> {
     let mut c = Mat::zeros(a.nrows(), b.ncols());

@@ -1,9 +1,10 @@
 //! Tests of the parent module.
 
 use super::*;
+use crate::gallery::tridiagonal_to_dense;
 use crate::linalg::sterf::sterf;
 use crate::linalg::sterf::tests::{
-    dense, eig_ratio, extreme_cases, extreme_ok, families, input, reference, Case, SIZES,
+    eig_ratio, extreme_cases, extreme_ok, families, input, reference, Case, SIZES,
 };
 use faer::Mat;
 
@@ -249,7 +250,7 @@ fn z_rows_and_general_z() {
     );
 
     // Residual of the dense similarity: A (z0 Q) = (z0 Q) diag(d) for A = z0 T z0^T.
-    let a = &q0 * dense(&d0, &e0) * q0.transpose();
+    let a = &q0 * tridiagonal_to_dense(&d0, &e0) * q0.transpose();
     let lhs = &a * &z;
     let r = fro((0..n)
         .flat_map(|j| (0..m).map(move |i| (i, j)))

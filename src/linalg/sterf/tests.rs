@@ -3,6 +3,7 @@
 //! Test families and oracles shared with `steqr`'s tests.
 
 use super::*;
+use crate::gallery::tridiagonal_to_dense;
 use rand::{Rng, SeedableRng};
 
 /// A symmetric tridiagonal test matrix, held in f64: `scale * tridiag(e, d, e)`.
@@ -95,7 +96,7 @@ pub(crate) fn families(n: usize, tiny: f64, huge: f64) -> Vec<Case> {
     // the forward matrix: faer 0.24's dense solver reports NoConvergence on
     // the reversed one at n = 200.
     let graded_ref = (n > 0).then(|| {
-        dense(&gd, &ge)
+        tridiagonal_to_dense(&gd, &ge)
             .self_adjoint_eigenvalues(faer::Side::Lower)
             .expect("faer on graded")
     });
@@ -161,7 +162,7 @@ pub(crate) fn reference(case: &Case) -> Vec<f64> {
         Some(x) => x.clone(),
         None if n == 0 => vec![],
         None => {
-            let a = dense(&case.d, &case.e);
+            let a = tridiagonal_to_dense(&case.d, &case.e);
             a.self_adjoint_eigenvalues(faer::Side::Lower)
                 .unwrap_or_else(|e| panic!("faer reference failed on {}: {e:?}", case.name))
         }
@@ -170,22 +171,6 @@ pub(crate) fn reference(case: &Case) -> Vec<f64> {
         *x *= case.scale;
     }
     lam
-}
-
-/// The dense symmetric matrix of `tridiag(e, d, e)`.
-pub(crate) fn dense(d: &[f64], e: &[f64]) -> faer::Mat<f64> {
-    let n = d.len();
-    faer::Mat::from_fn(n, n, |i, j| {
-        if i == j {
-            d[i]
-        } else if i == j + 1 {
-            e[j]
-        } else if j == i + 1 {
-            e[i]
-        } else {
-            0.0
-        }
-    })
 }
 
 /// The case's input in precision `T` (rounded once, from the scaled values).
@@ -328,7 +313,7 @@ pub(crate) fn extreme_cases<T: Scalar>() -> Vec<(Vec<T>, Vec<T>, Vec<f64>)> {
             let (p1, p2) = (2f64.powi(k / 2), 2f64.powi(k - k / 2));
             let ds: Vec<f64> = d0.iter().map(|x| x * p1 * p2).collect();
             let es: Vec<f64> = e0.iter().map(|x| x * p1 * p2).collect();
-            let lam_ref = dense(&ds, &es)
+            let lam_ref = tridiagonal_to_dense(&ds, &es)
                 .self_adjoint_eigenvalues(faer::Side::Lower)
                 .unwrap()
                 .iter()
