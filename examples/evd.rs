@@ -61,9 +61,6 @@ struct Args {
     /// Q2 back-transformation: sweeps per compact-WY block.
     #[arg(long)]
     q2_group: Option<usize>,
-    /// Q2 back-transformation: blocks per task.
-    #[arg(long)]
-    q2_chunk: Option<usize>,
     /// Back-transformations: eigenvector columns per task.
     #[arg(long)]
     col_block: Option<usize>,
@@ -121,9 +118,6 @@ fn options(args: &Args) -> EvdOptions {
     if let Some(g) = args.q2_group {
         o.q2_group = g;
     }
-    if let Some(c) = args.q2_chunk {
-        o.q2_chunk = c;
-    }
     if let Some(c) = args.col_block {
         o.back_col_block = c;
     }
@@ -134,11 +128,16 @@ fn options(args: &Args) -> EvdOptions {
 }
 
 /// The largest n (a multiple of 1024) whose run fits in `available` bytes.
-fn largest_fitting<T: Scalar>(available: u64, job: EvdJob, opts: &EvdOptions) -> usize {
+fn largest_fitting<T: Scalar>(
+    available: u64,
+    job: EvdJob,
+    opts: &EvdOptions,
+    threads: usize,
+) -> usize {
     let (mut lo, mut hi) = (0usize, 1usize << 20);
     while lo + 1 < hi {
         let mid = (lo + hi) / 2;
-        if memory_bytes::<T>(mid, job, opts) <= available {
+        if memory_bytes::<T>(mid, job, opts, threads) <= available {
             lo = mid;
         } else {
             hi = mid;
@@ -147,13 +146,19 @@ fn largest_fitting<T: Scalar>(available: u64, job: EvdJob, opts: &EvdOptions) ->
     lo / 1024 * 1024
 }
 
-fn check_memory<T: Scalar>(n: usize, job: EvdJob, check: bool, opts: &EvdOptions) -> Result<()> {
+fn check_memory<T: Scalar>(
+    n: usize,
+    job: EvdJob,
+    check: bool,
+    opts: &EvdOptions,
+    threads: usize,
+) -> Result<()> {
     let copy = if check {
         (n * n * std::mem::size_of::<T>()) as u64
     } else {
         0
     };
-    let needed = memory_bytes::<T>(n, job, opts) + copy;
+    let needed = memory_bytes::<T>(n, job, opts, threads) + copy;
     let what = match job {
         EvdJob::Values => "eigenvalues",
         EvdJob::Vectors => "eigenvalues and eigenvectors",
@@ -164,8 +169,8 @@ fn check_memory<T: Scalar>(n: usize, job: EvdJob, check: bool, opts: &EvdOptions
         |avail| {
             let f = |j| {
                 (
-                    largest_fitting::<f64>(avail, j, opts),
-                    largest_fitting::<f32>(avail, j, opts),
+                    largest_fitting::<f64>(avail, j, opts, threads),
+                    largest_fitting::<f32>(avail, j, opts, threads),
                 )
             };
             let (v64, v32) = f(EvdJob::Vectors);
@@ -197,15 +202,16 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     } else {
         EvdJob::Vectors
     };
+    let threads = args.threads.unwrap_or_else(sysinfo::default_threads);
     let a: Mat<T> = match &args.input {
         Some(path) => {
             let header = npy::read_header(path)?;
             let n = header.shape.first().copied().unwrap_or(0);
-            check_memory::<T>(n, job, args.check, &opts)?;
+            check_memory::<T>(n, job, args.check, &opts, threads)?;
             npy::read_square_matrix::<T>(path)?
         }
         None => {
-            check_memory::<T>(args.n, job, args.check, &opts)?;
+            check_memory::<T>(args.n, job, args.check, &opts, threads)?;
             random_symmetric(args.n, args.seed)
         }
     };
@@ -217,13 +223,12 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
         eprintln!(
             "n = {n} ({}): needs {} of memory; building the task graph",
             T::NAME,
-            sysinfo::human_bytes(memory_bytes::<T>(n, job, &opts))
+            sysinfo::human_bytes(memory_bytes::<T>(n, job, &opts, threads))
         );
     }
-    let mut rt = Runtime::builder().progress(progress.clone());
-    if let Some(t) = args.threads {
-        rt = rt.threads(t);
-    }
+    let mut rt = Runtime::builder()
+        .progress(progress.clone())
+        .threads(threads);
     if let Some(path) = &args.trace {
         rt = rt.trace(path, args.trace_level);
     }

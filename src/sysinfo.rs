@@ -45,6 +45,12 @@ pub fn available_memory_bytes() -> Option<u64> {
     meminfo_field("MemAvailable")
 }
 
+/// The default number of worker threads: the machine's available
+/// parallelism (1 if unknown). [`crate::runtime::RuntimeBuilder`] starts from it.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Total physical memory in bytes (`MemTotal` of `/proc/meminfo`); `None` where
 /// that is not available.
 pub fn total_memory_bytes() -> Option<u64> {

@@ -58,7 +58,6 @@ fn opts(b: usize, leaf: usize) -> EvdOptions {
         leaf_size: leaf,
         dc_tile: 24,
         q2_group: 5,
-        q2_chunk: 7,
         back_col_block: 40,
         ..EvdOptions::default()
     }

@@ -98,8 +98,9 @@ impl<T: Scalar> EvdValues<T> {
 /// Checks an owned input and scales it in place into the safe range like LAPACK
 /// `dsyevd`: by `rmin / anrm` when `0 < anrm < rmin`, by `rmax / anrm` when
 /// `anrm > rmax`, with `rmin = sqrt(safmin / eps)`, `rmax = sqrt(eps / safmin)`
-/// and `anrm` the largest magnitude in the lower triangle. Returns the factor.
-fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<T> {
+/// and `anrm` the largest magnitude in the lower triangle. Returns the factor
+/// and the largest magnitude after scaling.
+fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
     check_square(a.nrows(), a.ncols())?;
     let n = a.nrows();
     crate::matrix::check_finite(a.as_ref(), true)?;
@@ -116,19 +117,20 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<T> {
     } else if anrm > rmax {
         rmax / anrm
     } else {
-        return Ok(T::one());
+        return Ok((T::one(), anrm));
     };
     for j in 0..n {
         for i in j..n {
             a[(i, j)] *= scale;
         }
     }
-    Ok(scale)
+    Ok((scale, anrm * scale))
 }
 
-/// Bytes the EVD of order `n` allocates (the working matrix included), for
-/// checking that a run fits before starting it.
-pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
+/// Bytes the EVD of order `n` allocates (the working matrix included) on
+/// `threads` worker threads, for checking that a run fits before starting it.
+/// Each thread may hold one back-transformation workspace at a time.
+pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions, threads: usize) -> u64 {
     let b = opts.bandwidth_for(n, job) as u64;
     let n = n as u64;
     let mut words = n * n       // the working matrix
@@ -139,11 +141,13 @@ pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 
     if job == EvdJob::Vectors {
         let col = opts.col_block_for(n as usize) as u64;
         let q2 = opts.q2_group.max(1) as u64;
+        let per_thread = (col.min(n) + 16) * n // Q2: transposed column block
+            + (b + q2) * q2 + q2 * q2 + 2 * col.min(n) * q2; // Q2: V, T, W, W2
         words += n * n          // eigenvectors
             + n * n / 2 + n * b // stage-2 reflectors
             + 2 * n * n         // the root merge: deflated copy of Q and the k x k block
             + 3 * n * col.min(n) // merge-product tiles and Q1 workspaces in flight
-            + 2 * (b + q2) * (q2 + col.min(n)); // Q2 block factors
+            + threads.max(1) as u64 * per_thread;
     }
     words * std::mem::size_of::<T>() as u64
 }
@@ -188,7 +192,7 @@ pub fn evd_graph_owned<T: Scalar>(
     job: EvdJob,
     opts: &EvdOptions,
 ) -> Result<EvdGraph<T>> {
-    let scale = prepare(&mut copy)?;
+    let (scale, anrm) = prepare(&mut copy)?;
     let n = copy.nrows();
     let b = opts.bandwidth_for(n, job);
     let nb = opts.tile_for(n, b);
@@ -222,10 +226,14 @@ pub fn evd_graph_owned<T: Scalar>(
         leaf_size: opts.leaf_size,
         col_tile: opts.dc_tile,
     };
-    let dc = vectors::divide_and_conquer(&mut g, s2.band.clone(), &params);
-    for &e in &dc.sub.entries {
-        g.succeed(e, &reduced);
-    }
+    // Each leaf of the D&C waits only for the band columns it reads.
+    let dc = vectors::divide_and_conquer(
+        &mut g,
+        s2.band.clone(),
+        &params,
+        vectors::dc_scale(anrm),
+        |end| s2.columns_final(end, &feed),
+    );
     let refl = s2.reflectors.expect("stored for vectors");
     let q2 = vectors::back_transform_q2(
         &mut g,
@@ -234,7 +242,6 @@ pub fn evd_graph_owned<T: Scalar>(
         b,
         opts.q2_group,
         opts.col_block_for(n),
-        opts.q2_chunk,
     );
     g.chain(&dc.sub, &q2);
     let q1 = vectors::back_transform_q1(

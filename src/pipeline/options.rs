@@ -25,8 +25,6 @@ pub struct EvdOptions {
     pub dc_tile: usize,
     /// Q2 back-transformation: sweeps per compact-WY block.
     pub q2_group: usize,
-    /// Q2 back-transformation: blocks per task.
-    pub q2_chunk: usize,
     /// Back-transformations: columns of the eigenvector matrix per task (lowered
     /// to about `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
@@ -41,13 +39,12 @@ impl Default for EvdOptions {
         EvdOptions {
             bandwidth: 0,
             tile: 256,
-            sweep_group: 16,
-            step_chunk: 16,
+            sweep_group: 4,
+            step_chunk: 4,
             fine_stage2: false,
             leaf_size: 32,
             dc_tile: 256,
             q2_group: 16,
-            q2_chunk: 64,
             back_col_block: 512,
             sweep_lag: 3,
         }

@@ -412,6 +412,31 @@ pub struct Sb2stStage<T> {
     pub band: Arc<SharedBand<T>>,
     /// The reflectors by (sweep, step), when they were asked for.
     pub reflectors: Option<Arc<SharedReflectors<T>>>,
+    /// For each sweep `i`, the task running T(i, 0). Once it finished, column
+    /// `i` of the band (`d_i` and `e_i`) is final: every task touching column
+    /// `i` is T(i, 0) or precedes it (tasks of sweeps `s < i` touch column `i`
+    /// only at steps `m <= (i - s - 1) / b + 1 <= 2 (i - s)`, which the lag rule
+    /// orders before T(i, 0)). Lets the tridiagonal solver start on the top of
+    /// the matrix while the chase finishes the bottom.
+    pub column_done: Vec<TaskId>,
+}
+
+impl<T> Sb2stStage<T> {
+    /// The tasks after which band columns `0..end` are final (diagonal and
+    /// subdiagonal): the task of T(end - 1, 0), or every exit of the stage for
+    /// the last columns, which no sweep starts at. `feed` must be what
+    /// [`sb2st`] was given (the band copies, which the last columns also wait
+    /// for).
+    pub fn columns_final(&self, end: usize, feed: &[(Range<usize>, TaskId)]) -> Vec<TaskId> {
+        match end.checked_sub(1).and_then(|i| self.column_done.get(i)) {
+            Some(&t) => vec![t],
+            None => {
+                let mut all = self.sub.exits.clone();
+                all.extend(feed.iter().map(|&(_, t)| t));
+                all
+            }
+        }
+    }
 }
 
 /// Adds stage 2 (sb2st): bulge chasing of the band (half-width `b`) to
@@ -431,6 +456,7 @@ pub fn sb2st<T: Scalar>(
     let reflectors = store.then(|| Arc::new(SharedReflectors::new(Sb2stReflectors::new(n, b))));
     let bid = band.id();
     let step_cost = (12 * b * b) as f64;
+    let mut column_done: Vec<Option<TaskId>> = vec![None; bulge::num_sweeps(n)];
     let step_bytes = (3 * b * b * std::mem::size_of::<T>()) as f64;
     let mut ids = Vec::new();
     if opts.fine_stage2 {
@@ -467,6 +493,8 @@ pub fn sb2st<T: Scalar>(
                 g.succeed(t, &producers);
                 if m > 0 {
                     g.edge(ids[ids.len() - 1], t);
+                } else {
+                    column_done[s] = Some(t);
                 }
                 if s > 0 {
                     let prev_ms = bulge::steps(n, b, s - 1);
@@ -515,6 +543,9 @@ pub fn sb2st<T: Scalar>(
                 for (pg, pc) in grouping.preds(gi, c).into_iter().flatten() {
                     g.edge(ids[first[pg] + pc], t);
                 }
+                for (s, _) in grouping.tasks(gi, c).filter(|&(_, m)| m == 0) {
+                    column_done[s] = Some(t);
+                }
                 ids.push(t);
             }
         }
@@ -524,6 +555,10 @@ pub fn sb2st<T: Scalar>(
         sub,
         band,
         reflectors,
+        column_done: column_done
+            .into_iter()
+            .map(|t| t.expect("every sweep has a step 0"))
+            .collect(),
     }
 }
 

@@ -61,94 +61,74 @@ pub struct DcStage<T> {
 }
 
 /// Adds the divide-and-conquer eigensolver of the band's tridiagonal part
-/// (Cuppen with Gu–Eisenstat, `research/seed-tridiag.md` §5.4): a `prepare` task
-/// (extract and scale by the max norm), one task per leaf (implicit QL/QR), per
-/// merge a `deflate` task, `roots` tasks over ranges of the secular roots, a
-/// `lowner` task (z-hat and the eigenvector block) and `apply` tasks over column
-/// tiles of the merge product, and a `finish` task that unscales the eigenvalues.
+/// (Cuppen with Gu–Eisenstat, `research/seed-tridiag.md` §5.4): one task per
+/// leaf (extract its part of the tridiagonal, scaled, and solve by implicit
+/// QL/QR), per merge a `deflate` task, `roots` tasks over ranges of the secular
+/// roots, a `lowner` task (z-hat and the eigenvector block) and `apply` tasks
+/// over column tiles of the merge product, and a `finish` task that unscales
+/// the eigenvalues.
 ///
 /// The tree is the static halving of `0..n` (no splitting at small off-diagonals:
 /// a negligible coupling deflates completely in its merge), so the graph can be
-/// built before the tridiagonal exists.
+/// built before the tridiagonal exists. Leaf `[begin, end)` waits only for
+/// `columns_final(end)`, the tasks after which band columns `0..end` are final,
+/// so the top of the tree runs while stage 2 still chases the bottom of the
+/// band.
+///
+/// `scale` must be a power of two (dividing by it is exact): like `dstedc`, the
+/// tridiagonal is brought to norm about one, but with a factor known before it
+/// exists (see [`dc_scale`]).
 pub fn divide_and_conquer<T: Scalar>(
     g: &mut TaskGraph<'static>,
     band: Arc<SharedBand<T>>,
     params: &DcParams,
+    scale: T,
+    columns_final: impl Fn(usize) -> Vec<TaskId>,
 ) -> DcStage<T> {
     let n = band.n();
     let d = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, 1)));
     let e = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n.saturating_sub(1), 1)));
     let z = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, n)));
-    let scale = Arc::new(Mutex::new(T::one()));
     let values = Arc::new(Mutex::new(Vec::new()));
     let (did, eid, zid) = (d.id(), e.id(), z.id());
     let ne = n.saturating_sub(1);
     let mut ids = Vec::new();
-
     let band_id = band.id();
-    let prepare = {
-        let (band, d, e, scale) = (band.clone(), d.clone(), e.clone(), scale.clone());
-        g.add(
-            Task::new("dc.prepare", move |_| {
-                // SAFETY: runs after stage 2; the only writer of d and e.
-                let (view, mut dv, mut ev) =
-                    unsafe { (band.view(), d.tile_mut(0..n, 0..1), e.tile_mut(0..ne, 0..1)) };
-                let mut nrm = T::zero();
-                for i in 0..n {
-                    dv[(i, 0)] = view.get(i, i);
-                    nrm = nrm.max(dv[(i, 0)].abs());
-                }
-                for i in 0..ne {
-                    ev[(i, 0)] = view.get(i + 1, i);
-                    nrm = nrm.max(ev[(i, 0)].abs());
-                }
-                // Scale by the max norm like dstedc (a zero matrix stays as it is).
-                if nrm > T::zero() {
-                    for i in 0..n {
-                        dv[(i, 0)] /= nrm;
-                    }
-                    for i in 0..ne {
-                        ev[(i, 0)] /= nrm;
-                    }
-                    *scale.lock() = nrm;
-                }
-                Ok(())
-            })
-            .stage(DC)
-            .cost(0.0, (16 * n) as f64)
-            .footprint(
-                Footprint::new()
-                    .read(Region::new(band_id, 0..n, 0..n))
-                    .write(Region::new(did, 0..n, 0..1))
-                    .write(Region::new(eid, 0..ne, 0..1)),
-            ),
-        )
-    };
-    ids.push(prepare);
+    let mut entries = Vec::new();
 
     let tree = Arc::new(DcTree::new(n, params.leaf_size.max(1)));
     // Exit tasks of each node (what its parent must wait for).
     let mut exits: Vec<Vec<TaskId>> = Vec::with_capacity(tree.nodes.len());
-    for (idx, node) in tree.nodes.iter().enumerate() {
+    for node in &tree.nodes {
         let r = node.range();
         let len = r.len();
         match *node {
             DcNode::Leaf { begin, end } => {
-                let (tree, d, e, z) = (tree.clone(), d.clone(), e.clone(), z.clone());
+                let (band, d, e, z) = (band.clone(), d.clone(), e.clone(), z.clone());
+                let first = begin.saturating_sub(1);
                 let t = g.add(
                     Task::new(format!("dc.leaf[{begin}..{end}]"), move |_| {
-                        // SAFETY: the leaf owns d[begin..end] and its diagonal block of z.
-                        let (mut dv, ev, q) = unsafe {
+                        // SAFETY: band columns first..end are final (the edges from
+                        // columns_final) and only read; the leaf owns d[begin..end],
+                        // e[begin..min(end, ne)] and its diagonal block of z.
+                        let (view, mut dv, mut ev, q) = unsafe {
                             (
+                                band.view(),
                                 d.tile_mut(begin..end, 0..1),
-                                e.tile(0..ne, 0..1),
+                                e.tile_mut(begin..end.min(ne), 0..1),
                                 z.tile_mut(begin..end, begin..end),
                             )
                         };
-                        let ecol: Vec<T> = (0..ne).map(|i| ev[(i, 0)]).collect();
-                        let (before, after) = tree.leaf_tears(idx, &ecol);
-                        let mut dl: Vec<T> = (0..len).map(|i| dv[(i, 0)]).collect();
-                        solve_leaf(&mut dl, &ecol[begin..end - 1], before, after, q)?;
+                        let inv = T::one() / scale;
+                        let sub = |i: usize| view.get(i + 1, i) * inv;
+                        let mut dl: Vec<T> = (begin..end).map(|i| view.get(i, i) * inv).collect();
+                        let el: Vec<T> = (begin..end - 1).map(sub).collect();
+                        let before = if begin > 0 { sub(begin - 1) } else { T::zero() };
+                        let after = if end < n { sub(end - 1) } else { T::zero() };
+                        for (i, &x) in el.iter().chain((end < n).then_some(&after)).enumerate() {
+                            ev[(i, 0)] = x;
+                        }
+                        solve_leaf(&mut dl, &el, before, after, q)?;
                         for (i, x) in dl.into_iter().enumerate() {
                             dv[(i, 0)] = x;
                         }
@@ -158,13 +138,15 @@ pub fn divide_and_conquer<T: Scalar>(
                     .cost((6 * len * len * len) as f64, (8 * len * len) as f64)
                     .footprint(
                         Footprint::new()
-                            .read(Region::new(eid, 0..ne, 0..1))
+                            .read(Region::new(band_id, begin..(end + 1).min(n), first..end))
                             .write(Region::new(did, begin..end, 0..1))
+                            .write(Region::new(eid, begin..end.min(ne), 0..1))
                             .write(Region::new(zid, begin..end, begin..end)),
                     ),
                 );
-                g.edge(prepare, t);
+                g.succeed(t, &columns_final(end));
                 ids.push(t);
+                entries.push(t);
                 exits.push(vec![t]);
             }
             DcNode::Merge {
@@ -358,13 +340,12 @@ pub fn divide_and_conquer<T: Scalar>(
     }
 
     let finish = {
-        let (d, scale, values) = (d.clone(), scale.clone(), values.clone());
+        let (d, values) = (d.clone(), values.clone());
         g.add(
             Task::new("dc.finish", move |_| {
                 // SAFETY: after the root node.
                 let dv = unsafe { d.tile(0..n, 0..1) };
-                let s = *scale.lock();
-                *values.lock() = (0..n).map(|i| dv[(i, 0)] * s).collect();
+                *values.lock() = (0..n).map(|i| dv[(i, 0)] * scale).collect();
                 Ok(())
             })
             .stage(DC)
@@ -374,17 +355,37 @@ pub fn divide_and_conquer<T: Scalar>(
     };
     match tree.root() {
         Some(root) => g.succeed(finish, &exits[root]),
-        None => g.edge(prepare, finish),
+        None => {
+            g.succeed(finish, &columns_final(n));
+            entries.push(finish);
+        }
     }
     ids.push(finish);
     DcStage {
         sub: SubGraph {
-            entries: vec![prepare],
+            entries,
             exits: vec![finish],
         },
         z,
         values,
     }
+}
+
+/// The power of two nearest `anrm` (1 for zero or non-finite): the scale
+/// [`divide_and_conquer`] divides the tridiagonal by, given the largest
+/// magnitude `anrm` of the symmetric matrix it came from. The tridiagonal's
+/// largest entry lies in `[anrm / 3, n anrm]` (`||A||_max <= ||A||_2 = ||T||_2
+/// <= 3 ||T||_max`, `||T||_max <= ||A||_2 <= n ||A||_max`), so the scaled
+/// problem has norm between 1/6 and 2n: safe for the secular equation, whose
+/// tolerances are relative. LAPACK `dstedc` scales by `||T||_max` itself, which
+/// is only known once stage 2 is complete.
+pub fn dc_scale<T: Scalar>(anrm: T) -> T {
+    if anrm <= T::zero() || !anrm.is_finite() {
+        return T::one();
+    }
+    let e = anrm.f64().log2().round() as i32;
+    // Exact: the input was brought into [sqrt(safmin/eps), sqrt(eps/safmin)].
+    T::of(2f64.powi(e))
 }
 
 /// Column blocks `0..w, w..2w, ...` of `n` columns.
@@ -393,9 +394,9 @@ fn column_blocks(n: usize, w: usize) -> Vec<Range<usize>> {
 }
 
 /// Adds `Z := Q2 Z` (stage-2 reflectors grouped into compact-WY blocks of
-/// `group` consecutive sweeps at one step, applied as GEMMs): per column block
-/// of Z, a chain of tasks each applying `chunk` blocks in order. Column blocks
-/// are independent.
+/// `group` consecutive sweeps at one step, applied as GEMMs): one task per
+/// column block of Z, applying every block in order on a transposed copy of
+/// its columns (see [`apply_q2_blocks`]). Column blocks are independent.
 pub fn back_transform_q2<T: Scalar>(
     g: &mut TaskGraph<'static>,
     reflectors: Arc<SharedReflectors<T>>,
@@ -403,58 +404,45 @@ pub fn back_transform_q2<T: Scalar>(
     b: usize,
     group: usize,
     col_block: usize,
-    chunk: usize,
 ) -> SubGraph {
     let n = z.nrows();
     let plan = Arc::new(Q2Plan::new(n, b, group.max(1)));
     let nblocks = plan.blocks().len();
-    let chunks = column_blocks(nblocks, chunk);
     let mut sub = SubGraph::default();
+    if nblocks == 0 {
+        return sub;
+    }
     let refl_id = MatrixId::fresh();
     let zid = z.id();
+    let block_flops: f64 = plan
+        .blocks()
+        .iter()
+        .map(|blk| (4 * blk.rows.len() * blk.sweeps.len()) as f64)
+        .sum();
     for cols in column_blocks(n, col_block) {
-        let mut prev: Option<TaskId> = None;
-        for range in &chunks {
-            let (refl, z, plan, range2, cols2) = (
-                reflectors.clone(),
-                z.clone(),
-                plan.clone(),
-                range.clone(),
-                cols.clone(),
-            );
-            let flops: f64 = plan.blocks()[range.clone()]
-                .iter()
-                .map(|blk| (4 * blk.rows.len() * blk.sweeps.len() * cols.len()) as f64)
-                .sum();
-            let t = g.add(
-                Task::new(
-                    format!(
-                        "q2.blocks[{}..{}].cols[{}..{}]",
-                        range.start, range.end, cols.start, cols.end
-                    ),
-                    move |_| {
-                        // SAFETY: reflectors are complete (after stage 2); this task owns
-                        // its column block of Z, chained in block order.
-                        let (refl, zc) = unsafe { (refl.get(), z.tile_mut(0..n, cols2)) };
-                        apply_q2_blocks(refl, &plan, range2, zc);
-                        Ok(())
-                    },
-                )
-                .stage(Q2)
-                .cost(flops, flops / 4.0)
-                .footprint(
-                    Footprint::new()
-                        .read(Region::new(refl_id, 0..1, 0..1))
-                        .write(Region::new(zid, 0..n, cols.clone())),
-                ),
-            );
-            match prev {
-                Some(p) => g.edge(p, t),
-                None => sub.entries.push(t),
-            }
-            prev = Some(t);
-        }
-        sub.exits.extend(prev);
+        let (refl, z, plan, cols2) = (reflectors.clone(), z.clone(), plan.clone(), cols.clone());
+        let flops = block_flops * cols.len() as f64;
+        let t = g.add(
+            Task::new(
+                format!("q2.cols[{}..{}]", cols.start, cols.end),
+                move |_| {
+                    // SAFETY: reflectors are complete (after stage 2); this task owns
+                    // its column block of Z.
+                    let (refl, zc) = unsafe { (refl.get(), z.tile_mut(0..n, cols2)) };
+                    apply_q2_blocks(refl, &plan, 0..nblocks, zc);
+                    Ok(())
+                },
+            )
+            .stage(Q2)
+            .cost(flops, flops / 4.0)
+            .footprint(
+                Footprint::new()
+                    .read(Region::new(refl_id, 0..1, 0..1))
+                    .write(Region::new(zid, 0..n, cols.clone())),
+            ),
+        );
+        sub.entries.push(t);
+        sub.exits.push(t);
     }
     sub
 }
@@ -513,3 +501,6 @@ pub fn back_transform_q1<T: Scalar>(
     }
     sub
 }
+
+#[cfg(test)]
+mod tests;

@@ -89,7 +89,7 @@ impl Progress {
 impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: crate::sysinfo::default_threads(),
             streams: 0,
             trace: None,
             check_footprints: false,
