@@ -238,84 +238,19 @@ pub fn apply_block_reflector_left<T: Scalar>(
 /// `op(T) = T^T` when `transpose` and `T` otherwise.
 ///
 /// `v` is `m x k` (module storage convention), `t` is `k x k` (upper triangle read),
-/// `c` is `n x m`. Reads `v`, `t`, reads and writes `c`.
+/// `c` is `n x m`. Reads `v`, `t`, reads and writes `c`. Computed as the left
+/// application to `C^T`: `(C (I - V op(T) V^T))^T = (I - V op(T)^T V^T) C^T`.
 pub fn apply_block_reflector_right<T: Scalar>(
     v: MatRef<'_, T>,
     t: MatRef<'_, T>,
     c: MatMut<'_, T>,
     transpose: bool,
 ) {
-    let (m, k) = (v.nrows(), v.ncols());
-    let n = c.nrows();
     assert!(
-        c.ncols() == m,
+        c.ncols() == v.nrows(),
         "apply_block_reflector_right: C must have m columns"
     );
-    assert!(t.nrows() == k && t.ncols() == k, "T must be k x k");
-    let kv = m.min(k);
-    if kv == 0 || n == 0 {
-        return;
-    }
-    let v1 = v.submatrix(0, 0, kv, kv);
-    let v2 = v.submatrix(kv, 0, m - kv, kv);
-    let t = t.submatrix(0, 0, kv, kv);
-    let (mut c1, mut c2) = c.split_at_col_mut(kv);
-    // W = C V = C1 V1 + C2 V2.
-    let mut w = Mat::<T>::zeros(n, kv);
-    tri_matmul(
-        w.as_mut(),
-        Rect,
-        Accum::Replace,
-        c1.rb(),
-        Rect,
-        v1,
-        UnitTriangularLower,
-        T::one(),
-        Par::Seq,
-    );
-    if m > kv {
-        matmul(w.as_mut(), Accum::Add, c2.rb(), v2, T::one(), Par::Seq);
-    }
-    // W2 = W op(T).
-    let mut w2 = Mat::<T>::zeros(n, kv);
-    let (top, top_s) = if transpose {
-        (t.transpose(), TriangularLower)
-    } else {
-        (t, TriangularUpper)
-    };
-    tri_matmul(
-        w2.as_mut(),
-        Rect,
-        Accum::Replace,
-        w.as_ref(),
-        Rect,
-        top,
-        top_s,
-        T::one(),
-        Par::Seq,
-    );
-    // C -= W2 V^T.
-    tri_matmul(
-        c1.rb_mut(),
-        Rect,
-        Accum::Add,
-        w2.as_ref(),
-        Rect,
-        v1.transpose(),
-        BlockStructure::UnitTriangularUpper,
-        -T::one(),
-        Par::Seq,
-    );
-    if m > kv {
-        matmul(
-            c2.rb_mut(),
-            Accum::Add,
-            w2.as_ref(),
-            v2.transpose(),
-            -T::one(),
-            Par::Seq,
-        );
-    }
+    apply_block_reflector_left(v, t, c.transpose_mut(), !transpose);
 }
 
 /// Helpers shared by the tests of the `linalg` kernels.
