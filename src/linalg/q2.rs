@@ -457,9 +457,7 @@ pub fn apply_q2_blocks<T: Scalar>(
     if range.is_empty() || kc == 0 {
         return;
     }
-    // Column stride: a multiple of 8 values plus 8, so it is never a multiple
-    // of 4 KiB (columns a power of two apart would map to the same cache sets).
-    let ld = kc.next_multiple_of(8) + 8;
+    let ld = transposed_ld(kc);
     let mut buf = vec![T::zero(); ld * n];
     let mut y = MatMut::from_column_major_slice_with_stride_mut(&mut buf, kc, n, ld);
     y.copy_from(z.rb().transpose());
@@ -467,10 +465,24 @@ pub fn apply_q2_blocks<T: Scalar>(
     z.copy_from(y.rb().transpose());
 }
 
-/// Words of workspace [`apply_q2_blocks`] allocates for `kc` columns.
-pub fn workspace_len(plan: &Q2Plan, kc: usize) -> usize {
-    let k = plan.nb;
-    (kc.next_multiple_of(8) + 8) * plan.n + plan.max_rows() * k + k * k + 2 * kc * k
+/// Column stride of the transposed copy of `kc` columns: a multiple of 8
+/// values, at least `kc + 8` and not a multiple of 256 values, so the stride is
+/// never a multiple of 4 KiB (columns a power of two apart would map to the
+/// same cache sets).
+fn transposed_ld(kc: usize) -> usize {
+    let ld = kc.next_multiple_of(8) + 8;
+    if ld.is_multiple_of(256) {
+        ld + 8
+    } else {
+        ld
+    }
+}
+
+/// Words of workspace [`apply_q2_blocks`] allocates for an `n x kc` column
+/// block, half-bandwidth `b` and blocks of `nb` sweeps: the transposed copy,
+/// one block's `V` and `T`, and `W`, `W2` (for memory checks before a run).
+pub fn workspace_len(n: usize, b: usize, nb: usize, kc: usize) -> usize {
+    transposed_ld(kc) * n + (b + nb - 1) * nb + nb * nb + 2 * kc * nb
 }
 
 /// `Z := Q2 Z` with compact-WY blocks of `plan` (see the module docs).

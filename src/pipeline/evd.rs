@@ -140,14 +140,17 @@ pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions, threads
         + 2 * n; // tridiagonal
     if job == EvdJob::Vectors {
         let col = opts.col_block_for(n as usize) as u64;
-        let q2 = opts.q2_group.max(1) as u64;
-        let per_thread = (col.min(n) + 16) * n // Q2: transposed column block
-            + (b + q2) * q2 + q2 * q2 + 2 * col.min(n) * q2; // Q2: V, T, W, W2
+        let q2_work = crate::linalg::q2::workspace_len(
+            n as usize,
+            b as usize,
+            opts.q2_group.max(1),
+            col.min(n) as usize,
+        ) as u64;
         words += n * n          // eigenvectors
             + n * n / 2 + n * b // stage-2 reflectors
             + 2 * n * n         // the root merge: deflated copy of Q and the k x k block
             + 3 * n * col.min(n) // merge-product tiles and Q1 workspaces in flight
-            + threads.max(1) as u64 * per_thread;
+            + threads.max(1) as u64 * q2_work; // one Q2 task per thread
     }
     words * std::mem::size_of::<T>() as u64
 }

@@ -211,24 +211,11 @@ impl<T: Scalar> MergeProblem<T> {
             next[t] += 1;
         }
         let ntop = ctot[0] + ctot[1];
-        let nbot = ctot[1] + ctot[2];
         let qr = q.rb();
-        // Whole-column copies (a gather by index would be several times slower
-        // at the top merge, where these are n^2 values).
-        let gather = |rows: Range<usize>, cols: &mut dyn Iterator<Item = usize>, ncols: usize| {
-            let mut m = Mat::<T>::zeros(rows.len(), ncols);
-            for (c, src) in cols.enumerate() {
-                m.col_mut(c)
-                    .copy_from(qr.col(src).subrows(rows.start, rows.len()));
-            }
-            m
-        };
-        let qtop = gather(0..n1, &mut (0..ntop).map(|c| perm[by_row[c]]), ntop);
-        let qbot = gather(
-            n1..n,
-            &mut (0..nbot).map(|c| perm[by_row[ctot[0] + c]]),
-            nbot,
-        );
+        let top_cols: Vec<usize> = by_row[..ntop].iter().map(|&j| perm[j]).collect();
+        let bot_cols: Vec<usize> = by_row[ctot[0]..].iter().map(|&j| perm[j]).collect();
+        let qtop = gather_cols(qr, 0..n1, &top_cols);
+        let qbot = gather_cols(qr, n1..n, &bot_cols);
 
         // Deflated pairs, ascending (stable: ties keep pole order).
         defl.sort_by(|&a, &b| {
@@ -237,7 +224,8 @@ impl<T: Scalar> MergeProblem<T> {
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
         let ddefl: Vec<T> = defl.iter().map(|&j| dl[j]).collect();
-        let qdefl = gather(0..n, &mut defl.iter().map(|&j| perm[j]), defl.len());
+        let defl_cols: Vec<usize> = defl.iter().map(|&j| perm[j]).collect();
+        let qdefl = gather_cols(qr, 0..n, &defl_cols);
 
         let secular = Secular {
             d: nondefl.iter().map(|&j| dl[j]).collect(),
@@ -449,6 +437,18 @@ impl<T: Scalar> MergeProblem<T> {
             out.rb_mut().col_mut(c).copy_from(src);
         }
     }
+}
+
+/// Rows `rows` of the columns `cols` of `q`, as a new matrix. Whole-column
+/// copies: gathering element by element would be several times slower at the
+/// top merge, where these are `n^2` values.
+fn gather_cols<T: Scalar>(q: MatRef<'_, T>, rows: Range<usize>, cols: &[usize]) -> Mat<T> {
+    let mut m = Mat::<T>::zeros(rows.len(), cols.len());
+    for (c, &src) in cols.iter().enumerate() {
+        m.col_mut(c)
+            .copy_from(q.col(src).subrows(rows.start, rows.len()));
+    }
+    m
 }
 
 /// `dst := lhs * rhs` with faer's sequential GEMM.
