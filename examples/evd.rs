@@ -137,7 +137,7 @@ fn largest_fitting<T: Scalar>(
     let (mut lo, mut hi) = (0usize, 1usize << 20);
     while lo + 1 < hi {
         let mid = (lo + hi) / 2;
-        if memory_bytes::<T>(mid, job, opts, threads) <= available {
+        if memory_bytes::<T>(mid, job, opts, threads).is_some_and(|m| m <= available) {
             lo = mid;
         } else {
             hi = mid;
@@ -158,7 +158,11 @@ fn check_memory<T: Scalar>(
     } else {
         0
     };
-    let needed = memory_bytes::<T>(n, job, opts, threads) + copy;
+    let needed = memory_bytes::<T>(n, job, opts, threads)
+        .and_then(|m| m.checked_add(copy))
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!("n = {n}: the memory figure overflows 64 bits"))
+        })?;
     let what = match job {
         EvdJob::Values => "eigenvalues",
         EvdJob::Vectors => "eigenvalues and eigenvectors",
@@ -223,7 +227,7 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
         eprintln!(
             "n = {n} ({}): needs {} of memory; building the task graph",
             T::NAME,
-            sysinfo::human_bytes(memory_bytes::<T>(n, job, &opts, threads))
+            sysinfo::human_bytes(memory_bytes::<T>(n, job, &opts, threads).unwrap_or(u64::MAX))
         );
     }
     let mut rt = Runtime::builder()
@@ -274,7 +278,7 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     }
     bar.finish_and_clear();
     let report = handle.wait()?;
-    let (values, vectors) = values.into_results();
+    let (values, vectors) = values.into_results()?;
     let checks =
         original.map(|a| check_ratios(a.as_ref(), &values, vectors.as_ref().map(|v| v.as_ref())));
     let seconds = report.wall.as_secs_f64();

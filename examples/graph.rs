@@ -19,14 +19,12 @@ fn main() -> eigenflow::Result<()> {
         ("evd_values_n24_b4", true),
         ("evd_values_n24_b4_grouped", false),
     ] {
-        let opts = EvdOptions {
-            bandwidth: 4,
-            tile: 8,
-            sweep_group: 4,
-            step_chunk: 4,
-            fine_stage2: fine,
-            ..EvdOptions::default()
-        };
+        let mut opts = EvdOptions::auto();
+        opts.bandwidth = 4;
+        opts.tile = 8;
+        opts.sweep_group = 4;
+        opts.step_chunk = 4;
+        opts.fine_stage2 = fine;
         let g = evd_graph(a.as_ref(), EvdJob::Values, &opts)?.graph;
         g.check_races()?;
         let path = dir.join(format!("{name}.dot"));

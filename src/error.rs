@@ -131,6 +131,10 @@ pub enum Error {
     /// A GPU was asked for but none is usable.
     #[error("no usable GPU: {0}")]
     NoGpu(String),
+    /// A result was asked for before the task graph that computes it ran
+    /// successfully (or while a task of that graph still holds it).
+    #[error("the task graph that computes this result has not run successfully")]
+    NotRun,
     /// An argument is out of its valid range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

@@ -50,17 +50,16 @@ fn ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, 
 }
 
 fn opts(b: usize, leaf: usize) -> EvdOptions {
-    EvdOptions {
-        bandwidth: b,
-        tile: 2 * b,
-        sweep_group: 3,
-        step_chunk: 4,
-        leaf_size: leaf,
-        dc_tile: 24,
-        q2_group: 5,
-        back_col_block: 40,
-        ..EvdOptions::default()
-    }
+    let mut o = EvdOptions::auto();
+    o.bandwidth = b;
+    o.tile = 2 * b;
+    o.sweep_group = 3;
+    o.step_chunk = 4;
+    o.leaf_size = leaf;
+    o.dc_tile = 24;
+    o.q2_group = 5;
+    o.back_col_block = 40;
+    o
 }
 
 fn check_families<T: Scalar>() {
@@ -190,10 +189,8 @@ fn values_and_vectors_are_bitwise_identical_across_schedules() {
 fn full_graph_is_race_free() {
     let a: Mat<f64> = gallery::random_symmetric_uniform(150, 2);
     for fine in [true, false] {
-        let o = EvdOptions {
-            fine_stage2: fine,
-            ..opts(4, 12)
-        };
+        let mut o = opts(4, 12);
+        o.fine_stage2 = fine;
         evd_graph(a.as_ref(), EvdJob::Vectors, &o)
             .unwrap()
             .graph

@@ -89,17 +89,20 @@ impl Cost {
 
 /// What a task body sees when it runs.
 #[derive(Clone, Copy, Debug)]
-pub struct TaskContext {
+pub struct TaskContext<'r> {
     /// The task.
     pub task: TaskId,
     /// The lane it runs on.
     pub lane: Lane,
     /// Index of the CPU worker, or of the stream, running it.
     pub worker: usize,
+    /// The task's declared footprint (what the crate's stage builders check
+    /// their views against, see `matrix::access`).
+    pub(crate) footprint: Option<&'r Footprint>,
 }
 
 /// A task body: runs once; an `Err` stops the run.
-pub type TaskFn<'a> = Box<dyn FnOnce(&TaskContext) -> Result<()> + Send + 'a>;
+pub type TaskFn<'a> = Box<dyn FnOnce(&TaskContext<'_>) -> Result<()> + Send + 'a>;
 
 /// A task before it is added to a graph.
 pub struct Task<'a> {
@@ -115,7 +118,7 @@ impl<'a> Task<'a> {
     /// A CPU task in stage `"default"`.
     pub fn new(
         name: impl Into<Cow<'static, str>>,
-        body: impl FnOnce(&TaskContext) -> Result<()> + Send + 'a,
+        body: impl FnOnce(&TaskContext<'_>) -> Result<()> + Send + 'a,
     ) -> Self {
         Task {
             name: name.into(),
@@ -201,7 +204,7 @@ impl<'a> TaskGraph<'a> {
     pub fn task(
         &mut self,
         name: impl Into<Cow<'static, str>>,
-        body: impl FnOnce(&TaskContext) -> Result<()> + Send + 'a,
+        body: impl FnOnce(&TaskContext<'_>) -> Result<()> + Send + 'a,
     ) -> TaskId {
         self.add(Task::new(name, body))
     }
@@ -331,5 +334,13 @@ impl<'a> TaskGraph<'a> {
             to,
             len: self.len(),
         })
+    }
+}
+
+// TEMPORARY until TaskId carries its graph (runtime branch).
+impl TaskGraph<'_> {
+    /// Whether `id` names a task of this graph.
+    pub fn owns(&self, id: TaskId) -> bool {
+        id.index() < self.len()
     }
 }

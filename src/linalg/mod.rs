@@ -1,11 +1,13 @@
 //! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; no
-//! parallelism inside a kernel (the runtime owns it).
+//! parallelism inside a kernel (the runtime owns it). One module per pipeline
+//! stage, named for its LAPACK counterpart (`sy2sb`, `sb2st`, `sterf`, `stedc`,
+//! `back_transform`), plus the shared pieces they are built from.
 
-pub mod bulge;
-pub mod dc;
+pub mod back_transform;
 pub mod householder;
 pub mod panel_qr;
-pub mod q2;
+pub mod sb2st;
+pub mod stedc;
 pub mod steqr;
 pub mod sterf;
 pub mod sy2sb;

@@ -7,10 +7,12 @@
 //! `research/seed-tridiag.md` §4.1; LAPACK `dsytrd_sb2st` uses `2 KD + 1`).
 //! Each column's band and bulge are contiguous.
 
+use super::access::Access;
 use super::MatrixId;
 use crate::Scalar;
 use faer::{Mat, MatRef};
 use std::cell::UnsafeCell;
+use std::ops::Range;
 
 /// An owned symmetric band matrix (lower storage).
 #[derive(Clone, Debug)]
@@ -117,6 +119,8 @@ impl<T: Scalar> SymBand<T> {
             ptr: self.data.as_mut_ptr(),
             n: self.n,
             ldab: self.ldab,
+            rows: 0..self.n,
+            cols: 0..self.n,
             _life: std::marker::PhantomData,
         }
     }
@@ -124,13 +128,17 @@ impl<T: Scalar> SymBand<T> {
 
 /// A mutable view of band storage handed to kernels (bulge-chasing tasks).
 ///
-/// Several views of one band may exist at once in different tasks; each task
-/// touches only its declared footprint, and the task graph orders overlapping
-/// footprints. Indexing is bounds-checked against the band layout in debug builds.
+/// A view covers the entries `(r, c)` with `r` in `rows` and `c` in `cols` (the
+/// whole band for [`SymBand::as_band_mut`]); every access is checked against
+/// that window and the band layout (`r >= c`, `r - c < ldab`, `r < n`), so no
+/// index reaches outside the allocation. Several views of one band may exist at
+/// once in different tasks of a graph (see [`SharedBand`]).
 pub struct BandMut<'a, T> {
     ptr: *mut T,
     n: usize,
     ldab: usize,
+    rows: Range<usize>,
+    cols: Range<usize>,
     _life: std::marker::PhantomData<&'a mut [T]>,
 }
 
@@ -147,18 +155,39 @@ impl<T: Copy> BandMut<'_, T> {
         self.ldab
     }
 
+    /// Panics unless rows `r0..r0 + len` of column `c` lie in the band storage
+    /// and in this view's window.
+    #[inline(always)]
+    fn check(&self, r0: usize, c: usize, len: usize) {
+        let end = r0.checked_add(len);
+        assert!(
+            r0 >= c
+                && end.is_some_and(|end| {
+                    end - c <= self.ldab
+                        && end <= self.n
+                        && (len == 0 || (r0 >= self.rows.start && end <= self.rows.end))
+                })
+                && self.cols.contains(&c),
+            "band entries ({r0}.., {c}) x {len} outside the view (rows {:?}, cols {:?}, ldab {}, n {})",
+            self.rows,
+            self.cols,
+            self.ldab,
+            self.n
+        );
+    }
+
     /// Entry `(r, c)`, `r >= c`, `r - c < ldab`.
     #[inline(always)]
     pub fn get(&self, r: usize, c: usize) -> T {
-        debug_assert!(r >= c && r - c < self.ldab && r < self.n, "({r}, {c})");
-        // SAFETY: in bounds by the band layout (checked in debug builds).
+        self.check(r, c, 1);
+        // SAFETY: in bounds of the band storage (checked).
         unsafe { *self.ptr.add((r - c) + c * self.ldab) }
     }
 
     /// Sets entry `(r, c)`, `r >= c`, `r - c < ldab`.
     #[inline(always)]
     pub fn set(&mut self, r: usize, c: usize, v: T) {
-        debug_assert!(r >= c && r - c < self.ldab && r < self.n, "({r}, {c})");
+        self.check(r, c, 1);
         // SAFETY: as in `get`.
         unsafe { *self.ptr.add((r - c) + c * self.ldab) = v }
     }
@@ -166,8 +195,9 @@ impl<T: Copy> BandMut<'_, T> {
     /// Column `c` from row `r0` (`r0 >= c`) for `len` rows, contiguous.
     #[inline(always)]
     pub fn col_mut(&mut self, r0: usize, c: usize, len: usize) -> &mut [T] {
-        debug_assert!(r0 >= c && r0 - c + len <= self.ldab && r0 + len <= self.n);
-        // SAFETY: contiguous within column c of the band storage.
+        self.check(r0, c, len);
+        // SAFETY: contiguous within column c of the band storage (checked); the
+        // slice borrows `self` mutably, so no other slice of this view aliases it.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add((r0 - c) + c * self.ldab), len) }
     }
 }
@@ -176,24 +206,17 @@ impl<T: Copy> BandMut<'_, T> {
 pub struct SharedBand<T> {
     band: UnsafeCell<SymBand<T>>,
     ptr: *mut T,
+    n: usize,
+    ldab: usize,
     id: MatrixId,
 }
 
-// SAFETY: access goes through `view`, whose contract delegates exclusion to the DAG.
+// SAFETY: access goes through `view`/`view_in`, whose contracts delegate
+// exclusion to the task graph.
 unsafe impl<T: Send> Send for SharedBand<T> {}
 unsafe impl<T: Send + Sync> Sync for SharedBand<T> {}
 
-impl<T: Scalar> SharedBand<T> {
-    /// Takes ownership of `band`.
-    pub fn new(mut band: SymBand<T>) -> Self {
-        let ptr = band.data.as_mut_ptr();
-        SharedBand {
-            band: UnsafeCell::new(band),
-            ptr,
-            id: MatrixId::fresh(),
-        }
-    }
-
+impl<T> SharedBand<T> {
     /// The id footprints use to name this band.
     pub fn id(&self) -> MatrixId {
         self.id
@@ -201,8 +224,38 @@ impl<T: Scalar> SharedBand<T> {
 
     /// Order of the matrix.
     pub fn n(&self) -> usize {
-        // SAFETY: `n` is never written after construction.
-        unsafe { (*self.band.get()).n }
+        self.n
+    }
+
+    /// Half-bandwidth the band was built for.
+    pub fn kd(&self) -> usize {
+        self.ldab / 2
+    }
+}
+
+impl<T: Scalar> SharedBand<T> {
+    /// Takes ownership of `band`.
+    pub fn new(mut band: SymBand<T>) -> Self {
+        let ptr = band.data.as_mut_ptr();
+        let (n, ldab) = (band.n, band.ldab);
+        SharedBand {
+            band: UnsafeCell::new(band),
+            ptr,
+            n,
+            ldab,
+            id: MatrixId::fresh(),
+        }
+    }
+
+    fn window(&self, rows: Range<usize>, cols: Range<usize>) -> BandMut<'_, T> {
+        BandMut {
+            ptr: self.ptr,
+            n: self.n,
+            ldab: self.ldab,
+            rows,
+            cols,
+            _life: std::marker::PhantomData,
+        }
     }
 
     /// A view of the whole band.
@@ -211,17 +264,48 @@ impl<T: Scalar> SharedBand<T> {
     /// The caller may touch only the entries of its task's declared footprint, and
     /// the graph must order it against every other task touching them.
     pub unsafe fn view(&self) -> BandMut<'_, T> {
-        let b = &*self.band.get();
-        BandMut {
-            ptr: self.ptr,
-            n: b.n,
-            ldab: b.ldab,
-            _life: std::marker::PhantomData,
-        }
+        self.window(0..self.n, 0..self.n)
+    }
+
+    /// A view of the entries `rows x cols` for a task whose declared footprint
+    /// writes them (checked by `access`, see [`super::access`]).
+    pub(crate) fn write<'s>(
+        &'s self,
+        access: &'s Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> BandMut<'s, T> {
+        access.grant(self.id, rows.clone(), cols.clone(), true);
+        // The window confines every access to what was granted; tasks whose
+        // declared footprints conflict are ordered by the graph.
+        self.window(rows, cols)
+    }
+
+    /// A view of the entries `rows x cols` for reading (it must not be written
+    /// through), for a task whose declared footprint reads them.
+    pub(crate) fn read<'s>(
+        &'s self,
+        access: &'s Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> BandRef<'s, T> {
+        access.grant(self.id, rows.clone(), cols.clone(), false);
+        BandRef(self.window(rows, cols))
     }
 
     /// Gives the band back once no task holds it.
     pub fn into_inner(self) -> SymBand<T> {
         self.band.into_inner()
+    }
+}
+
+/// A read-only [`BandMut`].
+pub struct BandRef<'a, T>(BandMut<'a, T>);
+
+impl<T: Copy> BandRef<'_, T> {
+    /// Entry `(r, c)`, `r >= c`, `r - c < ldab`, inside the view.
+    #[inline(always)]
+    pub fn get(&self, r: usize, c: usize) -> T {
+        self.0.get(r, c)
     }
 }

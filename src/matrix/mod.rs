@@ -1,12 +1,15 @@
 //! Matrix storage: dense column-major matrices (faer's `Mat`), [`SharedMatrix`] for
 //! tile access from concurrent tasks, symmetric [`band`] storage and `.npy` I/O.
 
+pub(crate) mod access;
 pub mod band;
 pub mod npy;
 mod shared;
+mod split;
 
 pub use band::SymBand;
 pub use shared::{MatrixId, SharedMatrix};
+pub use split::{ColsMut, ReadAll, SplitColumns};
 
 use crate::{Error, Result, Scalar};
 use faer::MatRef;

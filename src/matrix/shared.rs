@@ -6,6 +6,7 @@
 //! [`crate::graph::TaskGraph::check_races`] verifies that from the declared
 //! footprints, and the runtime's live checker verifies it while running.
 
+use super::access::Access;
 use faer::{Mat, MatMut, MatRef};
 use std::cell::UnsafeCell;
 use std::ops::Range;
@@ -38,6 +39,23 @@ pub struct SharedMatrix<T> {
 unsafe impl<T: Send> Send for SharedMatrix<T> {}
 unsafe impl<T: Send + Sync> Sync for SharedMatrix<T> {}
 
+impl<T> SharedMatrix<T> {
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// The id footprints use to name this matrix.
+    pub fn id(&self) -> MatrixId {
+        self.id
+    }
+}
+
 impl<T: faer::traits::ComplexField> SharedMatrix<T> {
     /// Takes ownership of `mat`.
     pub fn new(mut mat: Mat<T>) -> Self {
@@ -55,21 +73,6 @@ impl<T: faer::traits::ComplexField> SharedMatrix<T> {
         }
     }
 
-    /// Number of rows.
-    pub fn nrows(&self) -> usize {
-        self.nrows
-    }
-
-    /// Number of columns.
-    pub fn ncols(&self) -> usize {
-        self.ncols
-    }
-
-    /// The id footprints use to name this matrix.
-    pub fn id(&self) -> MatrixId {
-        self.id
-    }
-
     fn check(&self, rows: &Range<usize>, cols: &Range<usize>) {
         assert!(
             rows.start <= rows.end && rows.end <= self.nrows,
@@ -83,20 +86,25 @@ impl<T: faer::traits::ComplexField> SharedMatrix<T> {
         );
     }
 
+    /// Pointer to entry `(rows.start, cols.start)` of a checked tile; the base
+    /// pointer for an empty tile, whose start may lie one past the allocation.
+    fn tile_ptr(&self, rows: &Range<usize>, cols: &Range<usize>) -> *mut T {
+        self.check(rows, cols);
+        if rows.is_empty() || cols.is_empty() {
+            return self.ptr;
+        }
+        let offset = rows.start as isize + cols.start as isize * self.col_stride;
+        // SAFETY: (rows.start, cols.start) is an entry of the matrix (checked above).
+        unsafe { self.ptr.offset(offset) }
+    }
+
     /// A read-only view of the tile `rows x cols`.
     ///
     /// # Safety
     /// No task may write any part of this tile while the returned view lives.
     pub unsafe fn tile(&self, rows: Range<usize>, cols: Range<usize>) -> MatRef<'_, T> {
-        self.check(&rows, &cols);
-        let offset = rows.start as isize + cols.start as isize * self.col_stride;
-        MatRef::from_raw_parts(
-            self.ptr.offset(offset) as *const T,
-            rows.len(),
-            cols.len(),
-            1,
-            self.col_stride,
-        )
+        let ptr = self.tile_ptr(&rows, &cols);
+        MatRef::from_raw_parts(ptr as *const T, rows.len(), cols.len(), 1, self.col_stride)
     }
 
     /// A mutable view of the tile `rows x cols`.
@@ -106,15 +114,36 @@ impl<T: faer::traits::ComplexField> SharedMatrix<T> {
     /// time; the task graph must order every task touching it.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn tile_mut(&self, rows: Range<usize>, cols: Range<usize>) -> MatMut<'_, T> {
-        self.check(&rows, &cols);
-        let offset = rows.start as isize + cols.start as isize * self.col_stride;
-        MatMut::from_raw_parts_mut(
-            self.ptr.offset(offset),
-            rows.len(),
-            cols.len(),
-            1,
-            self.col_stride,
-        )
+        let ptr = self.tile_ptr(&rows, &cols);
+        MatMut::from_raw_parts_mut(ptr, rows.len(), cols.len(), 1, self.col_stride)
+    }
+
+    /// The tile `rows x cols` for reading, from a task whose declared footprint
+    /// reads or writes it (checked by `access`; see [`super::access`]).
+    pub(crate) fn read<'s>(
+        &'s self,
+        access: &'s Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> MatRef<'s, T> {
+        access.grant(self.id, rows.clone(), cols.clone(), false);
+        // SAFETY: the task declared this read; tasks whose declared footprints
+        // conflict are ordered by the graph (the builders' invariant, verified by
+        // `check_races`), and `access` refused an overlapping mutable view.
+        unsafe { self.tile(rows, cols) }
+    }
+
+    /// The tile `rows x cols` for writing, from a task whose declared footprint
+    /// writes it (checked by `access`).
+    pub(crate) fn write<'s>(
+        &'s self,
+        access: &'s Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> MatMut<'s, T> {
+        access.grant(self.id, rows.clone(), cols.clone(), true);
+        // SAFETY: as in `read`; `access` refused any other view of this tile.
+        unsafe { self.tile_mut(rows, cols) }
     }
 
     /// Gives the matrix back once no task holds it any more.

@@ -1,12 +1,12 @@
 //! Graph builders for the standard pipelines. Each stage adds its tasks to a
-//! caller's [`crate::graph::TaskGraph`] and returns a [`crate::graph::SubGraph`]
-//! plus handles to the data it produces, so pipelines can be assembled from the
-//! stages (as [`evd::eigh`] does) or extended with tasks of one's own.
+//! caller's [`crate::graph::TaskGraph`] and returns typed handles to the data it
+//! produces; the next stage takes those handles by value and adds the edges that
+//! order it after its producers itself, so stages compose only in an order that
+//! is free of data races (see `docs/ARCHITECTURE.md`).
 
 pub mod evd;
 mod options;
-pub mod stages;
-pub mod vectors;
+mod task;
 
 pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
 pub use options::EvdOptions;

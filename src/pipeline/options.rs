@@ -1,8 +1,16 @@
 //! Tuning parameters of the EVD pipeline.
 
-/// Tuning parameters of the two-stage symmetric EVD. The defaults are what the
-/// benchmarks found best on a 2-core AVX-512 machine; see `benches/evd.rs`.
+/// Tuning parameters of the two-stage symmetric EVD. The defaults
+/// ([`EvdOptions::auto`]) are what the benchmarks found best on a 2-core
+/// AVX-512 machine; see `benches/evd.rs`. New fields may be added, so build
+/// from `auto()` and set fields:
+///
+/// ```
+/// let mut opts = eigenflow::pipeline::EvdOptions::auto();
+/// opts.bandwidth = 48;
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EvdOptions {
     /// Half-bandwidth `b` of the intermediate band (stage 1 -> stage 2); 0 picks
     /// 32 for eigenvalues only and 64 with eigenvectors (a wider band makes the
@@ -28,10 +36,6 @@ pub struct EvdOptions {
     /// Back-transformations: columns of the eigenvector matrix per task (lowered
     /// to about `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
-    /// Lag between consecutive sweeps in the fine stage-2 graph. Only the value 3
-    /// is correct; other values exist to test that the race checker catches them.
-    #[doc(hidden)]
-    pub sweep_lag: usize,
 }
 
 impl Default for EvdOptions {
@@ -46,12 +50,18 @@ impl Default for EvdOptions {
             dc_tile: 256,
             q2_group: 16,
             back_col_block: 512,
-            sweep_lag: 3,
         }
     }
 }
 
 impl EvdOptions {
+    /// The defaults: each size-dependent choice is made per problem
+    /// ([`EvdOptions::bandwidth_for`], [`EvdOptions::tile_for`],
+    /// [`EvdOptions::col_block_for`]).
+    pub fn auto() -> Self {
+        Self::default()
+    }
+
     /// The bandwidth actually used for order `n` and job `job`: at least 1, at
     /// most `n - 1`.
     pub fn bandwidth_for(&self, n: usize, job: super::EvdJob) -> usize {

@@ -383,6 +383,7 @@ impl<'g> Shared<'g> {
             task: TaskId(t),
             lane,
             worker,
+            footprint: meta.footprint.as_deref(),
         };
         let start = self.t0.elapsed().as_nanos() as u64;
         let outcome = {

@@ -1,6 +1,7 @@
 //! Tests of the parent module.
 
 use super::*;
+use crate::linalg::back_transform::q1::{apply_q1_left_cols, form_q1, Q1Blocks};
 use crate::linalg::householder::testutil::*;
 
 /// Worst ratios of one reduction: [backward error, orthogonality, eigenvalues].

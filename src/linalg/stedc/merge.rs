@@ -22,6 +22,7 @@
 //!    [`MergeProblem::eigenvalues_into`].
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use faer::linalg::matmul::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
@@ -29,6 +30,7 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 use super::secular::{self, Secular};
 use crate::error::Error;
+use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
 
 /// Sparsity type of a (possibly rotated) eigenvector column of `blockdiag(Q1, Q2)`.
@@ -54,17 +56,18 @@ pub enum OutCol {
 /// Everything one merge needs between its steps; owns its workspace, so the node's
 /// eigenvector block may be overwritten by [`MergeProblem::apply_cols`] after
 /// [`MergeProblem::new`] returns.
-#[derive(Clone, Debug)]
 pub struct MergeProblem<T> {
     n: usize,
     n1: usize,
     /// The non-deflated rank-one problem (poles ascending).
     secular: Secular<T>,
-    /// Roots, ascending (`lambda[r]` is root `r`).
+    /// Roots, ascending (`lambda[r]` is root `r`), copied out of `delta` by step 3.
     lambda: Vec<T>,
-    /// `k x k`: column `r` holds `d_j - lambda_r` after step 2 and the normalised
-    /// eigenvector `u_r` (rows in type order) after step 3.
-    delta: Mat<T>,
+    /// `(k + 1) x k`: column `r` holds `d_j - lambda_r` in its first `k` rows
+    /// and `lambda_r` in row `k` after step 2, and the normalised eigenvector
+    /// `u_r` (rows in type order) after step 3. Step 2 fills disjoint column
+    /// ranges concurrently ([`MergeProblem::solve_roots_range`]).
+    delta: SplitColumns<T>,
     /// Number of non-deflated columns of each type (top, dense, bottom).
     ctot: [usize; 3],
     /// Row of non-deflated entry `j` (in pole order) in the type-ordered `U`.
@@ -79,9 +82,8 @@ pub struct MergeProblem<T> {
     ddefl: Vec<T>,
     /// Output column sources, ascending eigenvalue order; filled by `lowner`.
     out: Vec<OutCol>,
-    /// Number of roots solved through [`solve_roots`].
-    roots_solved: usize,
-    roots_done: bool,
+    /// Number of roots solved through [`MergeProblem::solve_roots_range`].
+    roots_solved: AtomicUsize,
     vectors_done: bool,
 }
 
@@ -237,7 +239,7 @@ impl<T: Scalar> MergeProblem<T> {
             n1,
             secular,
             lambda: vec![zero; k],
-            delta: Mat::zeros(k, k),
+            delta: SplitColumns::new(Mat::zeros(k + 1, k)),
             ctot,
             type_row,
             qtop,
@@ -245,8 +247,7 @@ impl<T: Scalar> MergeProblem<T> {
             qdefl,
             ddefl,
             out: Vec::new(),
-            roots_solved: 0,
-            roots_done: k == 0,
+            roots_solved: AtomicUsize::new(0),
             vectors_done: false,
         })
     }
@@ -271,18 +272,31 @@ impl<T: Scalar> MergeProblem<T> {
         &self.secular
     }
 
-    /// Split borrow for step 2 run as several tasks: the (read-only) secular equation,
-    /// the roots (`k`) and the `k x k` delta matrix. Give each task a disjoint range `r`
-    /// of roots with `&mut lambda[r]` and the columns `r` of delta, and call
-    /// [`secular::solve_roots_into`]. Call [`MergeProblem::mark_roots_solved`] after
-    /// all ranges succeeded.
-    pub fn roots_parts(&mut self) -> (&Secular<T>, &mut [T], MatMut<'_, T>) {
-        (&self.secular, &mut self.lambda, self.delta.as_mut())
-    }
-
-    /// Records that every root has been solved through [`MergeProblem::roots_parts`].
-    pub fn mark_roots_solved(&mut self) {
-        self.roots_done = true;
+    /// Step 2 for roots `range` (`range.end <= k`): solves them and stores
+    /// them in the problem. Several ranges may be solved concurrently through
+    /// `&self` (each borrows only its own columns); the results do not depend on
+    /// how `0..k` is split. [`MergeProblem::lowner`] needs every root solved.
+    pub fn solve_roots_range(&self, range: Range<usize>) -> Result<(), Error> {
+        let k = self.k();
+        if range.start > range.end || range.end > k {
+            return Err(Error::Shape(format!(
+                "solve_roots: range {range:?} of {k} roots"
+            )));
+        }
+        let mut cols = self.delta.cols_mut(range.clone());
+        let mut block = cols.mat();
+        let mut lambda = vec![T::zero(); range.len()];
+        secular::solve_roots_into(
+            &self.secular,
+            range.clone(),
+            &mut lambda,
+            block.rb_mut().subrows_mut(0, k),
+        )?;
+        for (c, x) in lambda.into_iter().enumerate() {
+            block[(k, c)] = x;
+        }
+        self.roots_solved.fetch_add(range.len(), Ordering::AcqRel);
+        Ok(())
     }
 
     /// Step 3: Löwner / Gu–Eisenstat. Recomputes `z-hat` from all roots (LAPACK
@@ -295,17 +309,22 @@ impl<T: Scalar> MergeProblem<T> {
     /// `u_r = (D - lambda_r)^{-1} z-hat / norm`, stored with rows in type order.
     /// Also fixes the output order (ascending merge of roots and deflated values).
     pub fn lowner(&mut self) -> Result<(), Error> {
-        if !self.roots_done {
+        let k = self.k();
+        if self.roots_solved.load(Ordering::Acquire) != k {
             return Err(Error::InvalidArgument(
                 "MergeProblem::lowner called before all roots were solved".into(),
             ));
         }
-        let k = self.k();
         let zero = T::zero();
         let dl = &self.secular.d;
-        let mut w: Vec<T> = (0..k).map(|i| self.delta[(i, i)]).collect();
+        let mut all = self.delta.as_mut();
+        for (r, x) in self.lambda.iter_mut().enumerate() {
+            *x = all[(k, r)];
+        }
+        let mut delta = all.rb_mut().subrows_mut(0, k);
+        let mut w: Vec<T> = (0..k).map(|i| delta[(i, i)]).collect();
         for j in 0..k {
-            let col = self.delta.col(j);
+            let col = delta.rb().col(j);
             for i in 0..k {
                 if i != j {
                     w[i] *= col[i] / (dl[i] - dl[j]);
@@ -324,7 +343,7 @@ impl<T: Scalar> MergeProblem<T> {
             .collect();
         let mut u = vec![zero; k];
         for r in 0..k {
-            let mut col = self.delta.col_mut(r);
+            let mut col = delta.rb_mut().col_mut(r);
             let mut amax = zero;
             let mut finite = true;
             for i in 0..k {
@@ -412,7 +431,8 @@ impl<T: Scalar> MergeProblem<T> {
             tmp = Mat::zeros(n, nr);
             let ntop = self.ctot[0] + self.ctot[1];
             let nbot = self.ctot[1] + self.ctot[2];
-            let u = self.delta.as_ref().subcols(rr.start, nr);
+            let guard = self.delta.read();
+            let u = guard.mat().subrows(0, self.k()).subcols(rr.start, nr);
             if ntop > 0 {
                 gemm(
                     tmp.as_mut().submatrix_mut(0, 0, n1, nr),
@@ -475,32 +495,8 @@ fn rotate_cols<T: Scalar>(q: MatMut<'_, T>, a: usize, b: usize, cs: T, sn: T) {
     }
 }
 
-/// Step 2 for roots `range` of a merge, storing into the problem (sequential use, or a
-/// runtime that serialises access). The results do not depend on how `0..k` is split.
-/// The ranges must partition `0..k`; the roots count as solved (for
-/// [`MergeProblem::lowner`]) once `k` roots have been solved.
-pub fn solve_roots<T: Scalar>(
-    problem: &mut MergeProblem<T>,
-    range: Range<usize>,
-) -> Result<(), Error> {
-    let k = problem.k();
-    let end = range.end;
-    let (sec, lambda, delta) = problem.roots_parts();
-    if end > k || range.start > end {
-        return Err(Error::Shape(format!(
-            "solve_roots: range {range:?} of {k} roots"
-        )));
-    }
-    let len = range.len();
-    secular::solve_roots_into(
-        sec,
-        range.clone(),
-        &mut lambda[range.clone()],
-        delta.subcols_mut(range.start, len),
-    )?;
-    problem.roots_solved += len;
-    if problem.roots_solved >= k {
-        problem.mark_roots_solved();
-    }
-    Ok(())
+/// Step 2 for roots `range` of a merge, storing into the problem (see
+/// [`MergeProblem::solve_roots_range`]).
+pub fn solve_roots<T: Scalar>(problem: &MergeProblem<T>, range: Range<usize>) -> Result<(), Error> {
+    problem.solve_roots_range(range)
 }

@@ -255,7 +255,7 @@ pub fn merge_node<T: Scalar>(
     let n = d.len();
     let mut p = MergeProblem::new(d, q.rb_mut(), n1, beta)?;
     let k = p.k();
-    solve_roots(&mut p, 0..k)?;
+    solve_roots(&p, 0..k)?;
     p.lowner()?;
     for t in col_tiles(n, col_tile) {
         p.apply_cols(t.clone(), q.rb_mut().subcols_mut(t.start, t.len()));

@@ -369,11 +369,10 @@ fn run_order(
     let mut work = band.clone();
     let mut refl = Sb2stReflectors::new(gr.n(), gr.b());
     {
-        let mut slots = refl.slots();
         let mut view = work.as_band_mut();
         for &i in order {
             let (g, c) = nodes[i];
-            run_super_task(&mut view, gr, g, c, Some(&mut slots));
+            run_super_task(&mut view, gr, g, c, Some(&mut refl));
         }
     }
     (work, refl)

@@ -3,7 +3,7 @@
 //!
 //! # Convention
 //!
-//! Task T(s, m) of [`super::bulge`] is the similarity `A <- H A H` with
+//! Task T(s, m) of [`crate::linalg::sb2st`] is the similarity `A <- H A H` with
 //! `H(s, m) = I - tau v v^T` acting on rows `R(s, m) = [s + 1 + m b, + L)`. With
 //! the tasks in sequential (sweep-major) order,
 //!
@@ -35,7 +35,7 @@
 //! column blocks of `Z` are independent; blocks touching disjoint rows commute
 //! exactly ([`Q2Plan::row_deps`] gives the ordering a finer task graph needs).
 
-use super::bulge::{num_sweeps, steps, task_geom, Sb2stReflectors};
+use crate::linalg::sb2st::{num_sweeps, steps, task_geom, Reflectors};
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
@@ -54,7 +54,7 @@ fn col_slice<'a, T>(z: MatMut<'a, T>, j: usize) -> &'a mut [T] {
 }
 
 /// `Z[R, :] := H Z[R, :]` for the reflector of T(s, m) (LAPACK `dlarfx('Left')`).
-fn apply_one<T: Scalar>(refl: &Sb2stReflectors<T>, s: usize, m: usize, mut z: MatMut<'_, T>) {
+fn apply_one<T: Scalar>(refl: &impl Reflectors<T>, s: usize, m: usize, mut z: MatMut<'_, T>) {
     let slot = refl.slot(s, m);
     let tau = slot[0];
     if tau == T::zero() {
@@ -77,13 +77,13 @@ fn apply_one<T: Scalar>(refl: &Sb2stReflectors<T>, s: usize, m: usize, mut z: Ma
     }
 }
 
-fn check_shape<T: Scalar>(refl: &Sb2stReflectors<T>, z: &MatMut<'_, T>) {
+fn check_shape<T: Scalar>(refl: &impl Reflectors<T>, z: &MatMut<'_, T>) {
     assert_eq!(z.nrows(), refl.n(), "Z must have n = {} rows", refl.n());
 }
 
 /// `Z := Q2 Z`, one reflector at a time in reverse sequential order (the simple
 /// reference for [`apply_q2_blocked`]). `z` is `n x k`, any `k`.
-pub fn apply_q2_unblocked<T: Scalar>(refl: &Sb2stReflectors<T>, mut z: MatMut<'_, T>) {
+pub fn apply_q2_unblocked<T: Scalar>(refl: &impl Reflectors<T>, mut z: MatMut<'_, T>) {
     check_shape(refl, &z);
     let (n, b) = (refl.n(), refl.b());
     for s in (0..num_sweeps(n)).rev() {
@@ -94,7 +94,7 @@ pub fn apply_q2_unblocked<T: Scalar>(refl: &Sb2stReflectors<T>, mut z: MatMut<'_
 }
 
 /// `Z := Q2^T Z`, one reflector at a time in sequential order.
-pub fn apply_q2t_unblocked<T: Scalar>(refl: &Sb2stReflectors<T>, mut z: MatMut<'_, T>) {
+pub fn apply_q2t_unblocked<T: Scalar>(refl: &impl Reflectors<T>, mut z: MatMut<'_, T>) {
     check_shape(refl, &z);
     let (n, b) = (refl.n(), refl.b());
     for s in 0..num_sweeps(n) {
@@ -206,7 +206,7 @@ impl Q2Plan {
 /// `H(s0, m) ... H(s1-1, m) = I - V T V^T` (LAPACK `dlarft`, forward, columnwise).
 /// `v` and `t` must be at least that large; only their leading parts are used.
 pub fn block_factors<T: Scalar>(
-    refl: &Sb2stReflectors<T>,
+    refl: &impl Reflectors<T>,
     block: &Q2Block,
     mut v: MatMut<'_, T>,
     mut t: MatMut<'_, T>,
@@ -288,7 +288,7 @@ impl<T: Scalar> Work<T> {
 /// `Y_R := Y_R (I - V T V^T)^T = Y_R - (Y_R V) T^T V^T` for the block's columns
 /// `R` of `y` (`y = Z^T`, so this is `Z_R := Block Z_R`).
 fn apply_block_right<T: Scalar>(
-    refl: &Sb2stReflectors<T>,
+    refl: &impl Reflectors<T>,
     block: &Q2Block,
     work: &mut Work<T>,
     y: MatMut<'_, T>,
@@ -417,7 +417,7 @@ fn panel_y_minus_w_vt<T: Scalar>(
 /// keep `Z^T` can use it directly. Rows of `Y` are independent; consecutive
 /// ranges must run in order (or follow [`Q2Plan::row_deps`]).
 pub fn apply_q2t_right<T: Scalar>(
-    refl: &Sb2stReflectors<T>,
+    refl: &impl Reflectors<T>,
     plan: &Q2Plan,
     range: Range<usize>,
     mut y: MatMut<'_, T>,
@@ -447,7 +447,7 @@ pub fn apply_q2t_right<T: Scalar>(
 /// (measured ~20% faster at n = 4096, b = 64, kc = 512). The copy costs
 /// `n kc` values of workspace and two passes over `z`.
 pub fn apply_q2_blocks<T: Scalar>(
-    refl: &Sb2stReflectors<T>,
+    refl: &impl Reflectors<T>,
     plan: &Q2Plan,
     range: Range<usize>,
     mut z: MatMut<'_, T>,
@@ -486,7 +486,7 @@ pub fn workspace_len(n: usize, b: usize, nb: usize, kc: usize) -> usize {
 }
 
 /// `Z := Q2 Z` with compact-WY blocks of `plan` (see the module docs).
-pub fn apply_q2_blocked<T: Scalar>(refl: &Sb2stReflectors<T>, plan: &Q2Plan, z: MatMut<'_, T>) {
+pub fn apply_q2_blocked<T: Scalar>(refl: &impl Reflectors<T>, plan: &Q2Plan, z: MatMut<'_, T>) {
     apply_q2_blocks(refl, plan, 0..plan.blocks.len(), z);
 }
 

@@ -1,8 +1,8 @@
 //! Tests of the parent module.
 
 use super::*;
-use crate::linalg::bulge::sb2st_reference;
-use crate::linalg::bulge::tests::random_band;
+use crate::linalg::sb2st::tests::random_band;
+use crate::linalg::sb2st::{sb2st_reference, Sb2stReflectors};
 use faer::MatRef;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -34,10 +34,11 @@
 //! random topological orders and comparing bitwise with the sequential order.
 
 use super::householder;
+use crate::matrix::access::Access;
 use crate::matrix::band::{BandMut, SymBand};
+use crate::matrix::{MatrixId, SharedMatrix};
 use crate::Scalar;
-use std::cell::UnsafeCell;
-use std::marker::PhantomData;
+use faer::Mat;
 use std::ops::Range;
 
 /// Lag between consecutive sweeps, in steps: sweep `s` runs three tasks behind
@@ -288,7 +289,7 @@ pub fn run_super_task<T: Scalar>(
     grouping: &SweepGrouping,
     g: usize,
     c: usize,
-    mut store: Option<&mut ReflectorSlots<'_, T>>,
+    mut store: Option<&mut dyn SlotSink<T>>,
 ) {
     for (s, m) in grouping.tasks(g, c) {
         let out = store.as_mut().map(|st| st.slot_mut(s, m));
@@ -300,55 +301,31 @@ pub fn run_super_task<T: Scalar>(
 // Reflector storage
 // ---------------------------------------------------------------------------
 
-/// The reflectors `(v, tau)` of all tasks T(s, m), for the Q2 back-transform.
-///
-/// Task T(s, m) owns the slot `data[off[s] + m b ..][..b]`; its first `L` entries
+/// Where the reflector slot of each task T(s, m) lies in flat storage: task
+/// T(s, m) owns `data[offsets[s] + m b ..][..b]`, of which its first `L` entries
 /// hold `[tau, v_1, ..., v_{L-1}]` (`v_0 = 1` is implicit, its place holds tau).
-/// The index is O(1) from `(s, m)` through a per-sweep offset table, and the
-/// slots of distinct tasks are disjoint, so concurrent tasks can write theirs
-/// through [`SharedReflectors`]. Memory is `b * sum_s M_s ~ n^2/2 + n b` values.
+/// The index is O(1) from `(s, m)`, and the slots of distinct tasks are
+/// disjoint. Memory is `b * sum_s M_s ~ n^2/2 + n b` values.
 #[derive(Clone, Debug)]
-pub struct Sb2stReflectors<T> {
+pub struct ReflectorLayout {
     n: usize,
     b: usize,
     offsets: Vec<usize>,
-    data: Vec<T>,
 }
 
-fn reflector_offsets(n: usize, b: usize) -> Vec<usize> {
-    let ns = num_sweeps(n);
-    let mut offsets = Vec::with_capacity(ns + 1);
-    let mut acc = 0usize;
-    offsets.push(0);
-    for s in 0..ns {
-        acc += steps(n, b, s) * b;
-        offsets.push(acc);
-    }
-    offsets
-}
-
-impl<T: Scalar> Sb2stReflectors<T> {
-    /// Zeroed storage for an order-`n` band of half-bandwidth `b`.
+impl ReflectorLayout {
+    /// The layout for an order-`n` band of half-bandwidth `b >= 1`.
     pub fn new(n: usize, b: usize) -> Self {
         assert!(b >= 1, "bandwidth must be at least 1");
-        let offsets = reflector_offsets(n, b);
-        let total = *offsets.last().unwrap();
-        Sb2stReflectors {
-            n,
-            b,
-            offsets,
-            data: vec![T::zero(); total],
-        }
-    }
-
-    /// Bytes [`Sb2stReflectors::new`] allocates for `(n, b)`, computed without
-    /// allocating (for memory checks before a run).
-    pub fn len_bytes(n: usize, b: usize) -> usize {
-        let b = b.max(1);
         let ns = num_sweeps(n);
-        // sum_s M_s in O(n); n is at most a few 1e5.
-        let tasks: usize = (0..ns).map(|s| steps(n, b, s)).sum();
-        tasks * b * std::mem::size_of::<T>() + (ns + 1) * std::mem::size_of::<usize>()
+        let mut offsets = Vec::with_capacity(ns + 1);
+        let mut acc = 0usize;
+        offsets.push(0);
+        for s in 0..ns {
+            acc += steps(n, b, s) * b;
+            offsets.push(acc);
+        }
+        ReflectorLayout { n, b, offsets }
     }
 
     /// Order of the matrix.
@@ -361,113 +338,191 @@ impl<T: Scalar> Sb2stReflectors<T> {
         self.b
     }
 
-    /// Start of the slot of T(s, m) in the flat storage.
-    #[inline]
-    pub fn index(&self, s: usize, m: usize) -> usize {
-        debug_assert!(m < steps(self.n, self.b, s));
-        self.offsets[s] + m * self.b
+    /// Values of storage in all.
+    pub fn len(&self) -> usize {
+        *self.offsets.last().expect("offsets start with 0")
     }
 
+    /// Whether there is no reflector (n <= 2).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The slot of T(s, m) in the flat storage (length `L`).
+    #[inline]
+    pub fn slot(&self, s: usize, m: usize) -> Range<usize> {
+        assert!(m < steps(self.n, self.b, s), "no task T({s}, {m})");
+        let start = self.offsets[s] + m * self.b;
+        start..start + task_geom(self.n, self.b, s, m).len
+    }
+
+    /// The slots of T(s, m) for `m` in `steps` (contiguous: one sweep's slots
+    /// follow each other), with their capacity `b` each.
+    pub fn sweep_slots(&self, s: usize, steps: Range<usize>) -> Range<usize> {
+        self.offsets[s] + steps.start * self.b..self.offsets[s] + steps.end * self.b
+    }
+}
+
+/// Read access to the reflectors of every task T(s, m) (what the Q2
+/// back-transformation needs), whether they live in a [`Sb2stReflectors`] or in
+/// the [`SharedReflectors`] of a task graph.
+pub trait Reflectors<T> {
+    /// Order of the matrix.
+    fn n(&self) -> usize;
+    /// Half-bandwidth.
+    fn b(&self) -> usize;
     /// `[tau, v_1, ..., v_{L-1}]` of T(s, m) (length `L`).
-    #[inline]
-    pub fn slot(&self, s: usize, m: usize) -> &[T] {
-        let len = task_geom(self.n, self.b, s, m).len;
-        let i = self.index(s, m);
-        &self.data[i..i + len]
-    }
-
-    /// Mutable slot of T(s, m) (length `L`).
-    #[inline]
-    pub fn slot_mut(&mut self, s: usize, m: usize) -> &mut [T] {
-        let len = task_geom(self.n, self.b, s, m).len;
-        let i = self.index(s, m);
-        &mut self.data[i..i + len]
-    }
-
-    /// A slot writer for single-threaded use.
-    pub fn slots(&mut self) -> ReflectorSlots<'_, T> {
-        ReflectorSlots {
-            ptr: self.data.as_mut_ptr(),
-            offsets: &self.offsets,
-            n: self.n,
-            b: self.b,
-            _life: PhantomData,
-        }
-    }
+    fn slot(&self, s: usize, m: usize) -> &[T];
 }
 
-/// Writes the slots of individual tasks (see [`Sb2stReflectors`]).
-pub struct ReflectorSlots<'a, T> {
-    ptr: *mut T,
-    offsets: &'a [usize],
-    n: usize,
-    b: usize,
-    _life: PhantomData<&'a mut [T]>,
-}
-
-impl<T: Scalar> ReflectorSlots<'_, T> {
+/// Somewhere to write the reflector of each task T(s, m) as it runs.
+pub trait SlotSink<T> {
     /// The slot of T(s, m) (length `L`), to be filled by that task.
-    #[inline]
-    pub fn slot_mut(&mut self, s: usize, m: usize) -> &mut [T] {
-        let len = task_geom(self.n, self.b, s, m).len;
-        let i = self.offsets[s] + m * self.b;
-        debug_assert!(i + len <= *self.offsets.last().unwrap());
-        // SAFETY: in bounds (the offset table covers every task); exclusive by
-        // the contract of whoever created this writer (`&mut` storage or
-        // `SharedReflectors::slots`).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i), len) }
+    fn slot_mut(&mut self, s: usize, m: usize) -> &mut [T];
+}
+
+/// The reflectors `(v, tau)` of all tasks T(s, m), for the Q2 back-transform
+/// (laid out by [`ReflectorLayout`]).
+#[derive(Clone, Debug)]
+pub struct Sb2stReflectors<T> {
+    layout: ReflectorLayout,
+    data: Vec<T>,
+}
+
+impl<T: Scalar> Sb2stReflectors<T> {
+    /// Zeroed storage for an order-`n` band of half-bandwidth `b`.
+    pub fn new(n: usize, b: usize) -> Self {
+        let layout = ReflectorLayout::new(n, b);
+        let data = vec![T::zero(); layout.len()];
+        Sb2stReflectors { layout, data }
+    }
+
+    /// Bytes [`Sb2stReflectors::new`] allocates for `(n, b)`, computed without
+    /// allocating (for memory checks before a run).
+    pub fn len_bytes(n: usize, b: usize) -> usize {
+        let b = b.max(1);
+        let ns = num_sweeps(n);
+        // sum_s M_s in O(n); n is at most a few 1e5.
+        let tasks: usize = (0..ns).map(|s| steps(n, b, s)).sum();
+        tasks * b * std::mem::size_of::<T>() + (ns + 1) * std::mem::size_of::<usize>()
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &ReflectorLayout {
+        &self.layout
     }
 }
 
-/// Reflector storage shared by the tasks of one graph; each task writes only
-/// the slots of its own T(s, m).
-pub struct SharedReflectors<T> {
-    inner: UnsafeCell<Sb2stReflectors<T>>,
-    ptr: *mut T,
+impl<T: Scalar> Reflectors<T> for Sb2stReflectors<T> {
+    fn n(&self) -> usize {
+        self.layout.n
+    }
+
+    fn b(&self) -> usize {
+        self.layout.b
+    }
+
+    #[inline]
+    fn slot(&self, s: usize, m: usize) -> &[T] {
+        &self.data[self.layout.slot(s, m)]
+    }
 }
 
-// SAFETY: access goes through `slots`, whose contract makes writers disjoint.
-unsafe impl<T: Send> Send for SharedReflectors<T> {}
-unsafe impl<T: Send + Sync> Sync for SharedReflectors<T> {}
+impl<T: Scalar> SlotSink<T> for Sb2stReflectors<T> {
+    #[inline]
+    fn slot_mut(&mut self, s: usize, m: usize) -> &mut [T] {
+        let r = self.layout.slot(s, m);
+        &mut self.data[r]
+    }
+}
+
+/// Reflector storage shared by the tasks of one graph: each stage-2 task writes
+/// the slots of its own T(s, m), the Q2 tasks read them all afterwards. The
+/// values live in a [`SharedMatrix`] (one column, rows = flat slot indices), so
+/// footprints name slots as rows of [`SharedReflectors::id`].
+pub struct SharedReflectors<T> {
+    layout: ReflectorLayout,
+    data: SharedMatrix<T>,
+}
 
 impl<T: Scalar> SharedReflectors<T> {
-    /// Takes ownership of `refl`.
-    pub fn new(mut refl: Sb2stReflectors<T>) -> Self {
-        let ptr = refl.data.as_mut_ptr();
-        SharedReflectors {
-            inner: UnsafeCell::new(refl),
-            ptr,
+    /// Zeroed storage for an order-`n` band of half-bandwidth `b`.
+    pub fn new(n: usize, b: usize) -> Self {
+        let layout = ReflectorLayout::new(n, b);
+        let data = SharedMatrix::new(Mat::zeros(layout.len(), 1));
+        SharedReflectors { layout, data }
+    }
+
+    /// The id footprints use to name this store (rows: flat slot indices of
+    /// [`ReflectorLayout`], one column).
+    pub fn id(&self) -> MatrixId {
+        self.data.id()
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &ReflectorLayout {
+        &self.layout
+    }
+
+    /// A writer for one task whose footprint declares the slots it fills.
+    pub(crate) fn writer<'s>(&'s self, access: &'s Access<'s>) -> TaskSlots<'s, T> {
+        TaskSlots {
+            store: self,
+            access,
         }
     }
 
-    /// A writer for one task.
-    ///
-    /// # Safety
-    /// Concurrent writers must write disjoint slots (each task only its own
-    /// T(s, m)), and nobody reads a slot before its task has finished.
-    pub unsafe fn slots(&self) -> ReflectorSlots<'_, T> {
-        let r = &*self.inner.get();
-        ReflectorSlots {
-            ptr: self.ptr,
-            offsets: &r.offsets,
-            n: r.n,
-            b: r.b,
-            _life: PhantomData,
+    /// Every reflector, for a task whose footprint reads the whole store.
+    pub(crate) fn read<'s>(&'s self, access: &'s Access<'_>) -> ReflectorsRef<'s, T> {
+        let col = self.data.read(access, 0..self.layout.len(), 0..1);
+        ReflectorsRef {
+            layout: &self.layout,
+            data: col
+                .col(0)
+                .try_as_col_major()
+                .expect("one column")
+                .as_slice(),
         }
     }
+}
 
-    /// Read access to all reflectors.
-    ///
-    /// # Safety
-    /// Every task that writes a slot must have finished, and none may start while
-    /// the reference lives.
-    pub unsafe fn get(&self) -> &Sb2stReflectors<T> {
-        &*self.inner.get()
+/// A stage-2 task's writer into [`SharedReflectors`] (each slot checked against
+/// the task's footprint).
+pub(crate) struct TaskSlots<'s, T> {
+    store: &'s SharedReflectors<T>,
+    access: &'s Access<'s>,
+}
+
+impl<T: Scalar> SlotSink<T> for TaskSlots<'_, T> {
+    fn slot_mut(&mut self, s: usize, m: usize) -> &mut [T] {
+        let r = self.store.layout.slot(s, m);
+        let col = self.store.data.write(self.access, r, 0..1);
+        col.col_mut(0)
+            .try_as_col_major_mut()
+            .expect("one column")
+            .as_slice_mut()
+    }
+}
+
+/// All reflectors of a [`SharedReflectors`], read-only.
+#[derive(Clone, Copy)]
+pub struct ReflectorsRef<'a, T> {
+    layout: &'a ReflectorLayout,
+    data: &'a [T],
+}
+
+impl<T: Scalar> Reflectors<T> for ReflectorsRef<'_, T> {
+    fn n(&self) -> usize {
+        self.layout.n
     }
 
-    /// Gives the storage back once no task holds it.
-    pub fn into_inner(self) -> Sb2stReflectors<T> {
-        self.inner.into_inner()
+    fn b(&self) -> usize {
+        self.layout.b
+    }
+
+    #[inline]
+    fn slot(&self, s: usize, m: usize) -> &[T] {
+        &self.data[self.layout.slot(s, m)]
     }
 }
 
@@ -640,12 +695,11 @@ pub fn sb2st_reference<T: Scalar>(
         2 * b
     );
     debug_assert!(band.bandwidth_used() <= b, "band is wider than b = {b}");
-    let mut slots = store.map(|st| {
+    let mut slots = store.inspect(|st| {
         assert!(
             st.n() == n && st.b() == b,
             "reflector storage is for another (n, b)"
         );
-        st.slots()
     });
     let mut view = band.as_band_mut();
     for s in 0..num_sweeps(n) {

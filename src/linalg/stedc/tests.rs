@@ -457,20 +457,9 @@ fn pieces_bitwise_equal_driver() {
                 bounds.push(rng.random_range(0..=k));
             }
             bounds.sort();
-            {
-                let (sec, lam, mut delta) = p.roots_parts();
-                for w in bounds.windows(2).rev() {
-                    let r = w[0]..w[1];
-                    secular::solve_roots_into(
-                        sec,
-                        r.clone(),
-                        &mut lam[r.clone()],
-                        delta.rb_mut().subcols_mut(r.start, r.len()),
-                    )
-                    .unwrap();
-                }
+            for w in bounds.windows(2).rev() {
+                p.solve_roots_range(w[0]..w[1]).unwrap();
             }
-            p.mark_roots_solved();
             p.lowner().unwrap();
             for t in col_tiles(len, params.col_tile).into_iter().rev() {
                 p.apply_cols(t.clone(), qb.rb_mut().subcols_mut(t.start, t.len()));

@@ -1,0 +1,157 @@
+//! The back-transformations of the EVD as column-block tasks: `Z := Q2 Z` (the
+//! stage-2 reflectors, LAPACK `dormtr` after `dsytrd_sb2st`) and `Z := Q1 Z`
+//! (the stage-1 panels, `dormqr` after `dsytrd_sy2sb`).
+
+use super::sb2st::Sb2stReflectors;
+use super::stedc::Eigenvectors;
+use super::sy2sb::Sy2sbReflectors;
+use super::{Q1, Q2};
+use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
+use crate::linalg::back_transform::q1::apply_q1_left;
+use crate::linalg::back_transform::q2::{apply_q2_blocks, Q2Plan};
+use crate::linalg::stedc::col_tiles;
+use crate::linalg::sy2sb::Sy2sbFactors;
+use crate::pipeline::task::{check_owned, with_access};
+use crate::{Error, Result, Scalar};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Column blocks `0..w, w..2w, ...` of `n` columns.
+fn column_blocks(n: usize, w: usize) -> Vec<Range<usize>> {
+    col_tiles(n, w.max(1))
+}
+
+fn check_order(what: &str, refl_n: usize, z_n: usize) -> Result<()> {
+    if refl_n == z_n {
+        Ok(())
+    } else {
+        Err(Error::Shape(format!(
+            "{what}: reflectors of order {refl_n} applied to {z_n} x {z_n} eigenvectors"
+        )))
+    }
+}
+
+/// Adds `Z := Q2 Z` (stage-2 reflectors grouped into compact-WY blocks of
+/// `group` consecutive sweeps at one step, applied as GEMMs): one task per
+/// column block of Z, applying every block in order on a transposed copy of its
+/// columns (see [`apply_q2_blocks`]). Each task waits for the reflectors and
+/// for the columns of `z` it transforms.
+///
+/// Errors: [`Error::InvalidArgument`] for handles from another graph or a zero
+/// `group`/`col_block`, [`Error::Shape`] when the orders differ.
+pub fn back_transform_q2<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    reflectors: Sb2stReflectors<T>,
+    z: Eigenvectors<T>,
+    group: usize,
+    col_block: usize,
+) -> Result<Eigenvectors<T>> {
+    check_owned(g, "the Q2 reflectors", &reflectors.done)?;
+    check_owned(g, "the eigenvectors", z.tasks())?;
+    check_order("back_transform_q2", reflectors.n(), z.n())?;
+    if group == 0 || col_block == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "back_transform_q2: group {group} and column block {col_block} must be positive"
+        )));
+    }
+    let n = z.n();
+    let plan = Arc::new(Q2Plan::new(n, reflectors.b(), group));
+    let nblocks = plan.blocks().len();
+    if nblocks == 0 {
+        return Ok(z);
+    }
+    let store = reflectors.store;
+    let (rid, rlen) = (store.id(), store.layout().len());
+    let zid = z.z.id();
+    let block_flops: f64 = plan
+        .blocks()
+        .iter()
+        .map(|blk| (4 * blk.rows.len() * blk.sweeps.len()) as f64)
+        .sum();
+    let mut blocks = Vec::new();
+    for cols in column_blocks(n, col_block) {
+        let (refl, zm, plan, cols2) = (store.clone(), z.z.clone(), plan.clone(), cols.clone());
+        let flops = block_flops * cols.len() as f64;
+        let body = with_access(move |acc| {
+            let zc = zm.write(acc, 0..n, cols2);
+            apply_q2_blocks(&refl.read(acc), &plan, 0..nblocks, zc);
+            Ok(())
+        });
+        let t = g.add(
+            Task::new(format!("q2.cols[{}..{}]", cols.start, cols.end), body)
+                .stage(Q2)
+                .cost(flops, flops / 4.0)
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(rid, 0..rlen, 0..1))
+                        .write(Region::new(zid, 0..n, cols.clone())),
+                ),
+        );
+        g.succeed(t, &reflectors.done);
+        g.succeed(t, &z.producers(&cols));
+        blocks.push((cols, vec![t]));
+    }
+    Ok(Eigenvectors { z: z.z, blocks })
+}
+
+/// Adds `Z := Q1 Z` (the stage-1 panel block reflectors in reverse panel
+/// order), one task per column block of Z, each after the stage-1 tasks and the
+/// columns of `z` it transforms.
+///
+/// Errors: as [`back_transform_q2`].
+pub fn back_transform_q1<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    reflectors: Sy2sbReflectors<T>,
+    z: Eigenvectors<T>,
+    col_block: usize,
+) -> Result<Eigenvectors<T>> {
+    check_owned(g, "the Q1 reflectors", &reflectors.done)?;
+    check_owned(g, "the eigenvectors", z.tasks())?;
+    check_order("back_transform_q1", reflectors.n(), z.n())?;
+    if col_block == 0 {
+        return Err(Error::InvalidArgument(
+            "back_transform_q1: column block must be positive".into(),
+        ));
+    }
+    let n = z.n();
+    let Sy2sbReflectors {
+        a,
+        t,
+        b,
+        panels,
+        done,
+    } = reflectors;
+    let (aid, tid, zid) = (a.id(), t.id(), z.z.id());
+    let mut blocks = Vec::new();
+    for cols in column_blocks(n, col_block) {
+        let (a, t, zm, cols2) = (a.clone(), t.clone(), z.z.clone(), cols.clone());
+        let body = with_access(move |acc| {
+            let av = a.read(acc, 0..n, 0..n);
+            let tf = t.read(acc, 0..b, 0..panels * b);
+            let zv = zm.write(acc, 0..n, cols2);
+            let ts = (0..panels)
+                .map(|p| tf.subcols(p * b, b).to_owned())
+                .collect();
+            apply_q1_left(av, &Sy2sbFactors::new(n, b, ts), zv);
+            Ok(())
+        });
+        let task: TaskId = g.add(
+            Task::new(format!("q1.cols[{}..{}]", cols.start, cols.end), body)
+                .stage(Q1)
+                .cost(
+                    (2 * n * n * cols.len()) as f64,
+                    (8 * n * (n / 2 + cols.len())) as f64,
+                )
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(aid, 0..n, 0..n))
+                        .read(Region::new(tid, 0..b, 0..panels * b))
+                        .write(Region::new(zid, 0..n, cols.clone())),
+                ),
+        );
+        g.succeed(task, &done);
+        g.succeed(task, &z.producers(&cols));
+        blocks.push((cols, vec![task]));
+    }
+    Ok(Eigenvectors { z: z.z, blocks })
+}

@@ -1,0 +1,532 @@
+//! The symmetric eigendecomposition as one task graph: sy2sb (dense -> band)
+//! -> sb2st (band -> tridiagonal) -> sterf (values) or stedc (divide and
+//! conquer) -> Q2 and Q1 back-transformations. One builder file per stage, named
+//! for its LAPACK counterpart; each stage takes the typed output of the stage it
+//! consumes and adds the edges that order it after its producers.
+//!
+//! ```
+//! use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
+//! use eigenflow::runtime::Runtime;
+//! let a = faer::Mat::<f64>::from_fn(100, 100, |i, j| 1.0 / (1 + i + j) as f64);
+//! let rt = Runtime::builder().threads(2).build();
+//! let eig = eigh(a.as_ref(), EvdJob::Values, &EvdOptions::default(), &rt).unwrap();
+//! assert!(eig.values.windows(2).all(|w| w[0] <= w[1]));
+//! ```
+//!
+//! The same pipeline by hand, stage by stage:
+//!
+//! ```
+//! use eigenflow::graph::TaskGraph;
+//! use eigenflow::linalg::stedc::DcParams;
+//! use eigenflow::pipeline::evd::{back_transform_q1, back_transform_q2, sb2st, stedc, sy2sb, Sb2stGrain};
+//! use eigenflow::runtime::Runtime;
+//! let n = 64;
+//! let a = eigenflow::gallery::random_symmetric_uniform::<f64>(n, 1);
+//! let mut g = TaskGraph::new();
+//! let s1 = sy2sb(&mut g, a.clone(), 8, 16)?;
+//! let s2 = sb2st(&mut g, s1.band, Sb2stGrain::Fine, true)?;
+//! let dc = stedc(&mut g, s2.tridiagonal, &DcParams::default(), 1.0)?;
+//! let z = back_transform_q2(&mut g, s2.reflectors.unwrap(), dc.vectors, 4, 32)?;
+//! let v = back_transform_q1(&mut g, s1.reflectors, z, 32)?;
+//! let values = dc.values;
+//! let vectors = v.into_result();
+//! g.check_races()?;
+//! Runtime::builder().threads(2).build().run(g)?;
+//! let (lambda, v) = (values.get()?, vectors.get()?);
+//! let av = &a * v.col(0);
+//! assert!((0..n).all(|i| (av[i] - lambda[0] * v[(i, 0)]).abs() < 1e-12));
+//! # Ok::<(), eigenflow::Error>(())
+//! ```
+
+mod back_transform;
+mod sb2st;
+mod stedc;
+mod sterf;
+mod sy2sb;
+#[cfg(test)]
+mod tests;
+
+pub use back_transform::{back_transform_q1, back_transform_q2};
+pub use sb2st::{sb2st, Sb2stGrain, Sb2stReflectors, Sb2stStage, Tridiagonal};
+pub use stedc::{dc_scale, stedc, Eigenvectors, StedcStage};
+pub use sterf::{sterf, Slot};
+pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
+
+use super::EvdOptions;
+use crate::graph::{Task, TaskGraph, TaskId};
+use crate::linalg::sb2st::SweepGrouping;
+use crate::linalg::stedc::DcParams;
+use crate::matrix::SharedMatrix;
+use crate::runtime::{RunReport, Runtime};
+use crate::{Error, Result, Scalar};
+use faer::{Mat, MatRef};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Stage name of the dense-to-band reduction.
+pub const SY2SB: &str = "sy2sb";
+/// Stage name of the bulge chasing.
+pub const SB2ST: &str = "sb2st";
+/// Stage name of the values-only tridiagonal eigensolver.
+pub const TRIDIAG: &str = "tridiag";
+/// Stage name of the divide and conquer.
+pub const DC: &str = "dc";
+/// Stage name of the Q2 back-transformation.
+pub const Q2: &str = "q2";
+/// Stage name of the Q1 back-transformation.
+pub const Q1: &str = "q1";
+
+/// What to compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvdJob {
+    /// Eigenvalues only.
+    Values,
+    /// Eigenvalues and eigenvectors.
+    Vectors,
+}
+
+/// Result of [`eigh`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct SymmetricEigen<T> {
+    /// Eigenvalues, ascending.
+    pub values: Vec<T>,
+    /// Eigenvectors (column j belongs to `values[j]`), for [`EvdJob::Vectors`].
+    pub vectors: Option<Mat<T>>,
+    /// The run's timings (per task and per stage).
+    pub report: RunReport,
+}
+
+impl<T> Eigenvectors<T> {
+    /// The matrix, readable once the graph has run successfully and been
+    /// dropped: see [`VectorsResult::get`].
+    pub fn into_result(self) -> VectorsResult<T> {
+        VectorsResult { z: self.z }
+    }
+}
+
+/// The eigenvector matrix of a pipeline, to be taken out after the run.
+pub struct VectorsResult<T> {
+    z: Arc<SharedMatrix<T>>,
+}
+
+impl<T: Scalar> VectorsResult<T> {
+    /// The matrix, once the graph that computes it has run and been dropped
+    /// ([`Runtime::run`] drops it); [`Error::NotRun`] while a task still holds
+    /// it (the graph has not been run).
+    pub fn get(self) -> Result<Mat<T>> {
+        Arc::try_unwrap(self.z)
+            .map(SharedMatrix::into_inner)
+            .map_err(|_| Error::NotRun)
+    }
+}
+
+/// The graph of one EVD and where its results land.
+pub struct EvdGraph<T> {
+    /// The task graph; run it with any [`Runtime`].
+    pub graph: TaskGraph<'static>,
+    results: EvdValues<T>,
+}
+
+impl<T: Scalar> EvdGraph<T> {
+    /// Splits into the graph (to run) and the handle its results land in.
+    pub fn into_parts(self) -> (TaskGraph<'static>, EvdValues<T>) {
+        (self.graph, self.results)
+    }
+}
+
+/// Where the results of an [`EvdGraph`] land.
+pub struct EvdValues<T> {
+    values: Slot<T>,
+    vectors: Option<Arc<SharedMatrix<T>>>,
+    /// Set by the graph's last task: every result is complete.
+    complete: Arc<AtomicBool>,
+    scale: T,
+}
+
+impl<T: Scalar> EvdValues<T> {
+    fn check_complete(&self) -> Result<()> {
+        if self.complete.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err(Error::NotRun)
+        }
+    }
+
+    /// Eigenvalues, ascending and unscaled, once the graph ran successfully;
+    /// [`Error::NotRun`] before that (or after a run that failed).
+    pub fn collect(&self) -> Result<Vec<T>> {
+        self.check_complete()?;
+        Ok(self
+            .values
+            .get()?
+            .into_iter()
+            .map(|x| x / self.scale)
+            .collect())
+    }
+
+    /// Eigenvalues and, for [`EvdJob::Vectors`], the eigenvectors, once the
+    /// graph ran successfully and was dropped ([`Runtime::run`] drops it);
+    /// [`Error::NotRun`] otherwise.
+    pub fn into_results(self) -> Result<(Vec<T>, Option<Mat<T>>)> {
+        let values = self.collect()?;
+        let vectors = match self.vectors {
+            Some(z) => Some(VectorsResult { z }.get()?),
+            None => None,
+        };
+        Ok((values, vectors))
+    }
+}
+
+/// Checks an owned input and scales it in place into the safe range like LAPACK
+/// `dsyevd`: by `rmin / anrm` when `0 < anrm < rmin`, by `rmax / anrm` when
+/// `anrm > rmax`, with `rmin = sqrt(safmin / eps)`, `rmax = sqrt(eps / safmin)`
+/// and `anrm` the largest magnitude in the lower triangle. Returns the factor
+/// and the largest magnitude after scaling.
+fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
+    check_square(a.nrows(), a.ncols())?;
+    let n = a.nrows();
+    crate::matrix::check_finite(a.as_ref(), true)?;
+    let mut anrm = T::zero();
+    for j in 0..n {
+        for i in j..n {
+            anrm = anrm.max(a[(i, j)].abs());
+        }
+    }
+    let smlnum = T::SAFE_MIN / T::EPS;
+    let (rmin, rmax) = (smlnum.sqrt(), (T::one() / smlnum).sqrt());
+    let scale = if anrm > T::zero() && anrm < rmin {
+        rmin / anrm
+    } else if anrm > rmax {
+        rmax / anrm
+    } else {
+        return Ok((T::one(), anrm));
+    };
+    for j in 0..n {
+        for i in j..n {
+            a[(i, j)] *= scale;
+        }
+    }
+    Ok((scale, anrm * scale))
+}
+
+/// Bytes of graph bookkeeping per task: the task and its footprint, its edges,
+/// the runtime's plan and per-task record (a generous average).
+const BYTES_PER_TASK: u64 = 640;
+
+/// An upper estimate of the number of tasks of the EVD graph of order `n`.
+pub fn task_count(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
+    let b = opts.bandwidth_for(n, job);
+    let nb = opts.tile_for(n, b) as u64;
+    let n64 = n as u64;
+    let panels = crate::linalg::sy2sb::panel_count(n, b) as u64;
+    let tiles = n64.div_ceil(nb.max(1));
+    // Stage 1: per panel a QR, a SYMM per row block, form_w and the lower tiles.
+    let stage1 = panels * (3 + tiles + tiles * (tiles + 1) / 2) + tiles;
+    let stage2 = if opts.fine_stage2 {
+        (0..crate::linalg::sb2st::num_sweeps(n))
+            .map(|s| crate::linalg::sb2st::steps(n, b, s) as u64)
+            .sum()
+    } else {
+        SweepGrouping::new(n, b, opts.sweep_group.max(1), opts.step_chunk.max(1)).num_tasks() as u64
+    };
+    let rest = match job {
+        EvdJob::Values => 1,
+        EvdJob::Vectors => {
+            let leaves = n64.div_ceil(opts.leaf_size.max(1) as u64);
+            let col = opts.col_block_for(n) as u64;
+            // Per merge: deflate, up to 8 roots, lowner, free and its apply tiles.
+            leaves * 12
+                + 2 * n64.div_ceil(opts.dc_tile.max(1) as u64) * 12
+                + 2 * n64.div_ceil(col)
+                + 2
+        }
+    };
+    stage1 + stage2 + rest + 1
+}
+
+/// Bytes the EVD of order `n` allocates (the working matrix and the graph's
+/// bookkeeping included) on `threads` worker threads, for checking that a run
+/// fits before starting it; `None` if the figure overflows `u64` (it fits
+/// nowhere). Each thread may hold one back-transformation workspace at a time.
+pub fn memory_bytes<T: Scalar>(
+    n: usize,
+    job: EvdJob,
+    opts: &EvdOptions,
+    threads: usize,
+) -> Option<u64> {
+    let b = opts.bandwidth_for(n, job) as u64;
+    let n = n as u64;
+    let nn = n.checked_mul(n)?;
+    let mut words = nn // the working matrix
+        .checked_add(n.checked_mul(b)?.checked_mul(7)?)? // V, X workspaces (2 each), T, band (2b)
+        .checked_add(2 * n)?; // tridiagonal
+    if job == EvdJob::Vectors {
+        let col = (opts.col_block_for(n as usize) as u64).min(n);
+        let q2_work = crate::linalg::back_transform::q2::workspace_len(
+            n as usize,
+            b as usize,
+            opts.q2_group.max(1),
+            col as usize,
+        ) as u64;
+        words = words
+            .checked_add(nn)? // eigenvectors
+            .checked_add(nn / 2 + n * b)? // stage-2 reflectors
+            .checked_add(nn.checked_mul(2)?)? // root merge: deflated copy of Q and delta
+            .checked_add(n.checked_mul(col)?.checked_mul(3)?)? // merge tiles, Q1 workspaces
+            .checked_add((threads.max(1) as u64).checked_mul(q2_work)?)?; // one Q2 task per thread
+    }
+    let graph = task_count(n as usize, job, opts).checked_mul(BYTES_PER_TASK)?;
+    words
+        .checked_mul(std::mem::size_of::<T>() as u64)?
+        .checked_add(graph)
+}
+
+/// Refuses, with [`Error::OutOfMemory`], an EVD that does not fit in the memory
+/// available (the smaller of the machine's and the cgroup limit), before anything
+/// is allocated. `owned` says whether the working matrix already exists.
+fn check_memory<T: Scalar>(
+    n: usize,
+    job: EvdJob,
+    opts: &EvdOptions,
+    threads: usize,
+    owned: bool,
+) -> Result<()> {
+    let needed = memory_bytes::<T>(n, job, opts, threads).ok_or_else(|| Error::OutOfMemory {
+        needed_gib: f64::INFINITY,
+        available_gib: crate::sysinfo::available_memory_bytes().unwrap_or(0) as f64
+            / (1u64 << 30) as f64,
+        suggestion: format!("the memory figure for n = {n} overflows 64 bits"),
+    })?;
+    let already = if owned {
+        (n as u64)
+            .saturating_mul(n as u64)
+            .saturating_mul(std::mem::size_of::<T>() as u64)
+    } else {
+        0
+    };
+    let what = format!(
+        "the {n} x {n} {} eigendecomposition",
+        std::any::type_name::<T>()
+    );
+    crate::sysinfo::check_fits(needed.saturating_sub(already), &what, |avail| {
+        format!(
+            "with these options n <= {} fits",
+            largest_fitting::<T>(avail, job, opts, threads)
+        )
+    })
+}
+
+/// The largest order whose EVD fits in `bytes` (see [`memory_bytes`]).
+pub fn largest_fitting<T: Scalar>(
+    bytes: u64,
+    job: EvdJob,
+    opts: &EvdOptions,
+    threads: usize,
+) -> usize {
+    let fits = |n: usize| memory_bytes::<T>(n, job, opts, threads).is_some_and(|m| m <= bytes);
+    let (mut lo, mut hi) = (0usize, 1usize << 32);
+    while lo + 1 < hi {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Builds the EVD graph of the symmetric matrix `a` (lower triangle read; `a`
+/// itself is never modified: the graph works on a copy).
+///
+/// Errors: as [`eigh`], without the run.
+pub fn evd_graph<T: Scalar>(
+    a: MatRef<'_, T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+) -> Result<EvdGraph<T>> {
+    check_square(a.nrows(), a.ncols())?;
+    check_memory::<T>(
+        a.nrows(),
+        job,
+        opts,
+        crate::sysinfo::default_threads(),
+        false,
+    )?;
+    let copy = lower_copy(a)?;
+    build(copy, job, opts)
+}
+
+/// A copy of the lower triangle of a square `a` (the strict upper part zero).
+fn lower_copy<T: Scalar>(a: MatRef<'_, T>) -> Result<Mat<T>> {
+    check_square(a.nrows(), a.ncols())?;
+    Ok(Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+        if i >= j {
+            a[(i, j)]
+        } else {
+            T::zero()
+        }
+    }))
+}
+
+fn check_square(m: usize, n: usize) -> Result<()> {
+    if m == n {
+        Ok(())
+    } else {
+        Err(Error::Shape(format!(
+            "symmetric eigendecomposition needs a square matrix, got {m} x {n}"
+        )))
+    }
+}
+
+/// Like [`evd_graph`], but takes the matrix by value and works in its storage
+/// (no copy: the way to reach the largest n that fits in memory).
+pub fn evd_graph_owned<T: Scalar>(
+    a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+) -> Result<EvdGraph<T>> {
+    check_square(a.nrows(), a.ncols())?;
+    check_memory::<T>(
+        a.nrows(),
+        job,
+        opts,
+        crate::sysinfo::default_threads(),
+        true,
+    )?;
+    build(a, job, opts)
+}
+
+/// The stage grain of the options.
+fn grain(opts: &EvdOptions) -> Sb2stGrain {
+    if opts.fine_stage2 {
+        Sb2stGrain::Fine
+    } else {
+        Sb2stGrain::Grouped {
+            sweeps: opts.sweep_group.max(1),
+            steps: opts.step_chunk.max(1),
+        }
+    }
+}
+
+fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
+    let (scale, anrm) = prepare(&mut a)?;
+    let n = a.nrows();
+    let b = opts.bandwidth_for(n, job);
+    let nb = opts.tile_for(n, b);
+    let vectors = job == EvdJob::Vectors;
+    let mut g = TaskGraph::new();
+    let s1 = sy2sb(&mut g, a, b, nb)?;
+    let s2 = sb2st(&mut g, s1.band, grain(opts), vectors)?;
+    let complete = Arc::new(AtomicBool::new(false));
+    let mark = |g: &mut TaskGraph<'static>, after: &[TaskId]| {
+        let flag = complete.clone();
+        let t = g.add(Task::new("evd.complete", move |_| {
+            flag.store(true, Ordering::Release);
+            Ok(())
+        }));
+        g.succeed(t, after);
+    };
+    if !vectors {
+        let values = sterf(&mut g, s2.tridiagonal)?;
+        mark(&mut g, &[values.task()]);
+        return Ok(EvdGraph {
+            graph: g,
+            results: EvdValues {
+                values,
+                vectors: None,
+                complete,
+                scale,
+            },
+        });
+    }
+    let params = DcParams {
+        leaf_size: opts.leaf_size.max(1),
+        col_tile: opts.dc_tile.max(1),
+    };
+    let dc = stedc(&mut g, s2.tridiagonal, &params, dc_scale(anrm))?;
+    let refl = s2
+        .reflectors
+        .ok_or_else(|| Error::InvalidArgument("no reflectors".into()))?;
+    let col = opts.col_block_for(n);
+    let z = back_transform_q2(&mut g, refl, dc.vectors, opts.q2_group.max(1), col)?;
+    let z = back_transform_q1(&mut g, s1.reflectors, z, col)?;
+    let mut last: Vec<TaskId> = z.tasks().copied().collect();
+    last.push(dc.values.task());
+    mark(&mut g, &last);
+    Ok(EvdGraph {
+        graph: g,
+        results: EvdValues {
+            values: dc.values,
+            vectors: Some(z.z),
+            complete,
+            scale,
+        },
+    })
+}
+
+/// The symmetric eigendecomposition of `a` (lower triangle read) by the
+/// two-stage reduction, run as one task graph on `rt`.
+///
+/// Errors: [`Error::Shape`] for a non-square input, [`Error::NonFinite`] naming
+/// the first non-finite entry of the lower triangle, [`Error::OutOfMemory`] when
+/// the run does not fit in the memory available (checked before anything is
+/// allocated), and [`Error::NoConvergence`] if the tridiagonal solver does not
+/// converge.
+pub fn eigh<T: Scalar>(
+    a: MatRef<'_, T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+) -> Result<SymmetricEigen<T>> {
+    check_square(a.nrows(), a.ncols())?;
+    check_memory::<T>(a.nrows(), job, opts, rt.threads(), false)?;
+    let copy = lower_copy(a)?;
+    run(copy, job, opts, rt)
+}
+
+/// Like [`eigh`], consuming the matrix (no copy). On an error before the run
+/// (shape, non-finite entry, memory), the matrix is dropped unchanged.
+pub fn eigh_owned<T: Scalar>(
+    a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+) -> Result<SymmetricEigen<T>> {
+    check_square(a.nrows(), a.ncols())?;
+    check_memory::<T>(a.nrows(), job, opts, rt.threads(), true)?;
+    run(a, job, opts, rt)
+}
+
+fn run<T: Scalar>(
+    a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+) -> Result<SymmetricEigen<T>> {
+    let (graph, slot) = build(a, job, opts)?.into_parts();
+    let report = rt.run(graph)?;
+    let (values, vectors) = slot.into_results()?;
+    Ok(SymmetricEigen {
+        values,
+        vectors,
+        report,
+    })
+}
+
+/// Seconds of the two-stage reduction (sy2sb and sb2st overlap in time).
+pub fn reduction_seconds(report: &RunReport) -> f64 {
+    report.span_of(&[SY2SB, SB2ST]).as_secs_f64()
+}
+
+/// Seconds per stage of a finished EVD run: sy2sb, sb2st (band extraction
+/// included), then tridiag (values) or dc, q2, q1 (vectors); each the span from its first task's start to its last
+/// task's end.
+pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
+    [SY2SB, SB2ST, TRIDIAG, DC, Q2, Q1]
+        .into_iter()
+        .map(|s| (s, report.stage_span(s).as_secs_f64()))
+        .filter(|&(s, t)| t > 0.0 || [SY2SB, SB2ST].contains(&s))
+        .collect()
+}

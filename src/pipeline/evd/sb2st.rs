@@ -1,0 +1,283 @@
+//! Stage 2 of the EVD as tasks (LAPACK `dsytrd_sb2st`): bulge chasing of the
+//! band to tridiagonal, the lag between consecutive sweeps encoded as edges.
+
+use super::sy2sb::Band;
+use super::SB2ST;
+use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::linalg::sb2st::{self, SharedReflectors, SweepGrouping};
+use crate::matrix::access::Access;
+use crate::matrix::SharedBand;
+use crate::pipeline::task::{check_owned, subgraph_of, with_access};
+use crate::{Result, Scalar};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// How the bulge chasing is cut into tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Sb2stGrain {
+    /// One task per (sweep, step).
+    Fine,
+    /// Super-tasks of `sweeps` consecutive sweeps by `steps` skewed steps.
+    Grouped {
+        /// Sweeps per task (`G`).
+        sweeps: usize,
+        /// Steps per task in skewed coordinates (`C`).
+        steps: usize,
+    },
+}
+
+/// The tridiagonal a reduction produces, for [`super::sterf()`] or
+/// [`super::stedc()`]: the band storage whose diagonal and first subdiagonal
+/// hold it, and the tasks after which each leading block of its columns is final.
+pub struct Tridiagonal<T> {
+    pub(super) band: Arc<SharedBand<T>>,
+    /// For each sweep `i`, the task running T(i, 0).
+    pub(super) column_done: Vec<TaskId>,
+    /// Every task the whole tridiagonal waits for (the stage's exits and the band
+    /// copies it was fed by).
+    pub(super) all_done: Vec<TaskId>,
+}
+
+impl<T> Tridiagonal<T> {
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.band.n()
+    }
+
+    /// The band storage holding the tridiagonal, once the graph has run and
+    /// been dropped; [`crate::Error::NotRun`] while a task still holds it.
+    pub fn into_band(self) -> Result<crate::matrix::SymBand<T>>
+    where
+        T: Scalar,
+    {
+        Arc::try_unwrap(self.band)
+            .map(SharedBand::into_inner)
+            .map_err(|_| crate::Error::NotRun)
+    }
+
+    /// The tasks after which band columns `0..end` are final (diagonal and
+    /// subdiagonal): the task of T(end - 1, 0) — every task touching column `i`
+    /// is T(i, 0) or precedes it (tasks of sweeps `s < i` touch column `i` only
+    /// at steps `m <= (i - s - 1) / b + 1 <= 2 (i - s)`, which the lag rule orders
+    /// before T(i, 0)) — or every task of the stage for the last columns, which
+    /// no sweep starts at.
+    pub(super) fn columns_final(&self, end: usize) -> Vec<TaskId> {
+        match end.checked_sub(1).and_then(|i| self.column_done.get(i)) {
+            Some(&t) => vec![t],
+            None => self.all_done.clone(),
+        }
+    }
+
+    pub(super) fn tasks(&self) -> impl Iterator<Item = &TaskId> {
+        self.column_done.iter().chain(&self.all_done)
+    }
+}
+
+/// The stage-2 reflectors, for [`super::back_transform_q2()`], final once every
+/// task in `done` has run.
+pub struct Sb2stReflectors<T> {
+    pub(super) store: Arc<SharedReflectors<T>>,
+    pub(super) done: Vec<TaskId>,
+}
+
+impl<T: Scalar> Sb2stReflectors<T> {
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.store.layout().n()
+    }
+
+    /// Half-bandwidth of the band they reduced.
+    pub fn b(&self) -> usize {
+        self.store.layout().b()
+    }
+}
+
+/// What stage 2 leaves behind.
+pub struct Sb2stStage<T> {
+    /// Entry and exit tasks.
+    pub sub: SubGraph,
+    /// The tridiagonal.
+    pub tridiagonal: Tridiagonal<T>,
+    /// The reflectors, when they were asked for.
+    pub reflectors: Option<Sb2stReflectors<T>>,
+}
+
+/// Adds stage 2 (sb2st): bulge chasing of `band` to tridiagonal, each task
+/// ordered after the band copies that produce its columns. Task (s, m) follows
+/// `(s, m-1)` and `(s-1, min(m+2, last(s-1)))` (`research/seed-tridiag.md`
+/// §4.4, the lag of three tasks between consecutive sweeps); at the grouped
+/// grain, super-tasks with edges derived from the same rule. With
+/// `store_reflectors`, every reflector is kept for the Q2 back-transformation.
+///
+/// Errors: [`crate::Error::InvalidArgument`] for a band from another graph or a
+/// zero group size.
+pub fn sb2st<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    band: Band<T>,
+    grain: Sb2stGrain,
+    store_reflectors: bool,
+) -> Result<Sb2stStage<T>> {
+    sb2st_with_lag(g, band, grain, store_reflectors, 3)
+}
+
+/// [`sb2st()`] with another lag between consecutive sweeps in the fine graph:
+/// only 3 is correct; the tests use 2 to check that the race checker catches it.
+pub(super) fn sb2st_with_lag<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    band: Band<T>,
+    grain: Sb2stGrain,
+    store: bool,
+    lag: usize,
+) -> Result<Sb2stStage<T>> {
+    check_owned(g, "the band", band.feed.iter().map(|(_, t)| t))?;
+    if let Sb2stGrain::Grouped { sweeps, steps } = grain {
+        if sweeps == 0 || steps == 0 {
+            return Err(crate::Error::InvalidArgument(format!(
+                "sb2st: groups of {sweeps} sweeps x {steps} steps"
+            )));
+        }
+    }
+    let Band { band, b, feed } = band;
+    let n = band.n();
+    let reflectors = store.then(|| Arc::new(SharedReflectors::new(n, b)));
+    let bid = band.id();
+    let rid = reflectors.as_ref().map(|r| r.id());
+    let step_cost = (12 * b * b) as f64;
+    let mut column_done: Vec<Option<TaskId>> = vec![None; sb2st::num_sweeps(n)];
+    let step_bytes = (3 * b * b * std::mem::size_of::<T>()) as f64;
+    let mut ids = Vec::new();
+    if grain == Sb2stGrain::Fine {
+        let ns = sb2st::num_sweeps(n);
+        let mut first: Vec<u32> = Vec::with_capacity(ns);
+        for s in 0..ns {
+            let ms = sb2st::steps(n, b, s);
+            first.push(ids.len() as u32);
+            for m in 0..ms {
+                let (rows, cols) = sb2st::task_footprint(n, b, s, m);
+                let body = {
+                    let (band, refl) = (band.clone(), reflectors.clone());
+                    let (rows, cols) = (rows.clone(), cols.clone());
+                    move |acc: &Access<'_>| {
+                        let mut view = band.write(acc, rows, cols);
+                        let mut slots = refl.as_ref().map(|r| r.writer(acc));
+                        let out = slots.as_mut().map(|sl| {
+                            use sb2st::SlotSink;
+                            sl.slot_mut(s, m)
+                        });
+                        sb2st::chase_step(&mut view, b, s, m, out);
+                        Ok(())
+                    }
+                };
+                let producers = band_producers(&feed, &cols);
+                let mut fp = Footprint::new().write(Region::new(bid, rows, cols));
+                if let (Some(rid), Some(r)) = (rid, &reflectors) {
+                    fp = fp.write(Region::new(rid, r.layout().sweep_slots(s, m..m + 1), 0..1));
+                }
+                let t = g.add(
+                    Task::new(format!("sb2st.sweep[{s}].step[{m}]"), with_access(body))
+                        .stage(SB2ST)
+                        .cost(step_cost, step_bytes)
+                        .footprint(fp),
+                );
+                g.succeed(t, &producers);
+                if m > 0 {
+                    g.edge(ids[ids.len() - 1], t);
+                } else {
+                    column_done[s] = Some(t);
+                }
+                if s > 0 {
+                    let prev_ms = sb2st::steps(n, b, s - 1);
+                    let pm = (m + lag - 1).min(prev_ms - 1);
+                    g.edge(ids[first[s - 1] as usize + pm], t);
+                }
+                ids.push(t);
+            }
+        }
+    } else {
+        let Sb2stGrain::Grouped { sweeps, steps } = grain else {
+            unreachable!("the fine grain is handled above")
+        };
+        let grouping = Arc::new(SweepGrouping::new(n, b, sweeps, steps));
+        let mut first = Vec::with_capacity(grouping.num_groups());
+        for gi in 0..grouping.num_groups() {
+            first.push(ids.len());
+            for c in 0..grouping.num_chunks(gi) {
+                let steps = grouping.tasks(gi, c).count();
+                let window = grouping.footprint(gi, c);
+                let body = {
+                    let (band, refl, grouping) =
+                        (band.clone(), reflectors.clone(), grouping.clone());
+                    let window = window.clone();
+                    move |acc: &Access<'_>| {
+                        let Some((rows, cols)) = window else {
+                            return Ok(());
+                        };
+                        let mut view = band.write(acc, rows, cols);
+                        let mut slots = refl.as_ref().map(|r| r.writer(acc));
+                        sb2st::run_super_task(
+                            &mut view,
+                            &grouping,
+                            gi,
+                            c,
+                            slots.as_mut().map(|s| s as &mut dyn sb2st::SlotSink<T>),
+                        );
+                        Ok(())
+                    }
+                };
+                let mut fp = Footprint::new();
+                let mut producers = Vec::new();
+                if let Some((rows, cols)) = window {
+                    producers = band_producers(&feed, &cols);
+                    fp = fp.write(Region::new(bid, rows, cols));
+                }
+                if let (Some(rid), Some(r)) = (rid, &reflectors) {
+                    for s in grouping.sweeps(gi) {
+                        let st = grouping.steps_in(gi, c, s);
+                        fp = fp.write(Region::new(rid, r.layout().sweep_slots(s, st), 0..1));
+                    }
+                }
+                let t = g.add(
+                    Task::new(format!("sb2st.group[{gi}].chunk[{c}]"), with_access(body))
+                        .stage(SB2ST)
+                        .cost(step_cost * steps as f64, step_bytes * steps as f64)
+                        .footprint(fp),
+                );
+                g.succeed(t, &producers);
+                for (pg, pc) in grouping.preds(gi, c).into_iter().flatten() {
+                    g.edge(ids[first[pg] + pc], t);
+                }
+                for (s, _) in grouping.tasks(gi, c).filter(|&(_, m)| m == 0) {
+                    column_done[s] = Some(t);
+                }
+                ids.push(t);
+            }
+        }
+    }
+    let sub = subgraph_of(g, &ids);
+    let mut all_done = sub.exits.clone();
+    all_done.extend(feed.iter().map(|&(_, t)| t));
+    Ok(Sb2stStage {
+        reflectors: reflectors.map(|store| Sb2stReflectors {
+            store,
+            done: sub.exits.clone(),
+        }),
+        tridiagonal: Tridiagonal {
+            band,
+            column_done: column_done
+                .into_iter()
+                .map(|t| t.expect("every sweep has a step 0"))
+                .collect(),
+            all_done,
+        },
+        sub,
+    })
+}
+
+/// The tasks of `feed` that write band columns overlapping `cols`.
+fn band_producers(feed: &[(Range<usize>, TaskId)], cols: &Range<usize>) -> Vec<TaskId> {
+    feed.iter()
+        .filter(|(c, _)| c.start < cols.end && cols.start < c.end)
+        .map(|&(_, t)| t)
+        .collect()
+}

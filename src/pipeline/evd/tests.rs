@@ -1,0 +1,212 @@
+//! Tests of the stage builders: every stage's edges are what makes its views
+//! race free, so each kind of edge has a negative control that drops it and
+//! checks that `check_races` reports the race.
+
+use super::*;
+use crate::gallery;
+use crate::Error;
+
+fn expect_race(r: Result<()>, what: &str) {
+    assert!(
+        matches!(r, Err(Error::Race { .. })),
+        "dropping {what} was not caught: {r:?}"
+    );
+}
+
+fn small_params() -> DcParams {
+    DcParams {
+        leaf_size: 8,
+        col_tile: 16,
+    }
+}
+
+/// The stages of a random matrix of order `n`, bandwidth `b`, up to the D&C.
+fn reduce(
+    g: &mut TaskGraph<'static>,
+    n: usize,
+    b: usize,
+    grain: Sb2stGrain,
+) -> (Sy2sbStage<f64>, Sb2stStage<f64>) {
+    let a: Mat<f64> = gallery::random_symmetric_uniform(n, 7);
+    let mut s1 = sy2sb(g, a, b, 2 * b).unwrap();
+    let band = std::mem::replace(
+        &mut s1.band,
+        Band::from_sym_band(crate::matrix::SymBand::zeros(1, 1), 1).unwrap(),
+    );
+    let s2 = sb2st(g, band, grain, true).unwrap();
+    (s1, s2)
+}
+
+const GRAINS: [Sb2stGrain; 2] = [
+    Sb2stGrain::Fine,
+    Sb2stGrain::Grouped {
+        sweeps: 2,
+        steps: 3,
+    },
+];
+
+/// The leaves may start before stage 2 is complete, but not before their
+/// columns are: waiting for one column less is a race the checker sees.
+#[test]
+fn leaves_wait_for_their_band_columns() {
+    for grain in GRAINS {
+        let mut g = TaskGraph::new();
+        let (_, s2) = reduce(&mut g, 90, 4, grain);
+        stedc(&mut g, s2.tridiagonal, &small_params(), 1.0).unwrap();
+        g.check_races().unwrap();
+    }
+    let mut g = TaskGraph::new();
+    let (_, mut s2) = reduce(&mut g, 90, 4, Sb2stGrain::Fine);
+    // Each leaf waits for the column before the last one it reads.
+    s2.tridiagonal
+        .column_done
+        .insert(0, s2.tridiagonal.column_done[0]);
+    stedc(&mut g, s2.tridiagonal, &small_params(), 1.0).unwrap();
+    expect_race(g.check_races(), "a leaf's last band column");
+}
+
+#[test]
+fn a_lag_of_two_between_sweeps_is_caught() {
+    let mut g = TaskGraph::new();
+    let a: Mat<f64> = gallery::random_symmetric_uniform(90, 4);
+    let s1 = sy2sb(&mut g, a, 4, 8).unwrap();
+    sb2st::sb2st_with_lag(&mut g, s1.band, Sb2stGrain::Fine, true, 2).unwrap();
+    expect_race(g.check_races(), "one task of lag between sweeps");
+}
+
+/// The whole vectors pipeline by stages, with one kind of edge dropped.
+fn pipeline(drop: Option<&str>) -> Result<()> {
+    let mut g = TaskGraph::new();
+    let (s1, s2) = reduce(
+        &mut g,
+        90,
+        4,
+        Sb2stGrain::Grouped {
+            sweeps: 2,
+            steps: 3,
+        },
+    );
+    let dc = stedc::stedc_impl(
+        &mut g,
+        s2.tridiagonal,
+        &small_params(),
+        1.0,
+        drop != Some("lowner -> apply"),
+    )?;
+    let mut refl = s2.reflectors.unwrap();
+    let mut vectors = dc.vectors;
+    if drop == Some("sb2st -> q2") {
+        // In the full pipeline Q2 also follows stage 2 through the D&C; give
+        // it vectors no task produces, so the reflector edges alone order it.
+        refl.done.clear();
+        vectors = Eigenvectors::from_mat(Mat::identity(90, 90))?;
+    }
+    let mut z = back_transform_q2(&mut g, refl, vectors, 4, 32)?;
+    if drop == Some("q2 -> q1") {
+        z.blocks.clear();
+    }
+    back_transform_q1(&mut g, s1.reflectors, z, 32)?;
+    g.check_races()
+}
+
+#[test]
+fn every_kind_of_edge_is_needed() {
+    pipeline(None).unwrap();
+    for what in ["lowner -> apply", "sb2st -> q2", "q2 -> q1"] {
+        expect_race(pipeline(Some(what)), what);
+    }
+}
+
+#[test]
+fn handles_from_another_graph_are_refused() {
+    let mut g1 = TaskGraph::new();
+    let (s1, s2) = reduce(&mut g1, 40, 4, Sb2stGrain::Fine);
+    let mut g2 = TaskGraph::new();
+    g2.task("one", |_| Ok(()));
+    let err = stedc(&mut g2, s2.tridiagonal, &small_params(), 1.0);
+    assert!(
+        matches!(err, Err(Error::InvalidArgument(_))),
+        "{:?}",
+        err.err()
+    );
+    drop(s1);
+}
+
+#[test]
+fn results_before_a_run_are_an_error() {
+    let a: Mat<f64> = gallery::random_symmetric_uniform(30, 2);
+    let (graph, results) = evd_graph(a.as_ref(), EvdJob::Vectors, &EvdOptions::auto())
+        .unwrap()
+        .into_parts();
+    assert!(matches!(results.collect(), Err(Error::NotRun)));
+    drop(graph);
+    assert!(matches!(results.into_results(), Err(Error::NotRun)));
+}
+
+#[test]
+fn a_bad_scale_is_refused() {
+    let mut g = TaskGraph::new();
+    let (_, s2) = reduce(&mut g, 20, 2, Sb2stGrain::Fine);
+    let err = stedc(&mut g, s2.tridiagonal, &small_params(), 3.0);
+    assert!(matches!(err, Err(Error::InvalidArgument(_))));
+}
+
+/// At n = 1100 the root merge has two concurrent root tasks (len / 512), so
+/// the concurrent borrows of its delta matrix are exercised: the graph is race
+/// free and the results are bitwise the same on 1, 2 and 4 threads and under
+/// shuffled ready orders.
+#[test]
+fn concurrent_root_tasks_are_race_free_and_reproducible() {
+    let n = 1100;
+    let a: Mat<f64> = gallery::random_symmetric_uniform(n, 11);
+    let opts = EvdOptions::auto();
+    evd_graph(a.as_ref(), EvdJob::Vectors, &opts)
+        .unwrap()
+        .graph
+        .check_races()
+        .unwrap();
+    let run = |threads: usize, shuffle: Option<u64>| {
+        let rt = crate::runtime::Runtime::builder()
+            .threads(threads)
+            .shuffle(shuffle)
+            .build();
+        let e = eigh(a.as_ref(), EvdJob::Vectors, &opts, &rt).unwrap();
+        (e.values, e.vectors.unwrap())
+    };
+    let (w1, v1) = run(1, None);
+    for (threads, shuffle) in [(2, None), (4, None), (2, Some(5))] {
+        let (w, v) = run(threads, shuffle);
+        assert!(
+            w.iter().zip(&w1).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "eigenvalues differ on {threads} threads, shuffle {shuffle:?}"
+        );
+        assert!(
+            v == v1,
+            "eigenvectors differ on {threads} threads, shuffle {shuffle:?}"
+        );
+    }
+}
+
+#[test]
+fn dc_scale_is_a_nearby_power_of_two() {
+    for x in [1e-140, 3e-7, 0.7, 1.0, 1.5, 12.0, 3e9, 1e140] {
+        let s: f64 = dc_scale(x);
+        let (m, _) = frexp(s);
+        assert_eq!(m, 0.5, "{s} is not a power of two");
+        assert!(
+            s / x <= 2f64.sqrt() * 1.0001 && x / s <= 2f64.sqrt() * 1.0001,
+            "{x} -> {s}"
+        );
+    }
+    let s: f32 = dc_scale(3e12f32);
+    assert_eq!(s, 2f32.powi(41));
+    for x in [0.0, f64::INFINITY, f64::NAN] {
+        assert_eq!(dc_scale(x), 1.0);
+    }
+}
+
+/// Mantissa in [0.5, 1) and exponent of a positive normal `x`.
+fn frexp(x: f64) -> (f64, i32) {
+    let e = ((x.to_bits() >> 52) & 0x7ff) as i32 - 1022;
+    (x / 2f64.powi(e), e)
+}

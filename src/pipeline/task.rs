@@ -1,0 +1,58 @@
+//! What every stage builder shares: tasks whose bodies take checked views, and
+//! the check that handles belong to the graph being built.
+
+use crate::graph::{SubGraph, TaskContext, TaskGraph, TaskId};
+use crate::matrix::access::Access;
+use crate::{Error, Result};
+
+/// The body of a stage builder's task: `body` takes its views through an
+/// [`Access`] checked against the footprint declared on the task (see
+/// `matrix::access`).
+pub(crate) fn with_access(
+    body: impl FnOnce(&Access<'_>) -> Result<()> + Send + 'static,
+) -> impl FnOnce(&TaskContext<'_>) -> Result<()> + Send + 'static {
+    move |ctx| body(&Access::of(ctx))
+}
+
+/// Refuses a handle whose tasks belong to another graph than `g` (its edges
+/// would order the wrong tasks).
+pub(crate) fn check_owned<'t>(
+    g: &TaskGraph<'_>,
+    what: &str,
+    ids: impl IntoIterator<Item = &'t TaskId>,
+) -> Result<()> {
+    if ids.into_iter().all(|&t| g.owns(t)) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{what} was produced in another task graph than the one being built"
+        )))
+    }
+}
+
+/// Entries and exits of a set of tasks, from the graph's edges among them.
+pub(crate) fn subgraph_of(g: &TaskGraph<'_>, ids: &[TaskId]) -> SubGraph {
+    let Some(first) = ids.first() else {
+        return SubGraph::default();
+    };
+    let lo = first.index();
+    let hi = ids.last().expect("nonempty").index() + 1;
+    let (mut has_pred, mut has_succ) = (vec![false; hi - lo], vec![false; hi - lo]);
+    for (u, v) in g.edges() {
+        let inside = |t: usize| (lo..hi).contains(&t);
+        if inside(u) && inside(v) {
+            has_succ[u - lo] = true;
+            has_pred[v - lo] = true;
+        }
+    }
+    let pick = |flags: &[bool]| {
+        ids.iter()
+            .copied()
+            .filter(|t| !flags[t.index() - lo])
+            .collect()
+    };
+    SubGraph {
+        entries: pick(&has_pred),
+        exits: pick(&has_succ),
+    }
+}
