@@ -1,6 +1,7 @@
 //! Tests of divide and conquer against faer's dense symmetric eigensolver, closed-form
 //! spectra and LAPACK-style residual/orthogonality ratios.
 
+use super::serial::*;
 use super::*;
 use crate::gallery::tridiagonal_to_dense;
 use faer::{Mat, Side};
@@ -116,17 +117,33 @@ fn faer_eigs(d: &[f64], e: &[f64]) -> Vec<f64> {
     v
 }
 
-/// Runs `stedc` in precision `T` on `(d, e)` (given in f64, rounded to `T`) with
+/// The eigenvalues (into `d`, ascending) and eigenvectors of the tridiagonal
+/// `(d, e)` by the pipeline's D&C task tree on two threads.
+fn run_pipeline_stedc<T: Scalar>(d: &mut [T], e: &[T], params: &DcParams) -> Mat<T> {
+    use crate::pipeline::evd::{dc_scale, stedc as stedc_stage, Tridiagonal};
+    let anrm = d.iter().chain(e).fold(T::zero(), |m, x| m.max(x.abs()));
+    let mut g = crate::graph::TaskGraph::new();
+    let tri = Tridiagonal::from_vectors(d, e).unwrap();
+    let st = stedc_stage(&mut g, tri, params, dc_scale(anrm)).unwrap();
+    crate::runtime::Runtime::builder()
+        .threads(2)
+        .build()
+        .run(g)
+        .unwrap();
+    d.copy_from_slice(&st.values.get().unwrap());
+    st.vectors.into_result().get().unwrap()
+}
+
+/// Runs the pipeline's D&C in precision `T` on `(d, e)` (given in f64, rounded to `T`) with
 /// `z = I` and returns the ratios, all evaluated in f64 against the rounded input.
 fn run<T: Scalar>(d: &[f64], e: &[f64], params: &DcParams, reference: Option<&[f64]>) -> Ratios {
     let n = d.len();
     let mut dt: Vec<T> = d.iter().map(|&x| T::of(x)).collect();
-    let mut et: Vec<T> = e.iter().map(|&x| T::of(x)).collect();
+    let et: Vec<T> = e.iter().map(|&x| T::of(x)).collect();
     // The matrix actually solved (rounded to T).
     let d64: Vec<f64> = dt.iter().map(|x| x.f64()).collect();
     let e64: Vec<f64> = et.iter().map(|x| x.f64()).collect();
-    let mut z = Mat::<T>::identity(n, n);
-    stedc(&mut dt, &mut et, z.as_mut(), params).unwrap();
+    let z = run_pipeline_stedc(&mut dt, &et, params);
     let eps = T::EPS.f64();
     if n == 0 {
         return Ratios::default();

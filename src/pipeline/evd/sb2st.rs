@@ -39,6 +39,44 @@ pub struct Tridiagonal<T> {
     pub(super) all_done: Vec<TaskId>,
 }
 
+impl<T: Scalar> Tridiagonal<T> {
+    /// A symmetric tridiagonal given whole (diagonal `d`, off-diagonal `e` of
+    /// length `d.len() - 1`), for the tridiagonal solvers alone.
+    ///
+    /// Errors: [`crate::Error::Shape`] for mismatched lengths,
+    /// [`crate::Error::NonFinite`] for a non-finite entry.
+    pub fn from_vectors(d: &[T], e: &[T]) -> Result<Self> {
+        let n = d.len();
+        if e.len() != n.saturating_sub(1) {
+            return Err(crate::Error::Shape(format!(
+                "tridiagonal of order {n} needs {} off-diagonal entries, got {}",
+                n.saturating_sub(1),
+                e.len()
+            )));
+        }
+        let mut band = crate::matrix::SymBand::zeros(n, 1);
+        for (i, &x) in d.iter().enumerate() {
+            band.set(i, i, x);
+        }
+        for (i, &x) in e.iter().enumerate() {
+            band.set(i + 1, i, x);
+        }
+        if let Some(i) = d.iter().chain(e).position(|x| !x.is_finite()) {
+            let (row, col) = if i < n { (i, i) } else { (i - n + 1, i - n) };
+            return Err(crate::Error::NonFinite {
+                row,
+                col,
+                value: format!("{}", if i < n { d[i] } else { e[i - n] }),
+            });
+        }
+        Ok(Tridiagonal {
+            band: Arc::new(SharedBand::new(band)),
+            column_done: Vec::new(),
+            all_done: Vec::new(),
+        })
+    }
+}
+
 impl<T> Tridiagonal<T> {
     /// Order of the matrix.
     pub fn n(&self) -> usize {
