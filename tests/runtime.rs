@@ -7,6 +7,11 @@ use eigenflow::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "runtime/failures.rs"]
+mod failures;
+#[path = "runtime/validation.rs"]
+mod validation;
+
 /// Deterministic xorshift for building random graphs.
 struct Rng(u64);
 impl Rng {
