@@ -5,6 +5,7 @@ use eigenflow::matrix::MatrixId;
 use eigenflow::runtime::Runtime;
 use eigenflow::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 #[path = "runtime/failures.rs"]
@@ -20,6 +21,61 @@ impl Rng {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0 % k
+    }
+}
+
+/// How a [`Meet::arrive`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Met {
+    /// Every party arrived.
+    All,
+    /// The caller's stop condition became true first.
+    Stopped,
+    /// A minute passed without either: the scheduler never ran the other parties
+    /// alongside this one (a defect; a minute is far beyond any scheduling delay).
+    TimedOut,
+}
+
+/// A meeting point for tasks that must run at the same time: a barrier that
+/// cannot hang the test.
+struct Meet {
+    arrived: Mutex<usize>,
+    cv: Condvar,
+    parties: usize,
+}
+
+impl Meet {
+    fn new(parties: usize) -> Self {
+        Meet {
+            arrived: Mutex::new(0),
+            cv: Condvar::new(),
+            parties,
+        }
+    }
+
+    /// Arrives and waits until every party has arrived or `stop()` holds (checked
+    /// every few milliseconds, for conditions nobody notifies).
+    fn arrive(&self, stop: impl Fn() -> bool) -> Met {
+        let start = Instant::now();
+        let mut arrived = self.arrived.lock().unwrap();
+        *arrived += 1;
+        self.cv.notify_all();
+        loop {
+            if *arrived >= self.parties {
+                return Met::All;
+            }
+            if stop() {
+                return Met::Stopped;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                return Met::TimedOut;
+            }
+            arrived = self
+                .cv
+                .wait_timeout(arrived, Duration::from_millis(5))
+                .unwrap()
+                .0;
+        }
     }
 }
 
@@ -57,7 +113,7 @@ fn random_dag(n: usize, streams: usize, seed: u64) -> (TaskGraph<'static>, Vec<(
         preds.sort_unstable();
         preds.dedup();
         for p in preds {
-            g.edge(TaskId::from_index(p), id);
+            g.edge(g.task_id(p).unwrap(), id);
             edges.push((p, i));
         }
     }
@@ -70,7 +126,7 @@ fn every_edge_and_stream_order_respected_on_random_dags() {
         for streams in 0..=3 {
             let n = 12_000;
             let (g, edges) = random_dag(n, streams, 7 + threads as u64 * 10 + streams as u64);
-            let lanes: Vec<Lane> = (0..n).map(|i| g.lane_of(TaskId::from_index(i))).collect();
+            let lanes: Vec<Lane> = (0..n).map(|i| g.lane_of(g.task_id(i).unwrap())).collect();
             let rt = Runtime::builder().threads(threads).streams(streams).build();
             let report = rt.run(g).unwrap();
             assert_eq!(report.tasks.len(), n);
@@ -117,26 +173,22 @@ fn shuffled_schedules_respect_edges() {
 
 #[test]
 fn independent_tasks_run_concurrently_on_two_threads() {
-    let arrived = AtomicUsize::new(0);
-    let both_seen = AtomicUsize::new(0);
+    // Each of two independent tasks waits at a barrier for the other: both get
+    // there only if the two workers run them at the same time.
+    let meet = Meet::new(2);
+    let outcomes = parking_lot::Mutex::new(Vec::new());
     let mut g = TaskGraph::new();
     for i in 0..2 {
-        let (arrived, both_seen) = (&arrived, &both_seen);
+        let (meet, outcomes) = (&meet, &outcomes);
         g.task(format!("meet{i}"), move |_| {
-            arrived.fetch_add(1, Ordering::SeqCst);
-            let t = Instant::now();
-            // Each waits (bounded) for the other: only possible if both run at once.
-            while arrived.load(Ordering::SeqCst) < 2 && t.elapsed() < Duration::from_secs(10) {
-                std::hint::spin_loop();
-            }
-            if arrived.load(Ordering::SeqCst) == 2 {
-                both_seen.fetch_add(1, Ordering::SeqCst);
-            }
+            // Not inside `outcomes.lock()`: the lock would be held while waiting.
+            let met = meet.arrive(|| false);
+            outcomes.lock().push(met);
             Ok(())
         });
     }
     Runtime::builder().threads(2).build().run(g).unwrap();
-    assert_eq!(both_seen.load(Ordering::SeqCst), 2);
+    assert_eq!(*outcomes.lock(), [Met::All, Met::All]);
 }
 
 #[test]
@@ -151,10 +203,11 @@ fn cycle_is_reported_with_its_tasks() {
     g.edge(b, c);
     g.edge(c, a);
     match Runtime::builder().threads(2).build().run(g) {
-        Err(Error::Cycle { tasks }) => {
+        Err(Error::Cycle { tasks, len }) => {
             let mut sorted = tasks.clone();
             sorted.sort();
             assert_eq!(sorted, ["a", "b", "c"], "cycle reported as {tasks:?}");
+            assert_eq!(len, 3);
         }
         other => panic!("expected a cycle error, got {other:?}"),
     }
@@ -170,30 +223,6 @@ fn stream_order_against_an_edge_is_a_cycle() {
     g.edge(second, first);
     let err = Runtime::builder().streams(1).build().run(g).unwrap_err();
     assert!(matches!(err, Error::Cycle { .. }), "{err}");
-}
-
-#[test]
-fn edge_to_missing_task_is_an_error() {
-    let mut other = TaskGraph::new();
-    for _ in 0..10 {
-        other.task("x", |_| Ok(()));
-    }
-    let foreign = TaskId::from_index(9);
-    let mut g = TaskGraph::new();
-    let a = g.task("a", |_| Ok(()));
-    g.edge(a, foreign);
-    let err = Runtime::builder().build().run(g).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::MissingTask {
-                from: 0,
-                to: 9,
-                len: 1
-            }
-        ),
-        "{err}"
-    );
 }
 
 #[test]
@@ -225,7 +254,14 @@ fn duplicate_edge_is_an_error() {
 fn failing_task_stops_the_run_and_names_itself() {
     let ran_after = AtomicUsize::new(0);
     let mut g = TaskGraph::new();
-    let bad = g.task("bad", |_| Err(Error::InvalidArgument("boom".into())));
+    // A task whose nested run is refused: a graph error, not about this task's
+    // data, so the outer run names the task that failed.
+    let bad = g.task("bad", |_| {
+        let mut inner = TaskGraph::new();
+        let x = inner.task("x", |_| Ok(()));
+        inner.edge(x, x);
+        Runtime::builder().threads(1).build().run(inner).map(|_| ())
+    });
     let after = g.task("after", |_| {
         ran_after.fetch_add(1, Ordering::SeqCst);
         Ok(())
@@ -235,7 +271,7 @@ fn failing_task_stops_the_run_and_names_itself() {
     match &err {
         Error::TaskFailed { task, source } => {
             assert_eq!(task, "bad");
-            assert!(source.to_string().contains("boom"));
+            assert!(matches!(**source, Error::Cycle { len: 1, .. }), "{source}");
         }
         other => panic!("unexpected {other}"),
     }
@@ -263,9 +299,7 @@ fn panic_in_a_huge_graph_returns_promptly() {
         }
         prev = Some(id);
     }
-    let t = Instant::now();
     let err = Runtime::builder().threads(2).build().run(g).unwrap_err();
-    assert!(t.elapsed() < Duration::from_secs(20));
     match err {
         Error::TaskPanicked { task, message } => {
             assert_eq!(task, "t500");
@@ -303,7 +337,10 @@ fn no_new_task_starts_after_a_failure() {
         prev = Some(id);
     }
     let err = Runtime::builder().threads(2).build().run(g).unwrap_err();
-    assert!(matches!(&err, Error::TaskFailed { task, .. } if task == "t5000"));
+    assert!(
+        matches!(&err, Error::InvalidArgument(m) if m == "planted"),
+        "{err}"
+    );
     // Only tasks that were already being dispatched in the instant between the
     // body returning and the stop flag being raised may start.
     assert!(
@@ -347,7 +384,10 @@ fn submitted_failure_is_reported() {
     let mut g = TaskGraph::new();
     g.task("fails", |_| Err(Error::InvalidArgument("no".into())));
     let err = Runtime::builder().build().submit(g).wait().unwrap_err();
-    assert!(matches!(err, Error::TaskFailed { .. }));
+    assert!(
+        matches!(&err, Error::InvalidArgument(m) if m == "no"),
+        "{err}"
+    );
 }
 
 fn region(m: MatrixId, r: std::ops::Range<usize>, c: std::ops::Range<usize>) -> Region {
@@ -431,18 +471,18 @@ fn stream_order_counts_as_ordering_for_races() {
 #[test]
 fn live_checker_catches_an_overlap() {
     let m = MatrixId::fresh();
+    let meet = Meet::new(2);
+    let outcomes = parking_lot::Mutex::new(Vec::new());
     let mut g = TaskGraph::new();
-    let arrived = AtomicUsize::new(0);
     for i in 0..2 {
-        let arrived = &arrived;
+        let (meet, outcomes) = (&meet, &outcomes);
         g.add(
-            Task::new(format!("w{i}"), move |_| {
-                // Hold the region long enough for the other task to start.
-                arrived.fetch_add(1, Ordering::SeqCst);
-                let t = Instant::now();
-                while arrived.load(Ordering::SeqCst) < 2 && t.elapsed() < Duration::from_secs(2) {
-                    std::thread::yield_now();
-                }
+            Task::new(format!("w{i}"), move |ctx| {
+                // Hold the region until the other task starts (the checker missed
+                // the overlap) or the run stops (the checker refused the second
+                // task before its body ran).
+                let met = meet.arrive(|| ctx.is_stopping());
+                outcomes.lock().push(met);
                 Ok(())
             })
             .footprint(Footprint::new().write(region(m, 0..8, 0..8))),
@@ -455,6 +495,7 @@ fn live_checker_catches_an_overlap() {
         .run(g)
         .unwrap_err();
     assert!(matches!(err, Error::LiveOverlap { .. }), "{err}");
+    assert_eq!(*outcomes.lock(), [Met::Stopped], "only the first task ran");
 }
 
 #[test]
