@@ -279,7 +279,7 @@ fn failing_task_stops_the_run_and_names_itself() {
 }
 
 #[test]
-fn panic_in_a_huge_graph_returns_promptly() {
+fn panic_in_a_huge_graph_stops_the_run() {
     let n = 100_000;
     let started = AtomicUsize::new(0);
     let mut g = TaskGraph::with_capacity(n, 2 * n);
@@ -313,20 +313,18 @@ fn panic_in_a_huge_graph_returns_promptly() {
 
 #[test]
 fn no_new_task_starts_after_a_failure() {
-    use std::sync::atomic::AtomicBool;
     let n = 100_000;
-    let failed = AtomicBool::new(false);
     let late = AtomicUsize::new(0);
     let mut g = TaskGraph::with_capacity(n, n);
     let mut prev: Option<TaskId> = None;
     for i in 0..n {
-        let (failed, late) = (&failed, &late);
-        let id = g.task(format!("t{i}"), move |_| {
-            if failed.load(Ordering::SeqCst) {
+        let late = &late;
+        let id = g.task(format!("t{i}"), move |ctx| {
+            // The run already stopped when this body began.
+            if ctx.is_stopping() {
                 late.fetch_add(1, Ordering::SeqCst);
             }
             if i == 5_000 {
-                failed.store(true, Ordering::SeqCst);
                 return Err(Error::InvalidArgument("planted".into()));
             }
             Ok(())
@@ -341,11 +339,12 @@ fn no_new_task_starts_after_a_failure() {
         matches!(&err, Error::InvalidArgument(m) if m == "planted"),
         "{err}"
     );
-    // Only tasks that were already being dispatched in the instant between the
-    // body returning and the stop flag being raised may start.
+    // A worker checks the stop flag right before it starts a task, so only a task
+    // that passed that check as the flag was raised can begin after it: at most
+    // one on the other worker, however the threads were preempted.
     assert!(
-        late.load(Ordering::SeqCst) <= 16,
-        "{} tasks started late",
+        late.load(Ordering::SeqCst) <= 1,
+        "{} tasks started after the stop",
         late.load(Ordering::SeqCst)
     );
 }
