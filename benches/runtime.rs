@@ -72,7 +72,7 @@ fn build(kind: &str, n: usize) -> TaskGraph<'static> {
                     }
                 }
                 for &p in &picked[..k] {
-                    g.edge(TaskId::from_index(p), t);
+                    g.edge(g.task_id(p).expect("an earlier task"), t);
                 }
             }
         }

@@ -6,24 +6,32 @@ use std::path::PathBuf;
 ///
 /// Graph validation, scheduling, numerical and I/O failures all land here, so a
 /// pipeline run returns one `Result<_, Error>` whatever stage failed.
+///
+/// Messages stay short however large the graph: a variant that could list many
+/// tasks lists the first few and counts the rest, and task names are cut at
+/// [`MAX_NAME_CHARS`] characters.
+///
+/// New variants may be added in minor releases, so a `match` needs a `_` arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The task graph has a cycle (possibly through the implicit in-order edges of a
-    /// stream lane); `tasks` names tasks on it.
-    #[error("task graph has a cycle through: {}", .tasks.join(" -> "))]
+    /// stream lane); `tasks` names the first tasks on it.
+    #[error("task graph has a cycle of {len} task(s): {}", listed(.tasks, *.len))]
     Cycle {
-        /// Names of tasks on one cycle, in order.
+        /// Names of the first (at most [`MAX_LISTED`]) tasks on one cycle, in order.
         tasks: Vec<String>,
-    },
-    /// An edge names a task id that does not exist in this graph.
-    #[error("edge {from} -> {to} refers to a task that is not in the graph ({len} tasks)")]
-    MissingTask {
-        /// Source id of the edge.
-        from: usize,
-        /// Target id of the edge.
-        to: usize,
-        /// Number of tasks in the graph.
+        /// Number of tasks on the cycle.
         len: usize,
+    },
+    /// An edge was added to a graph that does not hold both of its tasks: a
+    /// [`crate::graph::TaskId`] is valid only in the graph that created it.
+    #[error("edge {from} -> {to} names a task of another graph (a task id is valid only in the graph that created it)")]
+    ForeignTask {
+        /// The edge's source, described (index, and name if it is in this graph).
+        from: String,
+        /// The edge's target, described.
+        to: String,
     },
     /// The same edge was added twice.
     #[error("duplicate edge {from} -> {to}")]
@@ -138,6 +146,54 @@ pub enum Error {
     /// An argument is out of its valid range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The runtime could not start one of its threads (the operating system's
+    /// thread limit, or a stack it cannot map). Every thread that did start was
+    /// joined before this was returned.
+    #[error("could not start the {what} thread: {source}")]
+    ThreadSpawn {
+        /// Which thread, e.g. `CPU worker 3`, `stream lane 0`, `submit`.
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run was cancelled (see [`crate::runtime::RunHandle::cancel`]) before
+    /// every task finished; the tasks that were running finished first.
+    #[error("the run was cancelled")]
+    Cancelled,
+}
+
+/// Task names in error messages are cut to this many characters.
+pub const MAX_NAME_CHARS: usize = 80;
+
+/// Error messages list at most this many tasks, then count the others.
+pub const MAX_LISTED: usize = 8;
+
+/// `name`, cut to [`MAX_NAME_CHARS`] characters (with an ellipsis if it was cut),
+/// for error messages.
+pub(crate) fn short_name(name: &str) -> String {
+    match name.char_indices().nth(MAX_NAME_CHARS) {
+        None => name.to_string(),
+        Some((end, _)) => format!("{}...", &name[..end]),
+    }
+}
+
+/// The text of a panic payload (a `&str` or `String`), for error messages.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".into())
+}
+
+/// `a -> b -> c ... and N more`: the listed names of a sequence of `len` items.
+fn listed(names: &[String], len: usize) -> String {
+    let mut s = names.join(" -> ");
+    if len > names.len() {
+        s.push_str(&format!(" -> ... and {} more", len - names.len()));
+    }
+    s
 }
 
 /// Shorthand for `Result<T, eigenflow::Error>`.

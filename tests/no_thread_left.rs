@@ -1,8 +1,13 @@
-//! After a failed run every runtime thread is joined. Alone in its test binary so
-//! the process's thread count is not disturbed by other tests.
+//! After a failed, cancelled or unstartable run every runtime thread is joined.
+//! One `#[test]` alone in its binary, so the process's thread count is not
+//! disturbed by other tests running at the same time.
 
 use eigenflow::graph::{Lane, Task, TaskGraph};
 use eigenflow::runtime::Runtime;
+use eigenflow::Error;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 fn threads_in_process() -> usize {
     std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
@@ -10,25 +15,32 @@ fn threads_in_process() -> usize {
 
 /// The thread count once it has settled to `want` (a joined thread can stay
 /// listed in /proc for a moment while the kernel finishes its exit; a leaked
-/// thread stays forever), or the last count seen after a second.
+/// thread stays forever), or the last count seen after ten seconds (generous for
+/// a loaded machine; the wait ends as soon as the count settles).
 fn settled(want: usize) -> usize {
-    let start = std::time::Instant::now();
+    let start = Instant::now();
     loop {
         let now = threads_in_process();
-        if now == want || start.elapsed() > std::time::Duration::from_secs(1) {
+        if now == want || start.elapsed() > Duration::from_secs(10) {
             return now;
         }
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
 #[test]
-fn failed_runs_leave_no_thread_behind() {
+fn runs_leave_no_thread_behind() {
     if threads_in_process() == 0 {
         eprintln!("/proc/self/task is not readable here; nothing to count");
         return;
     }
     let before = threads_in_process();
+    failed_runs(before);
+    cancelled_run(before);
+    unstartable_threads(before);
+}
+
+fn failed_runs(before: usize) {
     for round in 0..5 {
         let mut g = TaskGraph::new();
         let mut prev = None;
@@ -58,10 +70,82 @@ fn failed_runs_leave_no_thread_behind() {
         assert!(rt.run(g).is_err());
         assert_eq!(settled(before), before, "round {round}");
         let mut g = TaskGraph::new();
-        g.task("fails", |_| {
-            Err(eigenflow::Error::InvalidArgument("x".into()))
-        });
+        g.task("fails", |_| Err(Error::InvalidArgument("x".into())));
         assert!(rt.submit(g).wait().is_err());
         assert_eq!(settled(before), before, "submit round {round}");
+    }
+}
+
+/// A long graph of small tasks on CPU workers and stream lanes, behind a gate
+/// task that holds until the cancel has reached the run: after `cancel` returns,
+/// none of the small tasks has run and every thread is gone.
+fn cancelled_run(before: usize) {
+    let n = 200_000;
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (started, gate_open) = mpsc::channel();
+    let mut g = TaskGraph::with_capacity(n + 1, n);
+    let gate = g.task("gate", move |ctx| {
+        started.send(()).unwrap();
+        // A minute caps the wait so a cancel that never arrives fails the test
+        // (small tasks then run) instead of hanging it.
+        let t = Instant::now();
+        while !ctx.is_stopping() && t.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    });
+    let mut prev = gate;
+    for i in 0..n {
+        let ran = ran.clone();
+        let lane = if i % 5 == 0 {
+            Lane::Stream(i % 2)
+        } else {
+            Lane::Cpu
+        };
+        let t = g.add(
+            Task::new("small", move |_| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            })
+            .lane(lane),
+        );
+        // Chains of 16 hanging off the gate: wide and long.
+        g.edge(if i % 16 == 0 { gate } else { prev }, t);
+        prev = t;
+    }
+    let handle = Runtime::builder().threads(3).streams(2).build().submit(g);
+    gate_open.recv().unwrap();
+    let err = handle.cancel().unwrap_err();
+    assert!(matches!(err, Error::Cancelled), "{err}");
+    assert_eq!(
+        ran.load(Ordering::Relaxed),
+        0,
+        "no task starts after a cancel"
+    );
+    assert_eq!(settled(before), before, "after a cancel");
+}
+
+/// A worker or lane that cannot start: the ones that did start are joined.
+fn unstartable_threads(before: usize) {
+    let absurd = 1 << 60;
+    for rt in [
+        Runtime::builder()
+            .threads(3)
+            .streams(1)
+            .stack_size(absurd)
+            .build(),
+        Runtime::builder()
+            .threads(3)
+            .streams(2)
+            .stream_stack_size(absurd)
+            .build(),
+    ] {
+        let mut g = TaskGraph::new();
+        let a = g.task("a", |_| Ok(()));
+        let s = g.add(Task::new("s", |_| Ok(())).lane(Lane::Stream(0)));
+        g.edge(a, s);
+        let err = rt.run(g).unwrap_err();
+        assert!(matches!(err, Error::ThreadSpawn { .. }), "{err}");
+        assert_eq!(settled(before), before, "after {err}");
     }
 }

@@ -26,22 +26,45 @@ pub use footprint::{Footprint, Region};
 use crate::{Error, Result};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Identifies a task inside one [`TaskGraph`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TaskId(pub(crate) u32);
+///
+/// An id carries the identity of the graph that created it, so an id of one graph
+/// can never silently name a task of another: an edge naming a task of another
+/// graph is refused when the graph is validated ([`Error::ForeignTask`]).
+/// Graph identities are process-unique 64-bit tags that are never reused.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskId {
+    /// Tag of the graph that created the id.
+    graph: u64,
+    index: u32,
+}
 
 impl TaskId {
-    /// The task's index in its graph (tasks are numbered in creation order).
-    pub fn index(self) -> usize {
-        self.0 as usize
+    pub(crate) fn new(graph: u64, index: u32) -> Self {
+        TaskId { graph, index }
     }
 
-    /// The id of the task with creation index `index` (an id that names no task of
-    /// a graph is reported when that graph is validated).
-    pub fn from_index(index: usize) -> Self {
-        TaskId(index as u32)
+    /// The task's index in its graph (tasks are numbered in creation order).
+    pub fn index(self) -> usize {
+        self.index as usize
     }
+}
+
+impl std::fmt::Debug for TaskId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TaskId({} of graph {})", self.index, self.graph)
+    }
+}
+
+/// The next graph tag. A counter, not an address: a graph's address can be reused
+/// after it is dropped, and an id outliving its graph must stay foreign.
+static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
+
+fn fresh_tag() -> u64 {
+    // Relaxed: only uniqueness matters, which the atomic increment gives.
+    NEXT_GRAPH.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Where a task runs.
@@ -99,6 +122,18 @@ pub struct TaskContext<'r> {
     /// The task's declared footprint (what the crate's stage builders check
     /// their views against, see `matrix::access`).
     pub(crate) footprint: Option<&'r Footprint>,
+}
+
+impl TaskContext {
+    /// Whether the run executing this task has been stopped (another task failed,
+    /// or the run was cancelled): no other task will start. A long task body may
+    /// check this now and then and return early; its result is not used.
+    ///
+    /// Answers for the calling thread's run, so call it from the body's own thread
+    /// (the runtime thread that runs the task); elsewhere it returns `false`.
+    pub fn is_stopping(&self) -> bool {
+        crate::runtime::current_stopping()
+    }
 }
 
 /// A task body: runs once; an `Err` stops the run.
@@ -168,8 +203,10 @@ pub struct SubGraph {
 /// A directed acyclic graph of tasks.
 pub struct TaskGraph<'a> {
     pub(crate) g: DiGraph<Task<'a>, (), u32>,
-    /// The first invalid edge seen while building, reported by validation.
-    bad_edge: Option<(usize, usize)>,
+    /// This graph's process-unique tag, carried by every [`TaskId`] it hands out.
+    tag: u64,
+    /// The first edge naming a task of another graph, reported by validation.
+    bad_edge: Option<(TaskId, TaskId)>,
 }
 
 impl Default for TaskGraph<'_> {
@@ -183,6 +220,7 @@ impl<'a> TaskGraph<'a> {
     pub fn new() -> Self {
         TaskGraph {
             g: DiGraph::default(),
+            tag: fresh_tag(),
             bad_edge: None,
         }
     }
@@ -191,13 +229,34 @@ impl<'a> TaskGraph<'a> {
     pub fn with_capacity(tasks: usize, edges: usize) -> Self {
         TaskGraph {
             g: DiGraph::with_capacity(tasks, edges),
+            tag: fresh_tag(),
             bad_edge: None,
         }
     }
 
     /// Adds a task and returns its id.
     pub fn add(&mut self, task: Task<'a>) -> TaskId {
-        TaskId(self.g.add_node(task).index() as u32)
+        TaskId::new(self.tag, self.g.add_node(task).index() as u32)
+    }
+
+    /// Whether `id` names a task of this graph (ids of another graph, including
+    /// the ids a graph had before it was [appended](Self::append), do not).
+    pub fn owns(&self, id: TaskId) -> bool {
+        id.graph == self.tag && id.index() < self.g.node_count()
+    }
+
+    /// The id of this graph's task with creation index `index`, if there is one.
+    pub fn task_id(&self, index: usize) -> Option<TaskId> {
+        (index < self.g.node_count()).then(|| TaskId::new(self.tag, index as u32))
+    }
+
+    /// The petgraph node of `id`.
+    ///
+    /// # Panics
+    /// If `id` is not a task of this graph (see [`Self::owns`]).
+    fn node(&self, id: TaskId) -> NodeIndex<u32> {
+        assert!(self.owns(id), "{id:?} is not a task of this graph");
+        NodeIndex::new(id.index())
     }
 
     /// Adds a CPU task named `name` with body `body`.
@@ -211,12 +270,12 @@ impl<'a> TaskGraph<'a> {
 
     /// Adds the edge `from -> to`: `to` starts after `from` finished.
     ///
-    /// An id from another graph is reported by validation (at `run`), not here, so
-    /// building stays a sequence of infallible calls.
+    /// An id of another graph is not wired to anything: the first such edge is
+    /// reported by validation ([`Error::ForeignTask`] from [`Self::validate`] and at
+    /// `run`), not here, so building stays a sequence of infallible calls.
     pub fn edge(&mut self, from: TaskId, to: TaskId) {
-        let len = self.g.node_count();
-        if from.index() >= len || to.index() >= len {
-            self.bad_edge.get_or_insert((from.index(), to.index()));
+        if !self.owns(from) || !self.owns(to) {
+            self.bad_edge.get_or_insert((from, to));
             return;
         }
         self.g
@@ -245,12 +304,23 @@ impl<'a> TaskGraph<'a> {
     }
 
     /// Moves all tasks and edges of `other` into this graph and returns them as a
-    /// [`SubGraph`] (its entries and exits, renumbered).
+    /// [`SubGraph`] (its entries and exits, as ids of this graph). Ids that
+    /// `other` handed out before are foreign to this graph: translate them with
+    /// their [`TaskId::index`] plus the length this graph had before the call, via
+    /// [`Self::task_id`].
     pub fn append(&mut self, other: TaskGraph<'a>) -> SubGraph {
         let offset = self.g.node_count() as u32;
         if let Some((f, t)) = other.bad_edge {
-            self.bad_edge
-                .get_or_insert((f + offset as usize, t + offset as usize));
+            // Re-tag the endpoints that were `other`'s own; a foreign one stays foreign.
+            let retag = |id: TaskId| {
+                if id.graph == other.tag {
+                    TaskId::new(self.tag, id.index + offset)
+                } else {
+                    id
+                }
+            };
+            let bad = (retag(f), retag(t));
+            self.bad_edge.get_or_insert(bad);
         }
         let (nodes, edges) = other.g.into_nodes_edges();
         let mut has_pred = vec![false; nodes.len()];
@@ -269,12 +339,13 @@ impl<'a> TaskGraph<'a> {
                 (),
             );
         }
+        let tag = self.tag;
         let ids = |flags: Vec<bool>| {
             flags
                 .iter()
                 .enumerate()
                 .filter(|(_, &f)| !f)
-                .map(|(i, _)| TaskId(i as u32 + offset))
+                .map(|(i, _)| TaskId::new(tag, i as u32 + offset))
                 .collect()
         };
         SubGraph {
@@ -307,33 +378,60 @@ impl<'a> TaskGraph<'a> {
     }
 
     /// Name of a task.
+    ///
+    /// # Panics
+    /// If `id` is not a task of this graph (see [`Self::owns`]).
     pub fn name(&self, id: TaskId) -> &str {
-        &self.g[NodeIndex::new(id.index())].name
+        &self.g[self.node(id)].name
     }
 
     /// Stage of a task.
+    ///
+    /// # Panics
+    /// If `id` is not a task of this graph (see [`Self::owns`]).
     pub fn stage_of(&self, id: TaskId) -> &str {
-        &self.g[NodeIndex::new(id.index())].stage
+        &self.g[self.node(id)].stage
     }
 
     /// Lane of a task.
+    ///
+    /// # Panics
+    /// If `id` is not a task of this graph (see [`Self::owns`]).
     pub fn lane_of(&self, id: TaskId) -> Lane {
-        self.g[NodeIndex::new(id.index())].lane
+        self.g[self.node(id)].lane
+    }
+
+    /// Name of the task with index `v` (which must exist), cut for error messages.
+    pub(crate) fn short_name(&self, v: usize) -> String {
+        crate::error::short_name(&self.g[NodeIndex::new(v)].name)
     }
 
     /// Checks the graph for a runtime with `streams` stream lanes: every edge
-    /// endpoint exists, no edge is duplicated, every stream lane exists, and there is
-    /// no cycle (counting the in-order edges of each stream lane).
+    /// names tasks of this graph, no edge is duplicated, every stream lane exists,
+    /// `streams` is at most [`crate::runtime::MAX_STREAMS`], and there is no cycle
+    /// (counting the in-order edges of each stream lane).
     pub fn validate(&self, streams: usize) -> Result<()> {
         plan::Plan::build(self, streams).map(|_| ())
     }
 
+    /// The first edge that named a task of another graph, as an error.
     pub(crate) fn bad_edge(&self) -> Option<Error> {
-        self.bad_edge.map(|(from, to)| Error::MissingTask {
-            from,
-            to,
-            len: self.len(),
+        let describe = |id: TaskId| {
+            if self.owns(id) {
+                format!("task {} `{}`", id.index(), self.short_name(id.index()))
+            } else {
+                format!("task {} of another graph", id.index())
+            }
+        };
+        self.bad_edge.map(|(from, to)| Error::ForeignTask {
+            from: describe(from),
+            to: describe(to),
         })
+    }
+
+    /// This graph's tag (for the ids the runtime hands to task bodies).
+    pub(crate) fn tag(&self) -> u64 {
+        self.tag
     }
 }
 

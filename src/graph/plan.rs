@@ -4,6 +4,8 @@
 //! successors in one CSR array, in-degrees and priorities in flat vectors.
 
 use super::{Cost, Lane, TaskGraph};
+use crate::error::MAX_LISTED;
+use crate::runtime::MAX_STREAMS;
 use crate::{Error, Result};
 use petgraph::visit::EdgeRef;
 
@@ -34,14 +36,19 @@ impl Plan {
         if let Some(e) = graph.bad_edge() {
             return Err(e);
         }
+        if streams > MAX_STREAMS {
+            return Err(Error::InvalidArgument(format!(
+                "{streams} stream lanes requested; the runtime supports at most {MAX_STREAMS}"
+            )));
+        }
         let n = graph.len();
-        let name = |v: usize| graph.name(super::TaskId(v as u32)).to_string();
+        let name = |v: usize| graph.short_name(v);
         let mut stream_seq = vec![Vec::new(); streams];
         for (v, task) in graph.g.node_weights().enumerate() {
             if let Lane::Stream(i) = task.lane {
                 if i >= streams {
                     return Err(Error::InvalidLane {
-                        task: task.name.to_string(),
+                        task: crate::error::short_name(&task.name),
                         stream: i,
                         streams,
                     });
@@ -109,11 +116,11 @@ impl Plan {
             }
         }
         if topo.len() < n {
+            // Name only the first tasks: a cycle can run through millions of them.
+            let cycle = find_cycle(n, &succ_off, &succ, &remaining);
             return Err(Error::Cycle {
-                tasks: find_cycle(n, &succ_off, &succ, &remaining)
-                    .into_iter()
-                    .map(name)
-                    .collect(),
+                len: cycle.len(),
+                tasks: cycle.into_iter().take(MAX_LISTED).map(name).collect(),
             });
         }
 

@@ -1,7 +1,7 @@
 //! `check_races`: every two tasks whose footprints conflict must be ordered.
 
 use super::plan::Plan;
-use super::{Lane, Region, TaskGraph, TaskId};
+use super::{Lane, Region, TaskGraph};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -18,11 +18,14 @@ impl TaskGraph<'_> {
             .g
             .node_weights()
             .filter_map(|t| match t.lane {
-                Lane::Stream(i) => Some(i + 1),
+                // Saturating: an absurd lane index is then refused by the plan.
+                Lane::Stream(i) => Some(i.saturating_add(1)),
                 Lane::Cpu => None,
             })
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            // Beyond the maximum the plan names the task on the absurd lane.
+            .min(crate::runtime::MAX_STREAMS);
         let plan = Plan::build(self, streams)?;
         let n = plan.len();
 
@@ -107,8 +110,8 @@ impl TaskGraph<'_> {
                         let w = if o.write { o.region } else { it.region };
                         let r = if o.write { it.region } else { o.region };
                         return Err(Error::Race {
-                            first: self.name(TaskId(a as u32)).to_string(),
-                            second: self.name(TaskId(b as u32)).to_string(),
+                            first: self.short_name(a),
+                            second: self.short_name(b),
                             region: Region::new(
                                 w.matrix,
                                 w.rows.start.max(r.rows.start)..w.rows.end.min(r.rows.end),

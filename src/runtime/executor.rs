@@ -2,16 +2,19 @@
 //! stream-lane threads, parking, failure handling.
 
 use super::report::{RunReport, TaskRecord};
-use super::RuntimeBuilder;
+use super::wake::{self, Cancel, Wake};
+use super::{RuntimeBuilder, MAX_STREAMS, MAX_THREADS};
+use crate::error::short_name;
 use crate::graph::plan::Plan;
 use crate::graph::{Cost, Footprint, Lane, TaskContext, TaskFn, TaskGraph, TaskId};
 use crate::trace::TraceSession;
 use crate::{Error, Result};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use std::borrow::Cow;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Per-task data the workers read while running.
@@ -30,15 +33,6 @@ struct Slot<'g> {
     stamp: UnsafeCell<(u64, u64, u32)>,
 }
 
-/// Idle CPU workers park here. `epoch` changes on every push so a worker that
-/// looked for work and found none can tell, under the lock, whether it missed one.
-struct Sleep {
-    lock: Mutex<()>,
-    cv: Condvar,
-    sleepers: AtomicUsize,
-    epoch: AtomicU64,
-}
-
 struct Shared<'g> {
     plan: Plan,
     pending: Vec<AtomicU32>,
@@ -47,10 +41,10 @@ struct Shared<'g> {
     injector: Injector<u32>,
     stealers: Vec<Stealer<u32>>,
     finished: AtomicUsize,
-    stop: AtomicBool,
     error: Mutex<Option<Error>>,
-    sleep: Sleep,
-    lanes: Vec<(Mutex<()>, Condvar)>,
+    wake: Arc<Wake>,
+    /// The graph's tag, for the task ids handed to bodies.
+    graph: u64,
     running: Option<Mutex<Vec<u32>>>,
     progress: Option<&'g super::Progress>,
     t0: Instant,
@@ -60,10 +54,25 @@ struct Shared<'g> {
 // (the one whose decrement made the task ready) and read after joining.
 unsafe impl Sync for Shared<'_> {}
 
-pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<RunReport> {
+/// Runs `graph`; `cancel`, if given, can stop it from another thread.
+pub(super) fn run<'g>(
+    cfg: &'g RuntimeBuilder,
+    graph: TaskGraph<'g>,
+    cancel: Option<&Cancel>,
+) -> Result<RunReport> {
     let t0 = Instant::now();
+    // Refused before anything is allocated or spawned (the stream count is also
+    // checked by the plan, for `TaskGraph::validate`).
+    if cfg.threads > MAX_THREADS || cfg.streams > MAX_STREAMS {
+        return Err(Error::InvalidArgument(format!(
+            "{} CPU worker(s) and {} stream lane(s) requested; the runtime supports at most \
+             {MAX_THREADS} workers and {MAX_STREAMS} stream lanes",
+            cfg.threads, cfg.streams
+        )));
+    }
     let plan = Plan::build(&graph, cfg.streams)?;
     let n = plan.len();
+    let tag = graph.tag();
     let (nodes, _) = graph.g.into_nodes_edges();
     let mut meta = Vec::with_capacity(n);
     let mut slots = Vec::with_capacity(n);
@@ -94,17 +103,9 @@ pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<R
         meta,
         injector: Injector::new(),
         finished: AtomicUsize::new(0),
-        stop: AtomicBool::new(n == 0),
         error: Mutex::new(None),
-        sleep: Sleep {
-            lock: Mutex::new(()),
-            cv: Condvar::new(),
-            sleepers: AtomicUsize::new(0),
-            epoch: AtomicU64::new(0),
-        },
-        lanes: (0..cfg.streams)
-            .map(|_| (Mutex::new(()), Condvar::new()))
-            .collect(),
+        wake: Arc::new(Wake::new(cfg.streams, n == 0)),
+        graph: tag,
         running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
         progress: cfg.progress.as_deref(),
         t0,
@@ -124,37 +125,60 @@ pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<R
         Some((path, level)) => Some(TraceSession::start(path, *level)?),
         None => None,
     };
+    let _attached = cancel.map(|c| c.attach(&shared.wake));
     std::thread::scope(|scope| {
         let shared = &shared;
         let session = session.as_ref();
         let mut handles = Vec::with_capacity(cfg.threads + cfg.streams);
+        let builder = |name: String, stack: Option<usize>| {
+            let b = std::thread::Builder::new().name(name);
+            match stack {
+                Some(bytes) => b.stack_size(bytes),
+                None => b,
+            }
+        };
+        let spawn_error = |what: String| move |source| Error::ThreadSpawn { what, source };
+        // Stop at the first thread that cannot start.
+        let failed = |handles: &Vec<Result<_>>| handles.last().is_some_and(Result::is_err);
         for (w, local) in workers.into_iter().enumerate() {
             handles.push(
-                std::thread::Builder::new()
-                    .name(format!("cpu-{w}"))
+                builder(format!("cpu-{w}"), cfg.stack_size)
                     .spawn_scoped(scope, move || {
                         let _trace = session.and_then(TraceSession::enter_worker);
                         shared.cpu_worker(w, local, cfg.shuffle_seed);
                     })
-                    .expect("spawn a CPU worker"),
+                    .map_err(spawn_error(format!("CPU worker {w}"))),
             );
+            if failed(&handles) {
+                break;
+            }
         }
         for s in 0..cfg.streams {
+            if failed(&handles) {
+                break;
+            }
             handles.push(
-                std::thread::Builder::new()
-                    .name(format!("stream-{s}"))
+                builder(format!("stream-{s}"), cfg.stream_stack_size)
                     .spawn_scoped(scope, move || shared.stream_lane(s))
-                    .expect("spawn a stream lane"),
+                    .map_err(spawn_error(format!("stream lane {s}"))),
             );
+        }
+        // The threads that did start stop once they finish their current task
+        // (a worker waiting for a lane that never started would wait forever).
+        if let Some(Err(e)) = handles.pop_if(|h| h.is_err()) {
+            shared.fail(e);
         }
         // Join explicitly: the scope's implicit wait returns when the closures
         // finish, before the OS threads are gone.
-        for h in handles {
+        for h in handles.into_iter().flatten() {
             h.join().expect("runtime threads catch task panics");
         }
     });
     let wall = t0.elapsed();
-    if let Some(e) = shared.error.lock().take() {
+    // A run that stopped without an error before every task finished was cancelled.
+    let unfinished = shared.finished.load(Ordering::Acquire) < n;
+    let error = shared.error.lock().take();
+    if let Some(e) = error.or(unfinished.then_some(Error::Cancelled)) {
         if let Some(s) = session {
             s.abandon();
         }
@@ -212,10 +236,11 @@ impl<'g> Shared<'g> {
     }
 
     fn done(&self) -> bool {
-        self.stop.load(Ordering::Acquire)
+        self.wake.stopped()
     }
 
     fn cpu_worker(&self, w: usize, local: Worker<u32>, shuffle: Option<u64>) {
+        let _current = wake::enter(&self.wake);
         let mut rng =
             shuffle.map(|s| Rng(s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (w as u64 + 1) | 1));
         let mut next: Option<u32> = None;
@@ -292,48 +317,16 @@ impl<'g> Shared<'g> {
     }
 
     fn park(&self) {
-        let epoch = self.sleep.epoch.load(Ordering::SeqCst);
-        if !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty()) {
-            return;
-        }
-        let mut guard = self.sleep.lock.lock();
-        self.sleep.sleepers.fetch_add(1, Ordering::SeqCst);
-        if self.sleep.epoch.load(Ordering::SeqCst) == epoch && !self.done() {
-            self.sleep.cv.wait(&mut guard);
-        }
-        self.sleep.sleepers.fetch_sub(1, Ordering::SeqCst);
+        self.wake
+            .park(|| !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty()));
     }
 
     fn wake_workers(&self, count: usize) {
-        self.sleep.epoch.fetch_add(1, Ordering::SeqCst);
-        if self.sleep.sleepers.load(Ordering::SeqCst) > 0 {
-            let _guard = self.sleep.lock.lock();
-            if count == 1 {
-                self.sleep.cv.notify_one();
-            } else {
-                self.sleep.cv.notify_all();
-            }
-        }
+        self.wake.wake_workers(count);
     }
 
-    fn wake_lane(&self, s: usize) {
-        let (lock, cv) = &self.lanes[s];
-        let _guard = lock.lock();
-        cv.notify_one();
-    }
-
-    /// Ends the run (success or failure) and wakes every thread.
     fn halt(&self) {
-        self.stop.store(true, Ordering::Release);
-        self.sleep.epoch.fetch_add(1, Ordering::SeqCst);
-        {
-            let _guard = self.sleep.lock.lock();
-            self.sleep.cv.notify_all();
-        }
-        for (lock, cv) in &self.lanes {
-            let _guard = lock.lock();
-            cv.notify_all();
-        }
+        self.wake.halt();
     }
 
     fn fail(&self, e: Error) {
@@ -342,15 +335,11 @@ impl<'g> Shared<'g> {
     }
 
     fn stream_lane(&self, s: usize) {
+        let _current = wake::enter(&self.wake);
         let mut ready = Vec::new();
         for &t in &self.plan.streams[s] {
-            {
-                let (lock, cv) = &self.lanes[s];
-                let mut guard = lock.lock();
-                while self.pending[t as usize].load(Ordering::Acquire) != 0 && !self.done() {
-                    cv.wait(&mut guard);
-                }
-            }
+            self.wake
+                .lane_wait(s, || self.pending[t as usize].load(Ordering::Acquire) == 0);
             if self.done() {
                 return;
             }
@@ -368,6 +357,11 @@ impl<'g> Shared<'g> {
     /// Runs task `t` and releases its successors: ready CPU tasks are appended to
     /// `ready`, ready stream tasks wake their lane.
     fn execute(&self, t: u32, lane: Lane, worker: usize, ready: &mut Vec<u32>) {
+        // The last check before a task starts: after a failure or a cancel, a task
+        // that was already handed out is dropped here instead of started.
+        if self.done() {
+            return;
+        }
         let v = t as usize;
         let meta = &self.meta[v];
         if let Some(running) = &self.running {
@@ -380,7 +374,7 @@ impl<'g> Shared<'g> {
         // so no other thread touches its slot.
         let body = unsafe { (*self.slots[v].body.get()).take() };
         let ctx = TaskContext {
-            task: TaskId(t),
+            task: TaskId::new(self.graph, t),
             lane,
             worker,
             footprint: meta.footprint.as_deref(),
@@ -409,21 +403,11 @@ impl<'g> Shared<'g> {
         }
         match outcome {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                return self.fail(Error::TaskFailed {
-                    task: meta.name.to_string(),
-                    source: Box::new(e),
-                })
-            }
+            Ok(Err(e)) => return self.fail(surface(&meta.name, e)),
             Err(payload) => {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-string panic payload".into());
                 return self.fail(Error::TaskPanicked {
-                    task: meta.name.to_string(),
-                    message,
+                    task: short_name(&meta.name),
+                    message: crate::error::panic_message(payload.as_ref()),
                 });
             }
         }
@@ -431,7 +415,7 @@ impl<'g> Shared<'g> {
             if self.pending[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
                 match self.meta[s as usize].lane {
                     Lane::Cpu => ready.push(s),
-                    Lane::Stream(i) => self.wake_lane(i),
+                    Lane::Stream(i) => self.wake.wake_lane(i),
                 }
             }
         }
@@ -450,8 +434,8 @@ impl<'g> Shared<'g> {
                 if let Some(other) = &self.meta[r as usize].footprint {
                     if let Some(region) = fp.conflict(other) {
                         return Err(Error::LiveOverlap {
-                            first: self.meta[r as usize].name.to_string(),
-                            second: self.meta[t as usize].name.to_string(),
+                            first: short_name(&self.meta[r as usize].name),
+                            second: short_name(&self.meta[t as usize].name),
                             region: region.to_string(),
                         });
                     }
@@ -460,5 +444,27 @@ impl<'g> Shared<'g> {
         }
         running.push(t);
         Ok(())
+    }
+}
+
+/// What the caller sees when task `task`'s body returned `e` (the rule documented
+/// on [`super::Runtime::run`]): an error that describes the computation or its data
+/// already says what went wrong and is passed on as itself; anything else (graph
+/// and runtime errors from a nested run, say) is wrapped in [`Error::TaskFailed`]
+/// naming the task.
+fn surface(task: &str, e: Error) -> Error {
+    match e {
+        Error::NoConvergence { .. }
+        | Error::NonFinite { .. }
+        | Error::Shape(_)
+        | Error::OutOfMemory { .. }
+        | Error::Npy { .. }
+        | Error::Io { .. }
+        | Error::InvalidArgument(_)
+        | Error::NoGpu(_) => e,
+        e => Error::TaskFailed {
+            task: short_name(task),
+            source: Box::new(e),
+        },
     }
 }

@@ -1,7 +1,9 @@
-//! `RunHandle`: the result of [`super::Runtime::submit`], waitable and awaitable.
+//! `RunHandle`: the result of [`super::Runtime::submit`], waitable, awaitable and
+//! cancellable.
 
+use super::wake::Cancel;
 use super::RunReport;
-use crate::Result;
+use crate::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::future::Future;
 use std::pin::Pin;
@@ -10,62 +12,131 @@ use std::task::{Context, Poll, Waker};
 
 struct State {
     result: Option<Result<RunReport>>,
+    /// The result was handed out (by a `Ready` poll or a wait).
+    taken: bool,
     waker: Option<Waker>,
 }
 
-/// A graph running in the background. Await it, or call [`RunHandle::wait`];
-/// dropping it lets the run finish on its own thread, its result discarded.
+impl State {
+    /// The result, once; afterwards an error saying it was already taken (so a
+    /// second wait or poll returns instead of waiting for a result that never
+    /// comes again).
+    fn take(&mut self) -> Option<Result<RunReport>> {
+        if let Some(r) = self.result.take() {
+            self.taken = true;
+            return Some(r);
+        }
+        self.taken.then(|| {
+            Err(Error::InvalidArgument(
+                "the run's result was already taken by an earlier poll".into(),
+            ))
+        })
+    }
+}
+
+/// A graph running in the background. Await it, call [`RunHandle::wait`], or stop
+/// it with [`RunHandle::cancel`]. Dropping the handle detaches the run: it
+/// finishes on its own threads and its result is discarded.
+///
+/// `wait`, `cancel` and `.await` always return: with the result, with
+/// [`Error::ThreadSpawn`] if the run's thread could not start, or with
+/// [`Error::InvalidArgument`] if the result was already taken by an earlier poll.
 pub struct RunHandle {
     shared: Arc<(Mutex<State>, Condvar)>,
+    cancel: Arc<Cancel>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl RunHandle {
-    pub(super) fn spawn(job: impl FnOnce() -> Result<RunReport> + Send + 'static) -> Self {
+    pub(super) fn spawn(job: impl FnOnce(&Cancel) -> Result<RunReport> + Send + 'static) -> Self {
         let shared = Arc::new((
             Mutex::new(State {
                 result: None,
+                taken: false,
                 waker: None,
             }),
             Condvar::new(),
         ));
-        let s = shared.clone();
-        let thread = std::thread::Builder::new()
+        let cancel = Arc::new(Cancel::default());
+        let (s, c) = (shared.clone(), cancel.clone());
+        let spawned = std::thread::Builder::new()
             .name("eigenflow-submit".into())
             .spawn(move || {
-                let result = job();
+                // The result is always stored, even if the runtime itself panicked
+                // (task panics are caught earlier), so waiters never wait forever.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&c)))
+                    .unwrap_or_else(|payload| {
+                        Err(Error::TaskPanicked {
+                            task: "(runtime)".into(),
+                            message: crate::error::panic_message(payload.as_ref()),
+                        })
+                    });
                 let mut state = s.0.lock();
                 state.result = Some(result);
                 if let Some(w) = state.waker.take() {
                     w.wake();
                 }
                 s.1.notify_all();
-            })
-            .expect("spawn the run thread");
+            });
+        let thread = match spawned {
+            Ok(t) => Some(t),
+            Err(source) => {
+                // The job (and the graph in it) was dropped with the closure.
+                shared.0.lock().result = Some(Err(Error::ThreadSpawn {
+                    what: "submit".into(),
+                    source,
+                }));
+                None
+            }
+        };
         RunHandle {
             shared,
-            thread: Some(thread),
+            cancel,
+            thread,
         }
     }
 
-    /// Whether the run has finished.
+    /// Whether the run has finished (or its result was already taken).
     pub fn is_finished(&self) -> bool {
-        self.shared.0.lock().result.is_some()
+        let state = self.shared.0.lock();
+        state.result.is_some() || state.taken
     }
 
     /// Blocks until the run finishes and returns its result.
     pub fn wait(mut self) -> Result<RunReport> {
         let result = {
             let mut state = self.shared.0.lock();
-            while state.result.is_none() {
+            loop {
+                if let Some(r) = state.take() {
+                    break r;
+                }
                 self.shared.1.wait(&mut state);
             }
-            state.result.take().expect("result present")
         };
+        self.join();
+        result
+    }
+
+    /// Asks the run to stop without waiting: no task starts after this call (the
+    /// running ones finish). Then await the handle or [`wait`](Self::wait) for it;
+    /// the result is [`Error::Cancelled`] unless the run had already finished.
+    pub fn request_cancel(&self) {
+        self.cancel.request();
+    }
+
+    /// Stops the run and waits for it: no new task starts, running tasks finish,
+    /// every thread of the run is joined. Returns [`Error::Cancelled`], or the
+    /// run's own result if it had already finished (or failed) before.
+    pub fn cancel(self) -> Result<RunReport> {
+        self.request_cancel();
+        self.wait()
+    }
+
+    /// Joins the background thread (which has stored the result and exits).
+    fn join(&mut self) {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        result
     }
 }
 
@@ -75,20 +146,15 @@ impl Future for RunHandle {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let taken = {
             let mut state = self.shared.0.lock();
-            match state.result.take() {
-                Some(r) => Some(r),
-                None => {
-                    state.waker = Some(cx.waker().clone());
-                    None
-                }
+            let r = state.take();
+            if r.is_none() {
+                state.waker = Some(cx.waker().clone());
             }
+            r
         };
         match taken {
             Some(r) => {
-                // The thread has stored the result; it exits right after.
-                if let Some(t) = self.thread.take() {
-                    let _ = t.join();
-                }
+                self.join();
                 Poll::Ready(r)
             }
             None => Poll::Pending,

@@ -12,13 +12,16 @@
 //! * Idle workers park on a condition variable (parking_lot); they do not spin.
 //! * A task that returns `Err` or panics stops the run: no new task starts, the
 //!   running ones finish, every thread is joined and `run` returns the first error
-//!   naming the task.
+//!   (see [`Runtime::run`] for which errors name the task). A thread that cannot
+//!   start, and a cancel through [`RunHandle::cancel`], stop the run the same way.
 
 mod executor;
 mod handle;
 mod report;
+mod wake;
 
 pub use handle::RunHandle;
+pub(crate) use wake::current_stopping;
 
 pub use report::{RunReport, StageSummary, TaskRecord};
 
@@ -29,11 +32,21 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// Most CPU worker threads a runtime runs: far above any core count this crate
+/// targets, low enough that a mistyped count is refused rather than attempted.
+pub const MAX_THREADS: usize = 1024;
+
+/// Most stream lanes a runtime runs (each is a thread, or a CUDA stream and its
+/// thread).
+pub const MAX_STREAMS: usize = 1024;
+
 /// Configuration of a [`Runtime`].
 #[derive(Clone, Debug)]
 pub struct RuntimeBuilder {
     threads: usize,
     streams: usize,
+    stack_size: Option<usize>,
+    stream_stack_size: Option<usize>,
     trace: Option<(PathBuf, TraceLevel)>,
     check_footprints: bool,
     shuffle_seed: Option<u64>,
@@ -89,8 +102,10 @@ impl Progress {
 impl Default for RuntimeBuilder {
     fn default() -> Self {
         RuntimeBuilder {
-            threads: crate::sysinfo::default_threads(),
+            threads: crate::sysinfo::default_threads().min(MAX_THREADS),
             streams: 0,
+            stack_size: None,
+            stream_stack_size: None,
             trace: None,
             check_footprints: false,
             shuffle_seed: None,
@@ -100,15 +115,35 @@ impl Default for RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
-    /// Number of CPU worker threads (at least 1; default: the machine's cores).
+    /// Number of CPU worker threads (at least 1; default: the machine's cores). A
+    /// run with more than [`MAX_THREADS`] is refused with
+    /// [`crate::Error::InvalidArgument`].
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
         self
     }
 
-    /// Number of stream lanes (default 0).
+    /// Number of stream lanes (default 0). A run with more than [`MAX_STREAMS`] is
+    /// refused with [`crate::Error::InvalidArgument`].
     pub fn streams(mut self, streams: usize) -> Self {
         self.streams = streams;
+        self
+    }
+
+    /// Stack size in bytes of each CPU worker thread (default: the standard
+    /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise). Task bodies run
+    /// on these stacks. A size the system cannot provide makes runs fail with
+    /// [`crate::Error::ThreadSpawn`].
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Stack size in bytes of each stream-lane thread (default: as for
+    /// [`Self::stack_size`]). Separate from the workers' because a lane driving a
+    /// GPU stream only launches kernels and needs little stack.
+    pub fn stream_stack_size(mut self, bytes: usize) -> Self {
+        self.stream_stack_size = Some(bytes);
         self
     }
 
@@ -168,15 +203,38 @@ impl Runtime {
 
     /// Validates and runs `graph`, blocking until every task finished or one
     /// failed. Task bodies may borrow from the caller's stack.
+    ///
+    /// # Errors
+    /// * Validation: [`Error::ForeignTask`](crate::Error::ForeignTask),
+    ///   [`Error::DuplicateEdge`](crate::Error::DuplicateEdge),
+    ///   [`Error::InvalidLane`](crate::Error::InvalidLane),
+    ///   [`Error::Cycle`](crate::Error::Cycle); and
+    ///   [`Error::InvalidArgument`](crate::Error::InvalidArgument) for more than
+    ///   [`MAX_THREADS`] workers or [`MAX_STREAMS`] lanes. No task runs.
+    /// * [`Error::ThreadSpawn`](crate::Error::ThreadSpawn) if a worker or lane
+    ///   thread cannot start; the threads that did start are joined first.
+    /// * A task body's error, by this rule: errors about the computation or its
+    ///   data, which already say what failed (`NoConvergence`, `NonFinite`,
+    ///   `Shape`, `OutOfMemory`, `Npy`, `Io`, `InvalidArgument`, `NoGpu`), reach
+    ///   the caller as themselves; any other error a body returns (a graph or
+    ///   runtime error of a nested run, say) is wrapped in
+    ///   [`Error::TaskFailed`](crate::Error::TaskFailed) naming the task. A panic
+    ///   becomes [`Error::TaskPanicked`](crate::Error::TaskPanicked). Only the
+    ///   first failure is returned; tasks already running finish, no other starts.
+    /// * [`Error::Cancelled`](crate::Error::Cancelled) for a submitted run
+    ///   cancelled before it finished.
     pub fn run(&self, graph: TaskGraph<'_>) -> Result<RunReport> {
-        executor::run(&self.cfg, graph)
+        executor::run(&self.cfg, graph, None)
     }
 
     /// Runs `graph` on a background thread. The handle is a `Future` (await it
     /// from any async runtime) and can also be waited on with
-    /// [`RunHandle::wait`]. Compute never runs on the awaiting executor's threads.
+    /// [`RunHandle::wait`] or stopped with [`RunHandle::cancel`]. Compute never
+    /// runs on the awaiting executor's threads. Errors are those of
+    /// [`Self::run`]; if the background thread itself cannot start, the handle
+    /// returns [`Error::ThreadSpawn`](crate::Error::ThreadSpawn).
     pub fn submit(&self, graph: TaskGraph<'static>) -> RunHandle {
         let rt = self.clone();
-        RunHandle::spawn(move || rt.run(graph))
+        RunHandle::spawn(move |cancel| executor::run(&rt.cfg, graph, Some(cancel)))
     }
 }
