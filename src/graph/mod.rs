@@ -27,6 +27,7 @@ use crate::{Error, Result};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Identifies a task inside one [`TaskGraph`].
 ///
@@ -111,8 +112,8 @@ impl Cost {
 }
 
 /// What a task body sees when it runs.
-#[derive(Clone, Copy, Debug)]
-pub struct TaskContext<'r> {
+#[derive(Clone, Debug)]
+pub struct TaskContext {
     /// The task.
     pub task: TaskId,
     /// The lane it runs on.
@@ -121,7 +122,7 @@ pub struct TaskContext<'r> {
     pub worker: usize,
     /// The task's declared footprint (what the crate's stage builders check
     /// their views against, see `matrix::access`).
-    pub(crate) footprint: Option<&'r Footprint>,
+    pub(crate) footprint: Option<Arc<Footprint>>,
 }
 
 impl TaskContext {
@@ -137,7 +138,7 @@ impl TaskContext {
 }
 
 /// A task body: runs once; an `Err` stops the run.
-pub type TaskFn<'a> = Box<dyn FnOnce(&TaskContext<'_>) -> Result<()> + Send + 'a>;
+pub type TaskFn<'a> = Box<dyn FnOnce(&TaskContext) -> Result<()> + Send + 'a>;
 
 /// A task before it is added to a graph.
 pub struct Task<'a> {
@@ -145,7 +146,7 @@ pub struct Task<'a> {
     pub(crate) stage: Cow<'static, str>,
     pub(crate) lane: Lane,
     pub(crate) cost: Cost,
-    pub(crate) footprint: Option<Box<Footprint>>,
+    pub(crate) footprint: Option<Arc<Footprint>>,
     pub(crate) body: Option<TaskFn<'a>>,
 }
 
@@ -153,7 +154,7 @@ impl<'a> Task<'a> {
     /// A CPU task in stage `"default"`.
     pub fn new(
         name: impl Into<Cow<'static, str>>,
-        body: impl FnOnce(&TaskContext<'_>) -> Result<()> + Send + 'a,
+        body: impl FnOnce(&TaskContext) -> Result<()> + Send + 'a,
     ) -> Self {
         Task {
             name: name.into(),
@@ -185,7 +186,7 @@ impl<'a> Task<'a> {
 
     /// Declares the regions the task reads and writes.
     pub fn footprint(mut self, footprint: Footprint) -> Self {
-        self.footprint = Some(Box::new(footprint));
+        self.footprint = Some(Arc::new(footprint));
         self
     }
 }
@@ -263,7 +264,7 @@ impl<'a> TaskGraph<'a> {
     pub fn task(
         &mut self,
         name: impl Into<Cow<'static, str>>,
-        body: impl FnOnce(&TaskContext<'_>) -> Result<()> + Send + 'a,
+        body: impl FnOnce(&TaskContext) -> Result<()> + Send + 'a,
     ) -> TaskId {
         self.add(Task::new(name, body))
     }
@@ -432,13 +433,5 @@ impl<'a> TaskGraph<'a> {
     /// This graph's tag (for the ids the runtime hands to task bodies).
     pub(crate) fn tag(&self) -> u64 {
         self.tag
-    }
-}
-
-// TEMPORARY until TaskId carries its graph (runtime branch).
-impl TaskGraph<'_> {
-    /// Whether `id` names a task of this graph.
-    pub fn owns(&self, id: TaskId) -> bool {
-        id.index() < self.len()
     }
 }

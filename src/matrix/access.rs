@@ -39,9 +39,9 @@ fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
 impl<'r> Access<'r> {
     /// The access of the running task: its declared footprint, handed to the body
     /// by the runtime.
-    pub(crate) fn of(ctx: &TaskContext<'r>) -> Self {
+    pub(crate) fn of(ctx: &'r TaskContext) -> Self {
         Access {
-            footprint: ctx.footprint,
+            footprint: ctx.footprint.as_deref(),
             held: Mutex::new(Vec::new()),
         }
     }

@@ -10,7 +10,7 @@ use crate::{Error, Result};
 /// `matrix::access`).
 pub(crate) fn with_access(
     body: impl FnOnce(&Access<'_>) -> Result<()> + Send + 'static,
-) -> impl FnOnce(&TaskContext<'_>) -> Result<()> + Send + 'static {
+) -> impl FnOnce(&TaskContext) -> Result<()> + Send + 'static {
     move |ctx| body(&Access::of(ctx))
 }
 

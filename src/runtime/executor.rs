@@ -23,7 +23,7 @@ struct Meta {
     stage: Cow<'static, str>,
     lane: Lane,
     cost: Cost,
-    footprint: Option<Box<Footprint>>,
+    footprint: Option<std::sync::Arc<Footprint>>,
 }
 
 /// Written once, by the one thread that runs the task (the one that took its
@@ -377,7 +377,7 @@ impl<'g> Shared<'g> {
             task: TaskId::new(self.graph, t),
             lane,
             worker,
-            footprint: meta.footprint.as_deref(),
+            footprint: meta.footprint.clone(),
         };
         let start = self.t0.elapsed().as_nanos() as u64;
         let outcome = {

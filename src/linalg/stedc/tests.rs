@@ -4,6 +4,7 @@
 use super::serial::*;
 use super::*;
 use crate::gallery::tridiagonal_to_dense;
+use faer::reborrow::ReborrowMut;
 use faer::{Mat, Side};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
