@@ -53,6 +53,7 @@ struct Shared<'g> {
     lanes: Vec<(Mutex<()>, Condvar)>,
     running: Option<Mutex<Vec<u32>>>,
     progress: Option<&'g super::Progress>,
+    trace: Option<TraceSession>,
     t0: Instant,
 }
 
@@ -107,6 +108,16 @@ pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<R
             .collect(),
         running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
         progress: cfg.progress.as_deref(),
+        trace: match &cfg.trace {
+            Some((path, level)) => Some(TraceSession::start(
+                path,
+                *level,
+                n,
+                cfg.threads,
+                cfg.streams,
+            )?),
+            None => None,
+        },
         t0,
     };
     // Roots go to the injector, most urgent first.
@@ -120,20 +131,14 @@ pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<R
         shared.injector.push(r);
     }
 
-    let session = match &cfg.trace {
-        Some((path, level)) => Some(TraceSession::start(path, *level)?),
-        None => None,
-    };
     std::thread::scope(|scope| {
         let shared = &shared;
-        let session = session.as_ref();
         let mut handles = Vec::with_capacity(cfg.threads + cfg.streams);
         for (w, local) in workers.into_iter().enumerate() {
             handles.push(
                 std::thread::Builder::new()
                     .name(format!("cpu-{w}"))
                     .spawn_scoped(scope, move || {
-                        let _trace = session.and_then(TraceSession::enter_worker);
                         shared.cpu_worker(w, local, cfg.shuffle_seed);
                     })
                     .expect("spawn a CPU worker"),
@@ -155,12 +160,17 @@ pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<R
     });
     let wall = t0.elapsed();
     if let Some(e) = shared.error.lock().take() {
-        if let Some(s) = session {
+        if let Some(s) = shared.trace {
             s.abandon();
         }
         return Err(e);
     }
     debug_assert_eq!(shared.finished.load(Ordering::Relaxed), n);
+    // Close the trace before the report is built: the writer's buffers are gone
+    // before the report's memory is allocated.
+    if let Some(s) = shared.trace {
+        s.finish()?;
+    }
     let tasks: Vec<TaskRecord> = shared
         .meta
         .into_iter()
@@ -184,9 +194,6 @@ pub(super) fn run<'g>(cfg: &'g RuntimeBuilder, graph: TaskGraph<'g>) -> Result<R
         threads: cfg.threads,
         streams: cfg.streams,
     };
-    if let Some(s) = session {
-        s.finish(&report, t0)?;
-    }
     Ok(report)
 }
 
@@ -403,6 +410,9 @@ impl<'g> Shared<'g> {
         let end = self.t0.elapsed().as_nanos() as u64;
         // SAFETY: as above.
         unsafe { *self.slots[v].stamp.get() = (start, end, worker as u32) };
+        if let Some(trace) = &self.trace {
+            trace.record(lane, worker, &meta.name, &meta.stage, meta.cost, start, end);
+        }
         if let Some(running) = &self.running {
             running.lock().retain(|&r| r != t);
         }
