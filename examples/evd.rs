@@ -78,8 +78,8 @@ struct Args {
     /// Write a Chrome trace (open in ui.perfetto.dev).
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Trace volume: task or stage.
-    #[arg(long, default_value = "task")]
+    /// Trace volume: auto (task up to 2^20 tasks, else stage), task or stage.
+    #[arg(long, default_value = "auto")]
     trace_level: TraceLevel,
     /// Seed of the random matrix.
     #[arg(long, default_value_t = 1)]

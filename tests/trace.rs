@@ -5,6 +5,7 @@ use eigenflow::runtime::Runtime;
 use eigenflow::trace::TraceLevel;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 fn graph(n: usize) -> TaskGraph<'static> {
     let mut g = TaskGraph::new();
@@ -15,14 +16,13 @@ fn graph(n: usize) -> TaskGraph<'static> {
             1 => Lane::Stream(1),
             _ => Lane::Cpu,
         };
-        let stage = if i < n / 2 { "first" } else { "second" };
         let id = g.add(
             Task::new(format!("task{i}"), move |_| {
                 std::hint::black_box((0..2000u64).sum::<u64>());
                 Ok(())
             })
             .lane(lane)
-            .stage(stage)
+            .stage(stage_of(i, n))
             .cost(1e4, 8e3),
         );
         if i >= 7 {
@@ -33,51 +33,109 @@ fn graph(n: usize) -> TaskGraph<'static> {
     g
 }
 
-fn load(path: &std::path::Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path).unwrap();
-    serde_json::from_str(&text).expect("trace parses as a JSON array")
+fn stage_of(i: usize, n: usize) -> &'static str {
+    if i < n / 2 {
+        "first"
+    } else {
+        "second"
+    }
 }
 
-/// Spans per (pid, tid) track: (start, end) in microseconds and the name.
-type Tracks = BTreeMap<(u64, u64), Vec<(f64, f64, String)>>;
+fn temp_dir(tag: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("eigenflow-trace-{tag}-{}", std::process::id()))
+}
 
-/// Spans per track, from B/E pairs and X events.
-fn intervals(events: &[Value]) -> Tracks {
-    let mut open: BTreeMap<(u64, u64), Vec<(f64, String)>> = BTreeMap::new();
+/// The whole file as JSON: `{"otherData": {...}, "traceEvents": [...]}`.
+fn load(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc: Value = serde_json::from_str(&text).expect("trace parses as JSON");
+    for e in doc["traceEvents"].as_array().expect("traceEvents array") {
+        let ph = e["ph"].as_str().unwrap();
+        assert!(
+            ph == "M" || ph == "X",
+            "only metadata and complete events: {e}"
+        );
+    }
+    doc
+}
+
+fn events(doc: &Value) -> &[Value] {
+    doc["traceEvents"].as_array().unwrap()
+}
+
+/// A time in the file (microseconds, three decimals) as exact nanoseconds.
+fn ns(v: &Value) -> u64 {
+    (v.as_f64().expect("numeric time") * 1000.0).round() as u64
+}
+
+/// `X` events per (pid, tid) track: (start, end) in nanoseconds and the event.
+type Tracks<'a> = BTreeMap<(u64, u64), Vec<(u64, u64, &'a Value)>>;
+
+fn tracks(events: &[Value]) -> Tracks<'_> {
     let mut out: Tracks = BTreeMap::new();
-    for e in events {
-        let (Some(pid), Some(tid)) = (e["pid"].as_u64(), e["tid"].as_u64()) else {
-            continue;
-        };
-        let name = e["name"].as_str().unwrap_or("").to_string();
-        match e["ph"].as_str().unwrap() {
-            "B" => open
-                .entry((pid, tid))
-                .or_default()
-                .push((e["ts"].as_f64().unwrap(), name)),
-            "E" => {
-                let (ts, name) = open.get_mut(&(pid, tid)).unwrap().pop().expect("E after B");
-                out.entry((pid, tid))
-                    .or_default()
-                    .push((ts, e["ts"].as_f64().unwrap(), name));
-            }
-            "X" => {
-                let ts = e["ts"].as_f64().unwrap();
-                out.entry((pid, tid)).or_default().push((
-                    ts,
-                    ts + e["dur"].as_f64().unwrap(),
-                    name,
-                ));
-            }
-            _ => {}
-        }
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        let start = ns(&e["ts"]);
+        out.entry(key)
+            .or_default()
+            .push((start, start + ns(&e["dur"]), e));
     }
     out
 }
 
+fn assert_no_overlap(tracks: &Tracks) {
+    for (track, list) in tracks {
+        let mut list = list.clone();
+        list.sort_by_key(|x| x.0);
+        for w in list.windows(2) {
+            assert!(
+                w[0].1 <= w[1].0,
+                "overlap on {track:?}: {} and {}",
+                w[0].2,
+                w[1].2
+            );
+        }
+    }
+}
+
+/// Thread names by (pid, tid) and process names by pid, from the metadata.
+fn names(events: &[Value]) -> (BTreeMap<(u64, u64), String>, BTreeMap<u64, String>) {
+    let mut threads = BTreeMap::new();
+    let mut processes = BTreeMap::new();
+    for e in events.iter().filter(|e| e["ph"] == "M") {
+        let pid = e["pid"].as_u64().unwrap();
+        let name = e["args"]["name"].as_str().unwrap().to_string();
+        match e["name"].as_str().unwrap() {
+            "thread_name" => {
+                threads.insert((pid, e["tid"].as_u64().unwrap()), name);
+            }
+            "process_name" => {
+                processes.insert(pid, name);
+            }
+            other => panic!("unexpected metadata {other}"),
+        }
+    }
+    (threads, processes)
+}
+
+/// Track names: `cpu-N` in process 1 "cpu workers", `stream-N` in process 2.
+fn assert_named_tracks(events: &[Value], threads: usize, streams: usize) {
+    let (thread_names, process_names) = names(events);
+    let mut want = BTreeMap::new();
+    for w in 0..threads {
+        want.insert((1, w as u64), format!("cpu-{w}"));
+    }
+    for s in 0..streams {
+        want.insert((2, s as u64), format!("stream-{s}"));
+    }
+    assert_eq!(thread_names, want);
+    assert_eq!(process_names[&1], "cpu workers");
+    assert_eq!(process_names[&2], "streams (host)");
+}
+
 #[test]
 fn task_level_trace_names_every_task_once_on_expected_tracks() {
-    let dir = std::env::temp_dir().join(format!("eigenflow-trace-{}", std::process::id()));
+    let dir = temp_dir("task");
     let path = dir.join("run.json");
     let n = 600;
     let rt = Runtime::builder()
@@ -86,71 +144,47 @@ fn task_level_trace_names_every_task_once_on_expected_tracks() {
         .trace(&path, TraceLevel::Task)
         .build();
     let report = rt.run(graph(n)).unwrap();
-    let events = load(&path);
-    let spans = intervals(&events);
+    let doc = load(&path);
+    assert_eq!(doc["otherData"]["trace_level"], "task");
+    let events = events(&doc);
+    let spans = tracks(events);
 
-    let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    for list in spans.values() {
-        for (_, _, name) in list {
-            *names.entry(name.clone()).or_default() += 1;
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for ((pid, tid), list) in &spans {
+        for (_, _, e) in list {
+            let name = e["name"].as_str().unwrap();
+            *seen.entry(name.to_string()).or_default() += 1;
+            let i: usize = name.strip_prefix("task").unwrap().parse().unwrap();
+            // Every task event carries its args, and they match the task.
+            let args = &e["args"];
+            assert_eq!(args["name"], name);
+            assert_eq!(args["stage"], stage_of(i, n));
+            assert_eq!(e["cat"], stage_of(i, n));
+            assert_eq!(args["flops"], 1e4);
+            assert_eq!(args["bytes"], 8e3);
+            let lane = match i % 5 {
+                0 => "stream-0",
+                1 => "stream-1",
+                _ => "cpu",
+            };
+            assert_eq!(args["lane"], lane, "{e}");
+            // On the track of its lane: stream s is (2, s); CPU tasks are in
+            // process 1 on their worker's track.
+            match lane {
+                "cpu" => assert!(*pid == 1 && *tid < 2, "{e}"),
+                _ => assert_eq!(format!("stream-{tid}"), lane),
+            }
         }
     }
-    let odd: Vec<_> = names
-        .iter()
-        .filter(|(k, v)| !k.starts_with("task") || **v != 1)
-        .collect();
     for i in 0..n {
-        assert_eq!(
-            names.get(&format!("task{i}")),
-            Some(&1),
-            "task{i}; unexpected entries {odd:?}"
-        );
+        assert_eq!(seen.get(&format!("task{i}")), Some(&1), "task{i}");
     }
-    assert_eq!(names.len(), n, "no other spans");
+    assert_eq!(seen.len(), n, "no other events");
 
-    // Tracks: stream lanes are process 2, tids 0 and 1; CPU workers process 1,
-    // at most 2 of them, named cpu-0/cpu-1 by metadata.
-    let tracks: BTreeSet<(u64, u64)> = spans.keys().copied().collect();
-    assert!(
-        tracks.contains(&(2, 0)) && tracks.contains(&(2, 1)),
-        "{tracks:?}"
-    );
-    let cpu_tracks = tracks.iter().filter(|t| t.0 == 1).count();
-    assert!((1..=2).contains(&cpu_tracks), "{tracks:?}");
-    let thread_names: BTreeSet<String> = events
-        .iter()
-        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
-        .map(|e| e["args"]["name"].as_str().unwrap().to_string())
-        .collect();
-    for want in ["stream-0", "stream-1"] {
-        assert!(thread_names.contains(want), "{thread_names:?}");
-    }
-    assert!(
-        thread_names.iter().any(|t| t.starts_with("cpu-")),
-        "{thread_names:?}"
-    );
-
-    // Every task event carries its args.
-    let x = events.iter().find(|e| e["ph"] == "X").unwrap();
-    for key in ["stage", "name", "lane", "flops", "bytes"] {
-        assert!(!x["args"][key].is_null(), "missing {key} in {x}");
-    }
-    let b = events.iter().find(|e| e["ph"] == "B").unwrap();
-    for key in ["stage", "name", "lane", "flops", "bytes"] {
-        assert!(!b["args"][key].is_null(), "missing {key} in {b}");
-    }
-
-    for (track, mut list) in spans {
-        list.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for w in list.windows(2) {
-            assert!(
-                w[0].1 <= w[1].0,
-                "overlap on {track:?}: {:?} and {:?}",
-                w[0],
-                w[1]
-            );
-        }
-    }
+    let keys: BTreeSet<(u64, u64)> = spans.keys().copied().collect();
+    assert!(keys.contains(&(2, 0)) && keys.contains(&(2, 1)), "{keys:?}");
+    assert_named_tracks(events, 2, 2);
+    assert_no_overlap(&spans);
 
     let summary = report.stage_summary();
     assert_eq!(summary.len(), 2);
@@ -163,7 +197,7 @@ fn task_level_trace_names_every_task_once_on_expected_tracks() {
 
 #[test]
 fn stage_level_trace_is_bounded_and_valid() {
-    let dir = std::env::temp_dir().join(format!("eigenflow-trace-stage-{}", std::process::id()));
+    let dir = temp_dir("stage");
     let path = dir.join("run.json");
     let n = 2_000;
     Runtime::builder()
@@ -173,19 +207,80 @@ fn stage_level_trace_is_bounded_and_valid() {
         .build()
         .run(graph(n))
         .unwrap();
-    let events = load(&path);
-    let spans = intervals(&events);
+    let doc = load(&path);
+    assert_eq!(doc["otherData"]["trace_level"], "stage");
+    let events = events(&doc);
+    let spans = tracks(events);
     let count: usize = spans.values().map(Vec::len).sum();
     assert!(
         count < n,
         "stage level merges runs of tasks ({count} events)"
     );
-    for (track, mut list) in spans {
-        list.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for w in list.windows(2) {
-            assert!(w[0].1 <= w[1].0, "overlap on {track:?}");
-        }
+    // Every task is counted once, in the `tasks` argument of its run, with the
+    // run's flops summed.
+    let mut tasks = 0;
+    for (_, _, e) in spans.values().flatten() {
+        let k = e["args"]["tasks"].as_u64().unwrap();
+        assert_eq!(e["args"]["flops"], 1e4 * k as f64, "{e}");
+        tasks += k;
     }
+    assert_eq!(tasks, n as u64);
+    assert_named_tracks(events, 2, 2);
+    assert_no_overlap(&spans);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn default_level_is_auto_and_small_graphs_are_traced_by_task() {
+    assert_eq!(TraceLevel::default(), TraceLevel::Auto);
+    let dir = temp_dir("auto");
+    let path = dir.join("run.json");
+    let n = 300;
+    Runtime::builder()
+        .threads(2)
+        .streams(2)
+        .trace(&path, TraceLevel::default())
+        .build()
+        .run(graph(n))
+        .unwrap();
+    let doc = load(&path);
+    assert_eq!(doc["otherData"]["trace_level"], "task");
+    assert_eq!(doc["otherData"]["tasks"], n);
+    let spans = tracks(events(&doc));
+    let names: BTreeSet<&str> = spans
+        .values()
+        .flatten()
+        .map(|(_, _, e)| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), n);
+    assert_eq!(spans.values().map(Vec::len).sum::<usize>(), n);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn failed_run_still_closes_its_trace() {
+    let dir = temp_dir("failed");
+    let path = dir.join("run.json");
+    let mut g = TaskGraph::new();
+    let a = g.task("a", |_| Ok(()));
+    let b = g.task("b", |_| {
+        Err(eigenflow::Error::InvalidArgument("boom".into()))
+    });
+    g.edge(a, b);
+    let err = Runtime::builder()
+        .threads(2)
+        .trace(&path, TraceLevel::Task)
+        .build()
+        .run(g)
+        .unwrap_err();
+    assert!(matches!(err, eigenflow::Error::TaskFailed { .. }), "{err}");
+    let doc = load(&path);
+    let names: BTreeSet<&str> = events(&doc)
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, BTreeSet::from(["a", "b"]));
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -205,7 +300,7 @@ fn unwritable_trace_path_is_an_error() {
 fn every_traced_run_records_every_cpu_task() {
     // Traced and untraced runs alternate in one process; each trace must be
     // complete (see also tests/trace_first_run.rs).
-    let dir = std::env::temp_dir().join(format!("eigenflow-trace-rep-{}", std::process::id()));
+    let dir = temp_dir("rep");
     for rep in 0..20 {
         Runtime::builder()
             .threads(2)
@@ -222,9 +317,75 @@ fn every_traced_run_records_every_cpu_task() {
             .build()
             .run(graph(n))
             .unwrap();
-        let spans = intervals(&load(&path));
-        let count: usize = spans.values().map(Vec::len).sum();
+        let doc = load(&path);
+        let count: usize = tracks(events(&doc)).values().map(Vec::len).sum();
         assert_eq!(count, n, "run {rep}: every task appears once");
     }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// Names of the `task` spans a global subscriber saw, for names starting `sub`.
+static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// A minimal subscriber recording task span names.
+struct SpanNames;
+
+impl tracing::Subscriber for SpanNames {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        struct Visit(Option<String>);
+        impl tracing::field::Visit for Visit {
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                if f.name() == "name" {
+                    self.0 = Some(format!("{v:?}"));
+                }
+            }
+        }
+        if attrs.metadata().name() == "task" {
+            let mut visit = Visit(None);
+            attrs.record(&mut visit);
+            if let Some(name) = visit.0.filter(|n| n.starts_with("sub")) {
+                SEEN.lock().unwrap().push(name);
+            }
+        }
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn own_subscriber_sees_task_spans_of_a_traced_run() {
+    // The only test of this binary that sets a subscriber; the others do not
+    // depend on one (the trace file is written without `tracing`).
+    tracing::subscriber::set_global_default(SpanNames).expect("first global subscriber");
+    let dir = temp_dir("subscriber");
+    let n = 50;
+    let mut g = TaskGraph::new();
+    for i in 0..n {
+        let lane = if i % 2 == 0 {
+            Lane::Cpu
+        } else {
+            Lane::Stream(0)
+        };
+        g.add(Task::new(format!("sub{i}"), |_| Ok(())).lane(lane));
+    }
+    Runtime::builder()
+        .threads(2)
+        .streams(1)
+        .trace(dir.join("run.json"), TraceLevel::Task)
+        .build()
+        .run(g)
+        .unwrap();
+    let mut seen = SEEN.lock().unwrap().clone();
+    seen.sort();
+    let mut want: Vec<String> = (0..n).map(|i| format!("sub{i}")).collect();
+    want.sort();
+    assert_eq!(seen, want, "every task span, CPU and stream, exactly once");
     std::fs::remove_dir_all(dir).ok();
 }

@@ -47,6 +47,7 @@ struct Shared<'g> {
     graph: u64,
     running: Option<Mutex<Vec<u32>>>,
     progress: Option<&'g super::Progress>,
+    trace: Option<TraceSession>,
     t0: Instant,
 }
 
@@ -108,6 +109,16 @@ pub(super) fn run<'g>(
         graph: tag,
         running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
         progress: cfg.progress.as_deref(),
+        trace: match &cfg.trace {
+            Some((path, level)) => Some(TraceSession::start(
+                path,
+                *level,
+                n,
+                cfg.threads,
+                cfg.streams,
+            )?),
+            None => None,
+        },
         t0,
     };
     // Roots go to the injector, most urgent first.
@@ -121,14 +132,9 @@ pub(super) fn run<'g>(
         shared.injector.push(r);
     }
 
-    let session = match &cfg.trace {
-        Some((path, level)) => Some(TraceSession::start(path, *level)?),
-        None => None,
-    };
     let _attached = cancel.map(|c| c.attach(&shared.wake));
     std::thread::scope(|scope| {
         let shared = &shared;
-        let session = session.as_ref();
         let mut handles = Vec::with_capacity(cfg.threads + cfg.streams);
         let builder = |name: String, stack: Option<usize>| {
             let b = std::thread::Builder::new().name(name);
@@ -144,7 +150,6 @@ pub(super) fn run<'g>(
             handles.push(
                 builder(format!("cpu-{w}"), cfg.stack_size)
                     .spawn_scoped(scope, move || {
-                        let _trace = session.and_then(TraceSession::enter_worker);
                         shared.cpu_worker(w, local, cfg.shuffle_seed);
                     })
                     .map_err(spawn_error(format!("CPU worker {w}"))),
@@ -179,12 +184,17 @@ pub(super) fn run<'g>(
     let unfinished = shared.finished.load(Ordering::Acquire) < n;
     let error = shared.error.lock().take();
     if let Some(e) = error.or(unfinished.then_some(Error::Cancelled)) {
-        if let Some(s) = session {
+        if let Some(s) = shared.trace {
             s.abandon();
         }
         return Err(e);
     }
     debug_assert_eq!(shared.finished.load(Ordering::Relaxed), n);
+    // Close the trace before the report is built: the writer's buffers are gone
+    // before the report's memory is allocated.
+    if let Some(s) = shared.trace {
+        s.finish()?;
+    }
     let tasks: Vec<TaskRecord> = shared
         .meta
         .into_iter()
@@ -208,9 +218,6 @@ pub(super) fn run<'g>(
         threads: cfg.threads,
         streams: cfg.streams,
     };
-    if let Some(s) = session {
-        s.finish(&report, t0)?;
-    }
     Ok(report)
 }
 
@@ -398,6 +405,9 @@ impl<'g> Shared<'g> {
         let end = self.t0.elapsed().as_nanos() as u64;
         // SAFETY: as above.
         unsafe { *self.slots[v].stamp.get() = (start, end, worker as u32) };
+        if let Some(trace) = &self.trace {
+            trace.record(lane, worker, &meta.name, &meta.stage, meta.cost, start, end);
+        }
         if let Some(running) = &self.running {
             running.lock().retain(|&r| r != t);
         }

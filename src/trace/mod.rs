@@ -1,97 +1,162 @@
 //! Chrome traces (open in Perfetto, `ui.perfetto.dev`, or `chrome://tracing`).
 //!
-//! * CPU workers: every task is a `tracing` span (fields stage, name, lane, flops,
-//!   bytes) on a named thread (`cpu-0`, ...); `tracing-chrome` writes them, one
-//!   track per worker (process 1, "cpu workers").
-//! * Stream lanes: `tracing-chrome` cannot choose a track or a timestamp, so each
-//!   lane's tasks are written as our own complete (`X`) events, process 2
-//!   ("streams"), thread id = stream index, with `M` metadata naming them.
+//! # Layout of the file
 //!
-//! Events on one track never overlap: a worker or lane runs one task at a time.
-//! [`TraceLevel::Stage`] bounds the volume for huge graphs: one event per run of
-//! consecutive same-stage tasks on each track instead of one per task.
+//! `{"traceEvents":[ ... ],"otherData":{...}}`, one event per line, with the
+//! resolved level and the task count in `otherData`:
+//!
+//! * `M` metadata first: process 1 "cpu workers" with one thread per CPU worker
+//!   (`cpu-0`, ...; thread id = worker index), process 2 "streams (host)" with one
+//!   thread per stream lane (`stream-0`, ...; thread id = stream index).
+//! * Then one complete (`X`) event per task (or per run of tasks, see
+//!   [`TraceLevel::Stage`]), titled by the task name, with the arguments stage,
+//!   name, lane, flops and bytes (and, at stage level, tasks). Times are
+//!   microseconds from the start of the run with nanosecond digits, the same
+//!   clock as [`crate::runtime::RunReport`].
+//!
+//! Events on one track never overlap: a worker or lane runs one task at a time and
+//! its events are stamped by the thread that ran them. Within a track, events
+//! appear in the file in time order; the tracks' chunks are interleaved, not
+//! sorted globally, which the Chrome format allows for `X` events (Perfetto and
+//! `chrome://tracing` sort them when loading). A failed run's trace is closed
+//! too, with the tasks that ran.
+//!
+//! # Streaming, with bounded memory
+//!
+//! A run of `n = 49152` has millions of tasks, so the trace is written while the
+//! run goes and never read back. Every track (CPU worker or stream lane) has its
+//! own buffer, touched only by the thread that owns the track; when it holds
+//! [`TRACK_BUFFER`] bytes it is appended to the file under a lock, one
+//! `write_all` per chunk so chunks from different tracks never interleave. At
+//! stage level a track keeps only its current run of same-stage tasks (counts,
+//! sums, and its stage and first name in reused strings). The writer's memory is
+//! therefore about `tracks x TRACK_BUFFER`, independent of the number of tasks
+//! (`tests/trace_memory.rs` measures it at 2M tasks). Finishing flushes the
+//! buffers, closes the event array and writes `otherData`.
+//!
+//! # Why not `tracing-chrome`
+//!
+//! Earlier versions wrote CPU tasks through `tracing-chrome` and merged the stream
+//! lanes in at the end by reading the whole file back. `tracing-chrome` cannot
+//! place an event on a chosen track or at a chosen time (stream lanes need both),
+//! sends every event through an unbounded channel to one writer thread (a lagging
+//! writer grows without bound), and needed its subscriber to be the thread-local
+//! default on the workers, which made `tracing`'s callsite interest depend on which
+//! thread hit a span first (traces came out empty; `tests/trace_first_run.rs`).
+//! Writing the few event kinds ourselves removes all three problems: the executor
+//! hands each finished task to the trace session with the stamps it already
+//! takes for the run report, on CPU workers and stream lanes alike.
+//!
+//! Every task still runs inside a `tracing` span named `task` (fields name, stage,
+//! lane, flops, bytes). The trace no longer installs a subscriber on the worker
+//! threads, so a subscriber of your own (set as the global default) sees those
+//! spans whether or not a trace file is written.
 
-use crate::runtime::RunReport;
+mod writer;
+
+use crate::graph::{Cost, Lane};
 use crate::{Error, Result};
-use serde_json::{json, Value};
+use parking_lot::Mutex;
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
-use tracing::span::{Attributes, Id};
-use tracing::Subscriber;
-use tracing_chrome::{ChromeLayerBuilder, EventOrSpan, FlushGuard};
-use tracing_subscriber::layer::{Context, SubscriberExt};
-use tracing_subscriber::registry::LookupSpan;
-use tracing_subscriber::Layer;
+use writer::Track;
+
+pub use writer::TRACK_BUFFER;
+
+/// Largest graph that [`TraceLevel::Auto`] traces task by task (2^20, about one
+/// million tasks, a file of roughly 200 MB); larger graphs are traced by stage.
+pub const AUTO_TASK_LIMIT: usize = 1 << 20;
 
 /// How much a trace records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TraceLevel {
-    /// One event per task (default).
+    /// [`TraceLevel::Task`] for graphs of up to [`AUTO_TASK_LIMIT`] tasks,
+    /// [`TraceLevel::Stage`] above (default). The runtime decides when it knows
+    /// the graph's size.
     #[default]
+    Auto,
+    /// One event per task.
     Task,
-    /// One event per run of consecutive tasks of the same stage on a track.
+    /// One event per run of consecutive tasks of the same stage on a track
+    /// (titled `stage xK` when it merges `K > 1` tasks; its flops and bytes are
+    /// the sums and its `tasks` argument is `K`).
     Stage,
+}
+
+impl TraceLevel {
+    /// The level used for a graph of `tasks` tasks: [`TraceLevel::Auto`] becomes
+    /// task level up to [`AUTO_TASK_LIMIT`] tasks and stage level above; the
+    /// explicit levels are kept.
+    pub fn resolve(self, tasks: usize) -> TraceLevel {
+        match self {
+            TraceLevel::Auto if tasks <= AUTO_TASK_LIMIT => TraceLevel::Task,
+            TraceLevel::Auto => TraceLevel::Stage,
+            explicit => explicit,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            TraceLevel::Auto => "auto",
+            TraceLevel::Task => "task",
+            TraceLevel::Stage => "stage",
+        }
+    }
 }
 
 impl std::str::FromStr for TraceLevel {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         match s {
+            "auto" => Ok(TraceLevel::Auto),
             "task" => Ok(TraceLevel::Task),
             "stage" => Ok(TraceLevel::Stage),
             _ => Err(Error::InvalidArgument(format!(
-                "trace level `{s}`: expected `task` or `stage`"
+                "trace level `{s}`: expected `auto`, `task` or `stage`"
             ))),
         }
     }
 }
 
-/// The task name, stored in the span so the Chrome event is titled by it.
-struct TaskLabel(String);
-
-/// Copies each task span's `name` field into the span's extensions.
-struct LabelLayer;
-
-impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for LabelLayer {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        struct Visit(Option<String>);
-        impl tracing::field::Visit for Visit {
-            fn record_debug(&mut self, field: &tracing::field::Field, v: &dyn std::fmt::Debug) {
-                if field.name() == "name" {
-                    self.0 = Some(format!("{v:?}"));
-                }
-            }
-        }
-        let mut visit = Visit(None);
-        attrs.record(&mut visit);
-        if let (Some(label), Some(span)) = (visit.0, ctx.span(id)) {
-            span.extensions_mut().insert(TaskLabel(label));
-        }
-    }
+/// The output file and the first write error, if any (reported by `finish`).
+struct Sink {
+    file: File,
+    error: Option<std::io::Error>,
 }
 
-/// Makes `tracing` compute callsite interest from every live dispatcher.
-///
-/// With a single registered dispatcher, tracing-core evaluates a callsite's
-/// interest against the *calling thread's* default dispatcher. Our subscriber is
-/// only the default on CPU worker threads, so a first hit from a stream-lane or
-/// user thread would cache "never" and silently empty the trace. One extra,
-/// permanently alive (no-op) dispatcher switches tracing-core to evaluating
-/// against all registered dispatchers.
-fn keep_interest_global() {
-    static EXTRA: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
-    EXTRA.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
+impl Sink {
+    /// Appends a whole chunk; after a failure nothing more is written.
+    fn append(&mut self, bytes: &[u8]) {
+        if self.error.is_none() && !bytes.is_empty() {
+            if let Err(e) = self.file.write_all(bytes) {
+                self.error = Some(e);
+            }
+        }
+    }
 }
 
 /// A trace being recorded for one run.
 pub(crate) struct TraceSession {
     path: PathBuf,
-    level: TraceLevel,
-    chrome: Option<(tracing::Dispatch, parking_lot::Mutex<FlushGuard>, Instant)>,
+    sink: Mutex<Sink>,
+    /// CPU workers `0..threads`, then stream lanes. Each lock is taken only by the
+    /// thread that owns the track (uncontended) and by `finish` after the join.
+    tracks: Vec<Mutex<Track>>,
+    threads: usize,
+    footer: String,
 }
 
 impl TraceSession {
-    pub fn start(path: &Path, level: TraceLevel) -> Result<Self> {
+    /// Creates the file and writes the header and the track metadata. `tasks` is
+    /// the graph's size, which resolves [`TraceLevel::Auto`].
+    pub fn start(
+        path: &Path,
+        level: TraceLevel,
+        tasks: usize,
+        threads: usize,
+        streams: usize,
+    ) -> Result<Self> {
         let io = |source| Error::Io {
             path: path.to_path_buf(),
             source,
@@ -99,142 +164,110 @@ impl TraceSession {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let file = std::fs::File::create(path).map_err(io)?;
-        let chrome = match level {
-            TraceLevel::Stage => None,
-            TraceLevel::Task => {
-                keep_interest_global();
-                let (layer, guard) = ChromeLayerBuilder::new()
-                    .writer(file)
-                    .include_args(true)
-                    .name_fn(Box::new(|e| match e {
-                        EventOrSpan::Span(s) => s
-                            .extensions()
-                            .get::<TaskLabel>()
-                            .map_or_else(|| s.name().to_string(), |l| l.0.clone()),
-                        EventOrSpan::Event(ev) => ev.metadata().name().to_string(),
-                    }))
-                    .build();
-                let t0 = Instant::now();
-                let subscriber = tracing_subscriber::registry().with(LabelLayer).with(layer);
-                Some((
-                    tracing::Dispatch::new(subscriber),
-                    parking_lot::Mutex::new(guard),
-                    t0,
-                ))
-            }
-        };
+        let mut file = File::create(path).map_err(io)?;
+        let level = level.resolve(tasks);
+        let header = writer::header(threads, streams);
+        file.write_all(header.as_bytes()).map_err(io)?;
+        let by_stage = level == TraceLevel::Stage;
+        let tracks = (0..threads)
+            .map(|w| Track::new(1, w, by_stage))
+            .chain((0..streams).map(|s| Track::new(2, s, by_stage)))
+            .map(Mutex::new)
+            .collect();
         Ok(TraceSession {
             path: path.to_path_buf(),
-            level,
-            chrome,
+            sink: Mutex::new(Sink { file, error: None }),
+            tracks,
+            threads,
+            footer: writer::footer(level.as_str(), tasks),
         })
     }
 
-    /// Installs the trace's subscriber on the calling CPU worker thread.
-    pub fn enter_worker(&self) -> Option<tracing::dispatcher::DefaultGuard> {
-        self.chrome
-            .as_ref()
-            .map(|(d, _, _)| tracing::dispatcher::set_default(d))
+    /// Records one finished task that ran on `lane` (worker or stream index
+    /// `worker`) from `start` to `end`, nanoseconds from the start of the run.
+    /// Called by the thread that ran the task, so each track is written in order.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &self,
+        lane: Lane,
+        worker: usize,
+        name: &str,
+        stage: &str,
+        cost: Cost,
+        start: u64,
+        end: u64,
+    ) {
+        let index = match lane {
+            Lane::Cpu => worker,
+            Lane::Stream(s) => self.threads + s,
+        };
+        let Some(track) = self.tracks.get(index) else {
+            debug_assert!(false, "no trace track for {lane} worker {worker}");
+            return;
+        };
+        let mut track = track.lock();
+        track.record(lane, name, stage, cost, start, end);
+        if track.buffered() >= TRACK_BUFFER {
+            self.sink.lock().append(track.bytes());
+            track.clear();
+        }
     }
 
-    /// The run failed: close the file as it is.
-    pub fn abandon(self) {}
+    /// The run failed: write what was recorded and close the JSON, so the
+    /// trace of a failed run still opens. The run's error takes precedence over
+    /// a write error here.
+    pub fn abandon(self) {
+        let _ = self.finish();
+    }
 
-    /// Flushes the CPU tracks and merges in the stream tracks (and, at stage
-    /// level, everything) from the report. `t0` is the run's time origin.
-    pub fn finish(self, report: &RunReport, t0: Instant) -> Result<()> {
-        let io = |source| Error::Io {
-            path: self.path.clone(),
-            source,
-        };
-        // Microseconds to add to a report time to land on the Chrome file's clock.
-        let (mut events, shift) = match self.chrome {
-            Some((dispatch, guard, chrome_t0)) => {
-                drop(dispatch);
-                drop(guard); // joins tracing-chrome's writer thread
-                let text = std::fs::read_to_string(&self.path).map_err(io)?;
-                let events: Vec<Value> = serde_json::from_str(&text).map_err(|e| Error::Io {
-                    path: self.path.clone(),
-                    source: std::io::Error::other(e),
-                })?;
-                let shift = if t0 >= chrome_t0 {
-                    (t0 - chrome_t0).as_secs_f64() * 1e6
-                } else {
-                    -((chrome_t0 - t0).as_secs_f64() * 1e6)
-                };
-                (events, shift)
-            }
-            None => (Vec::new(), 0.0),
-        };
-        events.push(
-            json!({"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "cpu workers"}}),
-        );
-        if report.streams > 0 {
-            events.push(json!({"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "streams (host)"}}));
-            for s in 0..report.streams {
-                events.push(json!({"ph": "M", "pid": 2, "tid": s, "name": "thread_name", "args": {"name": format!("stream-{s}")}}));
-            }
+    /// Writes the tracks' pending events and the closing `]}`. Returns the first
+    /// write error of the whole run, if any.
+    pub fn finish(self) -> Result<()> {
+        let mut sink = self.sink.into_inner();
+        for track in self.tracks {
+            let mut track = track.into_inner();
+            track.close_run();
+            sink.append(track.bytes());
         }
-        if self.level == TraceLevel::Stage {
-            for w in 0..report.threads {
-                events.push(json!({"ph": "M", "pid": 1, "tid": w, "name": "thread_name", "args": {"name": format!("cpu-{w}")}}));
-            }
+        sink.append(self.footer.as_bytes());
+        match sink.error {
+            None => Ok(()),
+            Some(source) => Err(Error::Io {
+                path: self.path,
+                source,
+            }),
         }
-        events.extend(track_events(report, self.level, shift));
-        let text = serde_json::to_string(&events).expect("JSON of plain values");
-        std::fs::write(&self.path, text).map_err(io)
     }
 }
 
-/// Our own `X` events: stream lanes always, CPU workers at stage level.
-fn track_events(report: &RunReport, level: TraceLevel, shift: f64) -> Vec<Value> {
-    use crate::graph::Lane;
-    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 + shift;
-    let mut per_track: std::collections::BTreeMap<(u32, usize), Vec<usize>> = Default::default();
-    for (i, t) in report.tasks.iter().enumerate() {
-        let pid = match t.lane {
-            Lane::Cpu if level == TraceLevel::Task => continue,
-            Lane::Cpu => 1,
-            Lane::Stream(_) => 2,
-        };
-        per_track.entry((pid, t.worker)).or_default().push(i);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_level_switches_to_stage_above_the_limit() {
+        assert_eq!(TraceLevel::Auto.resolve(0), TraceLevel::Task);
+        assert_eq!(TraceLevel::Auto.resolve(AUTO_TASK_LIMIT), TraceLevel::Task);
+        assert_eq!(
+            TraceLevel::Auto.resolve(AUTO_TASK_LIMIT + 1),
+            TraceLevel::Stage
+        );
+        // Explicit levels are kept whatever the size.
+        assert_eq!(TraceLevel::Task.resolve(usize::MAX), TraceLevel::Task);
+        assert_eq!(TraceLevel::Stage.resolve(1), TraceLevel::Stage);
+        assert_eq!(TraceLevel::default(), TraceLevel::Auto);
     }
-    let mut out = Vec::new();
-    for ((pid, tid), mut tasks) in per_track {
-        tasks.sort_by_key(|&i| report.tasks[i].start);
-        let mut k = 0;
-        while k < tasks.len() {
-            let first = &report.tasks[tasks[k]];
-            // At stage level, merge the run of same-stage tasks starting here.
-            let mut last = k;
-            if level == TraceLevel::Stage {
-                while last + 1 < tasks.len() && report.tasks[tasks[last + 1]].stage == first.stage {
-                    last += 1;
-                }
-            }
-            let end = report.tasks[tasks[last]].end;
-            let name = if last > k {
-                format!("{} x{}", first.stage, last - k + 1)
-            } else {
-                first.name.to_string()
-            };
-            let flops: f64 = tasks[k..=last]
-                .iter()
-                .map(|&i| report.tasks[i].cost.flops)
-                .sum();
-            let bytes: f64 = tasks[k..=last]
-                .iter()
-                .map(|&i| report.tasks[i].cost.bytes)
-                .sum();
-            out.push(json!({
-                "ph": "X", "pid": pid, "tid": tid, "name": name, "cat": first.stage.as_ref(),
-                "ts": us(first.start), "dur": (end.saturating_sub(first.start)).as_secs_f64() * 1e6,
-                "args": {"stage": first.stage.as_ref(), "name": name, "lane": first.lane.to_string(),
-                         "flops": flops, "bytes": bytes}
-            }));
-            k = last + 1;
+
+    #[test]
+    fn levels_parse() {
+        for (s, l) in [
+            ("auto", TraceLevel::Auto),
+            ("task", TraceLevel::Task),
+            ("stage", TraceLevel::Stage),
+        ] {
+            assert_eq!(s.parse::<TraceLevel>().unwrap(), l);
+            assert_eq!(l.as_str(), s);
         }
+        assert!("tasks".parse::<TraceLevel>().is_err());
     }
-    out
 }
