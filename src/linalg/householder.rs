@@ -40,7 +40,13 @@ pub fn larfg<T: Scalar>(alpha: &mut T, mut x: ColMut<'_, T>) -> T {
     }
     let mut xnorm = x.rb().norm_l2();
     if xnorm == zero {
-        return zero;
+        if x.rb().iter().all(|&e| e == zero) {
+            return zero;
+        }
+        // faer's norm underflows to 0 for deep subnormals; a reflector must
+        // still annihilate them (callers rely on exact zeros), so measure the
+        // norm relative to the largest entry (LAPACK's `dnrm2` does not underflow).
+        xnorm = tiny_norm(x.rb());
     }
     let signed = |h: T, a: T| if a >= zero { -h } else { h };
     let mut beta = signed(alpha.hypot(xnorm), *alpha);
@@ -68,6 +74,109 @@ pub fn larfg<T: Scalar>(alpha: &mut T, mut x: ColMut<'_, T>) -> T {
     }
     *alpha = beta;
     tau
+}
+
+/// [`larfg`] on a slice: `x` is the tail `x[1..]` of the vector whose head is
+/// `alpha`. Same contract (on return `alpha = beta`, `x = v[1..]`, `tau`
+/// returned, `tau = 0` and nothing changed for a zero tail).
+#[inline]
+pub fn larfg_slice<T: Scalar>(alpha: &mut T, x: &mut [T]) -> T {
+    larfg(alpha, ColMut::from_slice_mut(x))
+}
+
+/// `a . b` over the common length with four partial sums in a fixed order, so
+/// the result depends only on the values (not on alignment or on which task
+/// runs it): the bitwise reproducibility the bulge-chasing kernels rely on.
+#[inline(always)]
+pub fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
+    let n = a.len().min(b.len());
+    let (ca, cb) = (a[..n].chunks_exact(4), b[..n].chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    let mut acc = [T::zero(); 4];
+    for (x, y) in ca.zip(cb) {
+        for (s, (&xk, &yk)) in acc.iter_mut().zip(x.iter().zip(y)) {
+            *s += xk * yk;
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (&x, &y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
+}
+
+/// `y += a x` over the common length.
+#[inline(always)]
+pub fn axpy<T: Scalar>(y: &mut [T], a: T, x: &[T]) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// The contiguous storage of column `j` of `z` (which must have unit row stride).
+#[inline]
+fn col_slice<T>(z: MatMut<'_, T>, j: usize) -> &mut [T] {
+    z.col_mut(j)
+        .try_as_col_major_mut()
+        .expect("the matrix must have unit row stride")
+        .as_slice_mut()
+}
+
+/// `Z := H Z` for one reflector `H = I - tau v v^T`, `v = (1, v_tail)`, on the
+/// `L = v_tail.len() + 1` rows of `z` (LAPACK `dlarf`, side L), column by
+/// column with [`dot`] and [`axpy`] (fixed summation order). `z` needs unit row
+/// stride; any column stride. `tau = 0` is a no-op.
+pub fn larf_left<T: Scalar>(tau: T, v_tail: &[T], mut z: MatMut<'_, T>) {
+    assert_eq!(z.nrows(), v_tail.len() + 1, "larf_left: Z must have L rows");
+    if tau == T::zero() {
+        return;
+    }
+    for j in 0..z.ncols() {
+        let (c0, rest) = col_slice(z.rb_mut(), j)
+            .split_first_mut()
+            .expect("L >= 1");
+        let t = tau * (*c0 + dot(rest, v_tail));
+        *c0 -= t;
+        axpy(rest, -t, v_tail);
+    }
+}
+
+/// `Y := Y H` for one reflector `H = I - tau v v^T`, `v = (1, v_tail)`, on the
+/// `L` columns of `y` (LAPACK `dlarf`, side R): `w = Y v`, then
+/// `Y -= tau w v^T`, both as [`axpy`]s over the (contiguous) columns, in a fixed
+/// order. `y` needs unit row stride; `w` is a workspace of at least
+/// `y.nrows()` values. `tau = 0` is a no-op.
+pub fn larf_right<T: Scalar>(tau: T, v_tail: &[T], mut y: MatMut<'_, T>, w: &mut [T]) {
+    assert_eq!(
+        y.ncols(),
+        v_tail.len() + 1,
+        "larf_right: Y must have L columns"
+    );
+    let k = y.nrows();
+    if tau == T::zero() || k == 0 {
+        return;
+    }
+    let w = &mut w[..k];
+    w.copy_from_slice(col_slice(y.rb_mut(), 0));
+    for (j, &vj) in v_tail.iter().enumerate() {
+        axpy(w, vj, col_slice(y.rb_mut(), j + 1));
+    }
+    axpy(col_slice(y.rb_mut(), 0), -tau, w);
+    for (j, &vj) in v_tail.iter().enumerate() {
+        axpy(col_slice(y.rb_mut(), j + 1), -(tau * vj), w);
+    }
+}
+
+/// `||x||` for a nonzero vector whose squares underflow: scaled by the largest
+/// magnitude.
+fn tiny_norm<T: Scalar>(x: faer::ColRef<'_, T>) -> T {
+    let m = x.iter().fold(T::zero(), |m, &e| m.max(e.abs()));
+    let mut acc = T::zero();
+    for &e in x.iter() {
+        let r = e / m;
+        acc += r * r;
+    }
+    acc.sqrt() * m
 }
 
 fn scale<T: Scalar>(x: ColMut<'_, T>, s: T) {
@@ -293,6 +402,67 @@ pub(crate) mod testutil {
         a.norm_l2()
     }
 
+    /// A DAG given by predecessor lists (node ids `0..n`), for the schedule
+    /// checks of the bulge-chasing kernels.
+    pub struct Dag {
+        /// `preds[i]`: the direct predecessors of node `i`.
+        pub preds: Vec<Vec<usize>>,
+    }
+
+    impl Dag {
+        /// A topological order: the ready node is picked at random with `rng`,
+        /// else the smallest ready id first. Panics on a cycle.
+        pub fn topo(&self, mut rng: Option<&mut Rng>) -> Vec<usize> {
+            let n = self.preds.len();
+            let mut indeg: Vec<usize> = self.preds.iter().map(Vec::len).collect();
+            let mut succ = vec![Vec::new(); n];
+            for (i, ps) in self.preds.iter().enumerate() {
+                for &p in ps {
+                    succ[p].push(i);
+                }
+            }
+            let mut ready: std::collections::BTreeSet<usize> =
+                (0..n).filter(|&i| indeg[i] == 0).collect();
+            let mut order = Vec::with_capacity(n);
+            while !ready.is_empty() {
+                let i = match rng.as_mut() {
+                    Some(r) => {
+                        let k = (r.next_u64() % ready.len() as u64) as usize;
+                        *ready.iter().nth(k).unwrap()
+                    }
+                    None => *ready.first().unwrap(),
+                };
+                ready.remove(&i);
+                order.push(i);
+                for &j in &succ[i] {
+                    indeg[j] -= 1;
+                    if indeg[j] == 0 {
+                        ready.insert(j);
+                    }
+                }
+            }
+            assert_eq!(order.len(), n, "the graph has a cycle");
+            order
+        }
+
+        /// `anc[i][j]`: node `j` precedes node `i` (transitively).
+        pub fn ancestors(&self) -> Vec<Vec<bool>> {
+            let n = self.preds.len();
+            let mut anc = vec![vec![false; n]; n];
+            for i in self.topo(None) {
+                let mut row = vec![false; n];
+                for &p in &self.preds[i] {
+                    row[p] = true;
+                    for (r, &a) in row.iter_mut().zip(&anc[p]) {
+                        *r |= a;
+                    }
+                }
+                anc[i] = row;
+            }
+            anc
+        }
+    }
+
     /// `||Q^T Q - I||_F` in f64.
     pub fn orth_err(q: faer::MatRef<'_, f64>) -> f64 {
         let n = q.ncols();
@@ -372,6 +542,16 @@ mod tests {
         let mut alpha = -2.0;
         assert_eq!(larfg(&mut alpha, x.as_mut().col_mut(0)), 0.0);
         assert_eq!(alpha, -2.0);
+        // Deep subnormal tails (faer's norm gives 0 for them) are still
+        // annihilated.
+        for (a0, t) in [(1.0f64, 1e-320f64), (0.0, 1e-320), (1e-320, 3e-320)] {
+            let mut x = Mat::<f64>::from_fn(2, 1, |_, _| t);
+            let mut alpha = a0;
+            let tau = larfg(&mut alpha, x.as_mut().col_mut(0));
+            assert!(tau != 0.0 && tau.is_finite() && alpha.is_finite(), "{a0} {t}: {tau} {alpha}");
+        }
+        let r = check_larfg::<f32>(&[1.0, -4.4e-44]);
+        assert!(r < 10.0, "f32 subnormal tail ratio {r}");
         // Empty tail.
         let mut x = Mat::<f64>::zeros(0, 1);
         assert_eq!(larfg(&mut alpha, x.as_mut().col_mut(0)), 0.0);
