@@ -3,6 +3,7 @@
 use super::*;
 use crate::linalg::householder::testutil::*;
 use faer::Mat;
+use std::ops::Range;
 
 /// A random upper band of bandwidth `b` in storage fitting `passes`.
 pub(crate) fn random_upper_band<T: Scalar>(
@@ -325,4 +326,235 @@ fn degenerate_inputs() {
     }
     eprintln!("gb2bd degenerate inputs: worst sv ratio {worst:.3}");
     assert!(worst < 30.0, "{worst}");
+}
+
+fn overlaps(a: &(Range<usize>, Range<usize>), b: &(Range<usize>, Range<usize>)) -> bool {
+    a.0.start < b.0.end && b.0.start < a.0.end && a.1.start < b.1.end && b.1.start < a.1.end
+}
+
+/// Every entry a task reads or writes lies in its two [`task_regions`]: poison
+/// everything else in the storage with NaN, run the task, check its regions
+/// stay finite and the rest is untouched.
+#[test]
+fn regions_cover_accesses() {
+    for (n, b, tw) in [(30usize, 4usize, 2usize), (25, 5, 5), (17, 2, 1), (40, 8, 3), (9, 8, 8)] {
+        let passes = schedule(b, tw);
+        let mut rng = Rng::new(5);
+        let mut band = random_upper_band::<f64>(n, b, &passes, &mut rng);
+        let (ku, kl) = (band.ku(), band.kl());
+        for &pass in &passes {
+            for r in 0..num_sweeps(n, pass) {
+                for s in 0..steps(n, pass, r) {
+                    let regs = task_regions(n, pass, r, s);
+                    let inside = |i: usize, j: usize| {
+                        regs.iter().any(|(rr, cc)| rr.contains(&i) && cc.contains(&j))
+                    };
+                    let mut saved = Vec::new();
+                    for j in 0..n {
+                        for i in j.saturating_sub(ku)..(j + kl + 1).min(n) {
+                            if !inside(i, j) {
+                                saved.push((i, j, band.get(i, j)));
+                                band.set(i, j, f64::NAN);
+                            }
+                        }
+                    }
+                    chase_step(&mut band.view(), pass, r, s, None);
+                    for (rr, cc) in &regs {
+                        for i in rr.clone() {
+                            for j in cc.clone() {
+                                assert!(band.get(i, j).is_finite(), "{pass:?} ({r},{s}) read outside its regions");
+                            }
+                        }
+                    }
+                    for (i, j, x) in saved {
+                        assert!(band.get(i, j).is_nan(), "{pass:?} ({r},{s}) wrote ({i},{j}) outside its regions");
+                        band.set(i, j, x);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The tasks of one pass with their ids, and the DAG of `fine_preds_lag`.
+fn pass_dag(n: usize, pass: Pass, lag: usize) -> (Vec<(usize, usize)>, Dag) {
+    let mut ids = std::collections::HashMap::new();
+    let mut tasks = Vec::new();
+    for r in 0..num_sweeps(n, pass) {
+        for s in 0..steps(n, pass, r) {
+            ids.insert((r, s), tasks.len());
+            tasks.push((r, s));
+        }
+    }
+    let preds = tasks
+        .iter()
+        .map(|&(r, s)| {
+            fine_preds_lag(n, pass, r, s, lag)
+                .into_iter()
+                .flatten()
+                .map(|t| ids[&t])
+                .collect()
+        })
+        .collect();
+    (tasks, Dag { preds })
+}
+
+/// Number of task pairs the DAG leaves unordered whose footprints overlap.
+fn unordered_overlaps(n: usize, pass: Pass, lag: usize) -> usize {
+    let (tasks, dag) = pass_dag(n, pass, lag);
+    let anc = dag.ancestors();
+    let fps: Vec<_> = tasks.iter().map(|&(r, s)| task_footprint(n, pass, r, s)).collect();
+    let mut bad = 0;
+    for i in 0..tasks.len() {
+        for j in 0..i {
+            if !anc[i][j] && !anc[j][i] && overlaps(&fps[i], &fps[j]) {
+                bad += 1;
+            }
+        }
+    }
+    bad
+}
+
+/// With lag 3, tasks the DAG leaves unordered have disjoint footprints in
+/// every pass; with lag 2 the final pass (b' = 1) has overlapping unordered
+/// pairs (seed 000 §IV-A: n = 2 cycles suffice only when BW > 1 + TW).
+#[test]
+fn lag_three_orders_overlapping_tasks_and_lag_two_does_not() {
+    for (n, b, tw) in [(40usize, 8usize, 3usize), (33, 4, 4), (45, 6, 2), (30, 3, 1), (26, 9, 9)] {
+        for pass in schedule(b, tw) {
+            assert_eq!(unordered_overlaps(n, pass, 3), 0, "n {n} {pass:?}: lag 3 leaves a race");
+            let lag2 = unordered_overlaps(n, pass, 2);
+            if pass.b_new == 1 {
+                assert!(lag2 > 0, "n {n} {pass:?}: lag 2 should race in the final pass");
+            } else {
+                // (lambda - 1) b > d + 1 holds for lambda = 2 when b' > 1.
+                assert_eq!(lag2, 0, "n {n} {pass:?}: lag 2 is enough before the final pass");
+            }
+        }
+    }
+}
+
+/// Runs the tasks of each pass of `passes` in a random topological order of
+/// its DAG (lag `lag`), passes in order, storing the reflectors.
+fn run_random_order(
+    band0: &UpperBand<f64>,
+    passes: &[Pass],
+    lag: usize,
+    rng: &mut Rng,
+) -> (UpperBand<f64>, Gb2bdReflectors<f64>) {
+    let n = band0.n();
+    let mut band = band0.clone();
+    let mut refl = Gb2bdReflectors::new(n, passes);
+    let mut view = band.view();
+    for (p, &pass) in passes.iter().enumerate() {
+        let (tasks, dag) = pass_dag(n, pass, lag);
+        let mut slots = refl.pass_mut(p).slots();
+        for i in dag.topo(Some(rng)) {
+            let (r, s) = tasks[i];
+            chase_step(&mut view, pass, r, s, Some(slots.slot_mut(r, s)));
+        }
+    }
+    (band, refl)
+}
+
+fn bits(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+
+fn refl_bits(refl: &Gb2bdReflectors<f64>) -> Vec<u64> {
+    let mut out = Vec::new();
+    for p in 0..refl.passes().len() {
+        let pr = refl.pass(p);
+        let pass = pr.pass();
+        for r in 0..num_sweeps(refl.n(), pass) {
+            for s in 0..steps(refl.n(), pass, r) {
+                out.extend(bits(pr.right(r, s)));
+                out.extend(bits(pr.left(r, s)));
+            }
+        }
+    }
+    out
+}
+
+/// The oracle that the lag rule is sufficient: random topological orders of
+/// the DAG give a band and reflectors bitwise identical to the sequential
+/// order. Negative control: with lag 2, some order of a schedule whose final
+/// pass races gives a different result.
+#[test]
+fn random_orders_are_bitwise_identical() {
+    let mut rng = Rng::new(2024);
+    for (k, &(n, b, tw)) in [(40usize, 8usize, 3usize), (37, 4, 4), (50, 6, 2), (29, 3, 1), (64, 16, 16), (12, 8, 8)]
+        .iter()
+        .enumerate()
+    {
+        let passes = schedule(b, tw);
+        let band0 = random_upper_band::<f64>(n, b, &passes, &mut Rng::new(100 + k as u64));
+        let mut seq = band0.clone();
+        let mut seq_refl = Gb2bdReflectors::new(n, &passes);
+        gb2bd_serial(&mut seq, &passes, Some(&mut seq_refl));
+        for _ in 0..20 {
+            let (got, refl) = run_random_order(&band0, &passes, 3, &mut rng);
+            assert_eq!(bits(got.as_slice()), bits(seq.as_slice()), "case {k}: band differs");
+            assert_eq!(refl_bits(&refl), refl_bits(&seq_refl), "case {k}: reflectors differ");
+        }
+    }
+    for (n, b, tw) in [(40usize, 8usize, 8usize), (45, 4, 2)] {
+        let passes = schedule(b, tw);
+        let band0 = random_upper_band::<f64>(n, b, &passes, &mut Rng::new(9));
+        let mut seq = band0.clone();
+        gb2bd_serial(&mut seq, &passes, None);
+        let differs = (0..30)
+            .filter(|_| bits(run_random_order(&band0, &passes, 2, &mut rng).0.as_slice()) != bits(seq.as_slice()))
+            .count();
+        assert!(differs > 0, "lag 2, n {n} b {b} TW {tw}: every random order matched");
+    }
+}
+
+/// Reflector round trip: `U2 B V2^T` reproduces the band input, and `U2`, `V2`
+/// are orthogonal. Returns the worst `[residual, orth U, orth V]` ratios.
+fn round_trip<T: Scalar>(n: usize, b: usize, passes: &[Pass], seed: u64) -> [f64; 3] {
+    let mut rng = Rng::new(seed);
+    let band0 = random_upper_band::<T>(n, b, passes, &mut rng);
+    let mut band = band0.clone();
+    let mut refl = Gb2bdReflectors::new(n, passes);
+    gb2bd_serial(&mut band, passes, Some(&mut refl));
+    let mut u = Mat::<T>::identity(n, n);
+    // Two column blocks, as two back-transform tasks would.
+    let h = n / 2;
+    apply_q2u(&refl, u.as_mut().subcols_mut(0, h));
+    apply_q2u(&refl, u.as_mut().subcols_mut(h, n - h));
+    let mut vt = Mat::<T>::identity(n, n);
+    apply_q2vt(&refl, vt.as_mut().subrows_mut(0, h));
+    apply_q2vt(&refl, vt.as_mut().subrows_mut(h, n - h));
+    let (uf, vtf) = (to_f64(u.as_ref()), to_f64(vt.as_ref()));
+    let a = to_f64_dense(&band0);
+    let bb = to_f64_dense(&band);
+    let eps = T::EPS.f64();
+    let nn = n.max(1) as f64;
+    let anorm = fro(a.as_ref()).max(1e-300);
+    let res = fro((&uf * &bb * &vtf - &a).as_ref()) / (nn * anorm * eps);
+    [
+        res,
+        orth_err(uf.as_ref()) / (nn * eps),
+        orth_err(vtf.transpose()) / (nn * eps),
+    ]
+}
+
+#[test]
+fn reflector_round_trip() {
+    let mut worst = [[0.0f64; 3]; 2];
+    for (b, tw) in [(8usize, 3usize), (6, 6), (16, 16), (32, 16)] {
+        let passes = schedule(b, tw);
+        for n in sizes(b) {
+            let r64 = round_trip::<f64>(n, b, &passes, 7 + n as u64);
+            let r32 = round_trip::<f32>(n, b, &passes, 8 + n as u64);
+            for (w, r) in worst.iter_mut().zip([r64, r32]) {
+                assert!(r.iter().all(|&x| x < 30.0), "n {n} b {b} TW {tw}: {r:?}");
+                for (wi, ri) in w.iter_mut().zip(r) {
+                    *wi = wi.max(ri);
+                }
+            }
+        }
+    }
+    eprintln!("gb2bd round trip worst [||U2 B V2^T - A|| / (n ||A|| eps), orth U2, orth V2]: f64 {:.3?}, f32 {:.3?}", worst[0], worst[1]);
 }
