@@ -132,9 +132,7 @@ pub fn larf_left<T: Scalar>(tau: T, v_tail: &[T], mut z: MatMut<'_, T>) {
         return;
     }
     for j in 0..z.ncols() {
-        let (c0, rest) = col_slice(z.rb_mut(), j)
-            .split_first_mut()
-            .expect("L >= 1");
+        let (c0, rest) = col_slice(z.rb_mut(), j).split_first_mut().expect("L >= 1");
         let t = tau * (*c0 + dot(rest, v_tail));
         *c0 -= t;
         axpy(rest, -t, v_tail);
@@ -548,7 +546,10 @@ mod tests {
             let mut x = Mat::<f64>::from_fn(2, 1, |_, _| t);
             let mut alpha = a0;
             let tau = larfg(&mut alpha, x.as_mut().col_mut(0));
-            assert!(tau != 0.0 && tau.is_finite() && alpha.is_finite(), "{a0} {t}: {tau} {alpha}");
+            assert!(
+                tau != 0.0 && tau.is_finite() && alpha.is_finite(),
+                "{a0} {t}: {tau} {alpha}"
+            );
         }
         let r = check_larfg::<f32>(&[1.0, -4.4e-44]);
         assert!(r < 10.0, "f32 subnormal tail ratio {r}");
@@ -646,6 +647,38 @@ mod tests {
             worst = worst.max(r);
         }
         worst
+    }
+
+    /// `larf_left` / `larf_right` against the explicit `H = I - tau v v^T`;
+    /// `tau = 0` leaves the data bitwise unchanged.
+    #[test]
+    fn single_reflector_applications() {
+        let mut rng = Rng::new(9);
+        for (l, k) in [(1usize, 3usize), (2, 1), (5, 4), (17, 9), (33, 0)] {
+            let mut alpha = rng.uniform();
+            let mut tail: Vec<f64> = (1..l).map(|_| rng.uniform()).collect();
+            let tau = larfg_slice(&mut alpha, &mut tail);
+            let mut v = vec![1.0];
+            v.extend_from_slice(&tail);
+            let h = Mat::<f64>::from_fn(l, l, |i, j| (i == j) as u8 as f64 - tau * v[i] * v[j]);
+            let z0 = random::<f64>(l, k, &mut rng);
+            let mut z = z0.clone();
+            larf_left(tau, &tail, z.as_mut());
+            assert!((&z - &h * &z0).norm_l2() <= 1e-14 * (1.0 + z0.norm_l2()));
+            let y0 = random::<f64>(k, l, &mut rng);
+            let mut y = y0.clone();
+            let mut w = vec![0.0; k];
+            larf_right(tau, &tail, y.as_mut(), &mut w);
+            assert!((&y - &y0 * &h).norm_l2() <= 1e-14 * (1.0 + y0.norm_l2()));
+            let (z1, y1) = (z.clone(), y.clone());
+            larf_left(0.0, &tail, z.as_mut());
+            larf_right(0.0, &tail, y.as_mut(), &mut w);
+            assert!(z1 == z && y1 == y, "tau = 0 must leave the data unchanged");
+        }
+        assert_eq!(
+            dot(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0, 1.0, 1.0, 1.0, 2.0, 9.0]),
+            20.0
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod bulge;
 pub mod dc;
 pub mod gb2bd;
+pub mod ge2gb;
 pub mod householder;
 pub mod panel_qr;
 pub mod q2;

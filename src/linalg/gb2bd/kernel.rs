@@ -105,14 +105,22 @@ pub fn chase_step<T: Scalar>(
         o[1..len].copy_from_slice(&v[1..]);
     }
     if tau_l != T::zero() {
-        larf_left(tau_l, &v[1..], band.rect_mut(g.span(), g.col + 1..g.left_end));
+        larf_left(
+            tau_l,
+            &v[1..],
+            band.rect_mut(g.span(), g.col + 1..g.left_end),
+        );
     }
 }
 
 /// Runs every task of `pass` in sequential (sweep-major) order, a valid order
 /// of the [`super::fine_preds`] DAG, storing the reflectors in `slots` when
 /// given.
-pub fn run_pass<T: Scalar>(band: &mut GbBandMut<'_, T>, pass: Pass, mut slots: Option<&mut PassSlots<'_, T>>) {
+pub fn run_pass<T: Scalar>(
+    band: &mut GbBandMut<'_, T>,
+    pass: Pass,
+    mut slots: Option<&mut PassSlots<'_, T>>,
+) {
     let n = band.n();
     for r in 0..num_sweeps(n, pass) {
         for s in 0..steps(n, pass, r) {

@@ -70,9 +70,9 @@ mod kernel;
 pub mod reflectors;
 
 pub use band::{GbBandMut, SharedUpperBand, UpperBand};
-pub use kernel::{chase_step, run_pass};
 #[cfg_attr(not(test), allow(unused_imports))]
 pub(crate) use kernel::gb2bd_serial;
+pub use kernel::{chase_step, run_pass};
 pub use reflectors::{
     apply_q2u, apply_q2vt, Gb2bdReflectors, PassReflectors, PassSlots, SharedGb2bdReflectors,
 };
@@ -257,4 +257,4 @@ pub fn last_task(n: usize, pass: Pass) -> Option<(usize, usize)> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -33,7 +33,10 @@ pub(crate) fn singular_values(a: &Mat<f64>) -> Vec<f64> {
     }
     // Scale by a power of two near 1 / max|a_ij| (exact) so faer's SVD
     // converges for entries near under/overflow, and scale back.
-    let m = a.col_iter().flat_map(|c| c.iter().map(|x| x.abs()).collect::<Vec<_>>()).fold(0.0, f64::max);
+    let m = a
+        .col_iter()
+        .flat_map(|c| c.iter().map(|x| x.abs()).collect::<Vec<_>>())
+        .fold(0.0, f64::max);
     if m == 0.0 {
         return vec![0.0; a.nrows().min(a.ncols())];
     }
@@ -84,7 +87,10 @@ fn assert_band_exact<T: Scalar>(band: &UpperBand<T>, bw: usize, what: &str) {
         for k in 0..ld {
             let i = (j + k) as isize - band.ku() as isize;
             if i < 0 || i >= n as isize {
-                assert!(band.as_slice()[k + j * ld] == T::zero(), "{what}: padding written");
+                assert!(
+                    band.as_slice()[k + j * ld] == T::zero(),
+                    "{what}: padding written"
+                );
             }
         }
     }
@@ -97,7 +103,10 @@ fn geometry_counts() {
         for b in 2..7 {
             for bn in 1..b {
                 let p = Pass::new(b, bn).unwrap();
-                assert_eq!(num_sweeps(n, p), (0..n).filter(|&r| steps(n, p, r) > 0).count());
+                assert_eq!(
+                    num_sweeps(n, p),
+                    (0..n).filter(|&r| steps(n, p, r) > 0).count()
+                );
                 for r in 0..n + 2 {
                     let brute = (0..n).filter(|s| r + bn + s * b + 2 <= n).count();
                     assert_eq!(steps(n, p, r), brute, "n {n} b {b} b' {bn} r {r}");
@@ -134,7 +143,10 @@ fn schedules() {
     assert_eq!(pairs(schedule(40, 16)), vec![(40, 24), (24, 8), (8, 1)]);
     assert_eq!(pairs(schedule(17, 16)), vec![(17, 1)]);
     assert!(schedule(1, 16).is_empty() && schedule(0, 16).is_empty());
-    assert_eq!(pairs(schedule_with(12, |b| if b > 4 { b - 4 } else { 1 }).unwrap()), vec![(12, 8), (8, 4), (4, 1)]);
+    assert_eq!(
+        pairs(schedule_with(12, |b| if b > 4 { b - 4 } else { 1 }).unwrap()),
+        vec![(12, 8), (8, 4), (4, 1)]
+    );
     assert!(schedule_with(8, |b| b).is_err());
     assert!(schedule_with(8, |_| 0).is_err());
     assert_eq!((tile_width::<f64>(), tile_width::<f32>()), (16, 32));
@@ -186,7 +198,10 @@ fn reduction_sweep<T: Scalar>(seed: u64) -> [f64; 2] {
         (2 * tw, schedule(2 * tw, tw)),
         (8, schedule(8, 3)),
         (8, schedule(8, 8)),
-        (13, schedule_with(13, |b| if b > 6 { b - 5 } else { 1 }).unwrap()),
+        (
+            13,
+            schedule_with(13, |b| if b > 6 { b - 5 } else { 1 }).unwrap(),
+        ),
         (5, schedule(5, 1)),
         (2, schedule(2, 1)),
     ];
@@ -236,7 +251,12 @@ fn singular_value_oracle_catches_a_broken_kernel() {
         }
     }
     let s = singular_values(&to_f64_dense(&band));
-    let ratio = sv_ratio(&s, &singular_values(&to_f64_dense(&band0)), n, f64::EPSILON / 2.0);
+    let ratio = sv_ratio(
+        &s,
+        &singular_values(&to_f64_dense(&band0)),
+        n,
+        f64::EPSILON / 2.0,
+    );
     assert!(ratio > 30.0, "perturbation not detected: {ratio}");
 }
 
@@ -266,7 +286,10 @@ fn one_pass_and_two_passes_agree() {
         worst.0 = worst.0.max(run::<f64>(n, 40 + i as u64));
         worst.1 = worst.1.max(run::<f32>(n, 50 + i as u64));
     }
-    eprintln!("32->1 (TW 32) vs 32->16->1 (TW 16): max|ds| / (n eps s_1): f64 {:.3}, f32 {:.3}", worst.0, worst.1);
+    eprintln!(
+        "32->1 (TW 32) vs 32->16->1 (TW 16): max|ds| / (n eps s_1): f64 {:.3}, f32 {:.3}",
+        worst.0, worst.1
+    );
     assert!(worst.0 < 30.0 && worst.1 < 30.0, "{worst:?}");
 }
 
@@ -337,7 +360,13 @@ fn overlaps(a: &(Range<usize>, Range<usize>), b: &(Range<usize>, Range<usize>)) 
 /// stay finite and the rest is untouched.
 #[test]
 fn regions_cover_accesses() {
-    for (n, b, tw) in [(30usize, 4usize, 2usize), (25, 5, 5), (17, 2, 1), (40, 8, 3), (9, 8, 8)] {
+    for (n, b, tw) in [
+        (30usize, 4usize, 2usize),
+        (25, 5, 5),
+        (17, 2, 1),
+        (40, 8, 3),
+        (9, 8, 8),
+    ] {
         let passes = schedule(b, tw);
         let mut rng = Rng::new(5);
         let mut band = random_upper_band::<f64>(n, b, &passes, &mut rng);
@@ -347,7 +376,8 @@ fn regions_cover_accesses() {
                 for s in 0..steps(n, pass, r) {
                     let regs = task_regions(n, pass, r, s);
                     let inside = |i: usize, j: usize| {
-                        regs.iter().any(|(rr, cc)| rr.contains(&i) && cc.contains(&j))
+                        regs.iter()
+                            .any(|(rr, cc)| rr.contains(&i) && cc.contains(&j))
                     };
                     let mut saved = Vec::new();
                     for j in 0..n {
@@ -362,12 +392,18 @@ fn regions_cover_accesses() {
                     for (rr, cc) in &regs {
                         for i in rr.clone() {
                             for j in cc.clone() {
-                                assert!(band.get(i, j).is_finite(), "{pass:?} ({r},{s}) read outside its regions");
+                                assert!(
+                                    band.get(i, j).is_finite(),
+                                    "{pass:?} ({r},{s}) read outside its regions"
+                                );
                             }
                         }
                     }
                     for (i, j, x) in saved {
-                        assert!(band.get(i, j).is_nan(), "{pass:?} ({r},{s}) wrote ({i},{j}) outside its regions");
+                        assert!(
+                            band.get(i, j).is_nan(),
+                            "{pass:?} ({r},{s}) wrote ({i},{j}) outside its regions"
+                        );
                         band.set(i, j, x);
                     }
                 }
@@ -403,7 +439,10 @@ fn pass_dag(n: usize, pass: Pass, lag: usize) -> (Vec<(usize, usize)>, Dag) {
 fn unordered_overlaps(n: usize, pass: Pass, lag: usize) -> usize {
     let (tasks, dag) = pass_dag(n, pass, lag);
     let anc = dag.ancestors();
-    let fps: Vec<_> = tasks.iter().map(|&(r, s)| task_footprint(n, pass, r, s)).collect();
+    let fps: Vec<_> = tasks
+        .iter()
+        .map(|&(r, s)| task_footprint(n, pass, r, s))
+        .collect();
     let mut bad = 0;
     for i in 0..tasks.len() {
         for j in 0..i {
@@ -420,15 +459,31 @@ fn unordered_overlaps(n: usize, pass: Pass, lag: usize) -> usize {
 /// pairs (seed 000 §IV-A: n = 2 cycles suffice only when BW > 1 + TW).
 #[test]
 fn lag_three_orders_overlapping_tasks_and_lag_two_does_not() {
-    for (n, b, tw) in [(40usize, 8usize, 3usize), (33, 4, 4), (45, 6, 2), (30, 3, 1), (26, 9, 9)] {
+    for (n, b, tw) in [
+        (40usize, 8usize, 3usize),
+        (33, 4, 4),
+        (45, 6, 2),
+        (30, 3, 1),
+        (26, 9, 9),
+    ] {
         for pass in schedule(b, tw) {
-            assert_eq!(unordered_overlaps(n, pass, 3), 0, "n {n} {pass:?}: lag 3 leaves a race");
+            assert_eq!(
+                unordered_overlaps(n, pass, 3),
+                0,
+                "n {n} {pass:?}: lag 3 leaves a race"
+            );
             let lag2 = unordered_overlaps(n, pass, 2);
             if pass.b_new == 1 {
-                assert!(lag2 > 0, "n {n} {pass:?}: lag 2 should race in the final pass");
+                assert!(
+                    lag2 > 0,
+                    "n {n} {pass:?}: lag 2 should race in the final pass"
+                );
             } else {
                 // (lambda - 1) b > d + 1 holds for lambda = 2 when b' > 1.
-                assert_eq!(lag2, 0, "n {n} {pass:?}: lag 2 is enough before the final pass");
+                assert_eq!(
+                    lag2, 0,
+                    "n {n} {pass:?}: lag 2 is enough before the final pass"
+                );
             }
         }
     }
@@ -483,9 +538,16 @@ fn refl_bits(refl: &Gb2bdReflectors<f64>) -> Vec<u64> {
 #[test]
 fn random_orders_are_bitwise_identical() {
     let mut rng = Rng::new(2024);
-    for (k, &(n, b, tw)) in [(40usize, 8usize, 3usize), (37, 4, 4), (50, 6, 2), (29, 3, 1), (64, 16, 16), (12, 8, 8)]
-        .iter()
-        .enumerate()
+    for (k, &(n, b, tw)) in [
+        (40usize, 8usize, 3usize),
+        (37, 4, 4),
+        (50, 6, 2),
+        (29, 3, 1),
+        (64, 16, 16),
+        (12, 8, 8),
+    ]
+    .iter()
+    .enumerate()
     {
         let passes = schedule(b, tw);
         let band0 = random_upper_band::<f64>(n, b, &passes, &mut Rng::new(100 + k as u64));
@@ -494,8 +556,16 @@ fn random_orders_are_bitwise_identical() {
         gb2bd_serial(&mut seq, &passes, Some(&mut seq_refl));
         for _ in 0..20 {
             let (got, refl) = run_random_order(&band0, &passes, 3, &mut rng);
-            assert_eq!(bits(got.as_slice()), bits(seq.as_slice()), "case {k}: band differs");
-            assert_eq!(refl_bits(&refl), refl_bits(&seq_refl), "case {k}: reflectors differ");
+            assert_eq!(
+                bits(got.as_slice()),
+                bits(seq.as_slice()),
+                "case {k}: band differs"
+            );
+            assert_eq!(
+                refl_bits(&refl),
+                refl_bits(&seq_refl),
+                "case {k}: reflectors differ"
+            );
         }
     }
     for (n, b, tw) in [(40usize, 8usize, 8usize), (45, 4, 2)] {
@@ -504,9 +574,15 @@ fn random_orders_are_bitwise_identical() {
         let mut seq = band0.clone();
         gb2bd_serial(&mut seq, &passes, None);
         let differs = (0..30)
-            .filter(|_| bits(run_random_order(&band0, &passes, 2, &mut rng).0.as_slice()) != bits(seq.as_slice()))
+            .filter(|_| {
+                bits(run_random_order(&band0, &passes, 2, &mut rng).0.as_slice())
+                    != bits(seq.as_slice())
+            })
             .count();
-        assert!(differs > 0, "lag 2, n {n} b {b} TW {tw}: every random order matched");
+        assert!(
+            differs > 0,
+            "lag 2, n {n} b {b} TW {tw}: every random order matched"
+        );
     }
 }
 
