@@ -57,13 +57,14 @@
 //! [`SWEEP_LAG`] = 3). Tasks the rule leaves unordered have disjoint
 //! footprints ([`task_footprint`]), so every topological order gives bitwise
 //! the same band and reflectors (checked in the tests, with lag 2 in the final
-//! pass as the negative control: it races on the pivot entry). Between passes
-//! the sequential driver runs pass by pass; within the pass DAG the last task
-//! of the last sweep follows every other task and `(0, 0)` precedes every
-//! task, so one edge from the former to the next pass's `(0, 0)` is a valid
-//! barrier. A finer cross-pass rule (a later pass starting on columns an
-//! earlier pass has finished) and a grouped grain like
-//! [`super::bulge::SweepGrouping`] are left for the pipeline.
+//! pass as the negative control: it races on the pivot entry). Between passes,
+//! [`pass_pred`] gives the one task of each earlier pass a task must follow,
+//! so a later pass starts on the columns an earlier one has finished (a full
+//! barrier is also valid: [`last_task`] of a pass follows all its tasks and
+//! `(0, 0)` precedes all tasks of the next). A grouped grain like
+//! [`super::bulge::SweepGrouping`] is left for the pipeline: the in-pass rule
+//! has the same shape as the EVD's (`(r-1, s+2) -> (r, s)`), so the same
+//! super-task construction applies.
 
 mod band;
 mod kernel;
@@ -247,6 +248,44 @@ pub(crate) fn fine_preds_lag(
     let same = (s >= 1).then(|| (r, s - 1));
     let prev = (r >= 1).then(|| (r - 1, (s + lag - 1).min(steps(n, pass, r - 1) - 1)));
     [same, prev]
+}
+
+/// The one task of an `earlier` pass that task `(r, s)` of a `later` pass
+/// must follow (`None` if no task of the earlier pass needs to precede it),
+/// so that passes overlap: a later pass starts on the columns an earlier pass
+/// has finished.
+///
+/// Let the later task's footprint end at row `R1` and column `C1`
+/// (exclusive). Every earlier task whose footprint overlaps it starts before
+/// both ends, `r_s' < R1` and `c_s' < C1`; the rule orders *all* such tasks
+/// before it (a superset, so it is safe). Per sweep `r'` of the earlier pass
+/// these are the steps `s' <= s_max(r') = min(floor((C1 - 1 - r' - b') / b),
+/// floor((R1 - 1 + b - r' - b') / b), last(r'))` (step 0 needs `r' < R1` and
+/// `r' + b' < C1`), and `s_max(r' - 1) <= s_max(r') + 1 <= s_max(r') + 2`, so
+/// through the [`fine_preds`] edge `(r', x) <- (r'-1, x+2)` the task
+/// `(r*, s_max(r*))` of the last such sweep `r*` implies them all. Add this
+/// edge for every earlier pass (checked by brute force in the tests: unordered
+/// tasks of the whole multi-pass DAG have disjoint footprints and random
+/// topological orders give bitwise the same result).
+pub fn pass_pred(
+    n: usize,
+    earlier: Pass,
+    later: Pass,
+    r: usize,
+    s: usize,
+) -> Option<(usize, usize)> {
+    let (rows, cols) = task_footprint(n, later, r, s);
+    let (r1, c1) = (rows.end, cols.end);
+    let ns = num_sweeps(n, earlier);
+    // Last sweep whose step 0 starts before both ends: r' < R1, r' + b' < C1.
+    let limit = r1.min(c1.checked_sub(earlier.b_new)?);
+    let rs = limit.min(ns).checked_sub(1)?;
+    let (b, bn) = (earlier.b, earlier.b_new);
+    let by_col = (c1 - 1 - rs - bn) / b;
+    // Step s' >= 1 has r_s' = c_s' - b < R1, i.e. s' b < R1 + b - r' - b'.
+    let by_row = (r1 + b - 1 - rs - bn) / b;
+    let last = steps(n, earlier, rs) - 1;
+    Some((rs, by_col.min(by_row).min(last)))
 }
 
 /// The last task of a pass, `(last sweep, its last step)`: it follows every
