@@ -40,7 +40,13 @@ pub fn larfg<T: Scalar>(alpha: &mut T, mut x: ColMut<'_, T>) -> T {
     }
     let mut xnorm = x.rb().norm_l2();
     if xnorm == zero {
-        return zero;
+        if x.rb().iter().all(|&e| e == zero) {
+            return zero;
+        }
+        // faer's norm underflows to 0 for deep subnormals; a reflector must
+        // still annihilate them (callers rely on exact zeros), so measure the
+        // norm relative to the largest entry (LAPACK's `dnrm2` does not underflow).
+        xnorm = tiny_norm(x.rb());
     }
     let signed = |h: T, a: T| if a >= zero { -h } else { h };
     let mut beta = signed(alpha.hypot(xnorm), *alpha);
@@ -68,6 +74,107 @@ pub fn larfg<T: Scalar>(alpha: &mut T, mut x: ColMut<'_, T>) -> T {
     }
     *alpha = beta;
     tau
+}
+
+/// [`larfg`] on a slice: `x` is the tail `x[1..]` of the vector whose head is
+/// `alpha`. Same contract (on return `alpha = beta`, `x = v[1..]`, `tau`
+/// returned, `tau = 0` and nothing changed for a zero tail).
+#[inline]
+pub fn larfg_slice<T: Scalar>(alpha: &mut T, x: &mut [T]) -> T {
+    larfg(alpha, ColMut::from_slice_mut(x))
+}
+
+/// `a . b` over the common length with four partial sums in a fixed order, so
+/// the result depends only on the values (not on alignment or on which task
+/// runs it): the bitwise reproducibility the bulge-chasing kernels rely on.
+#[inline(always)]
+pub fn dot<T: Scalar>(a: &[T], b: &[T]) -> T {
+    let n = a.len().min(b.len());
+    let (ca, cb) = (a[..n].chunks_exact(4), b[..n].chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    let mut acc = [T::zero(); 4];
+    for (x, y) in ca.zip(cb) {
+        for (s, (&xk, &yk)) in acc.iter_mut().zip(x.iter().zip(y)) {
+            *s += xk * yk;
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (&x, &y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
+}
+
+/// `y += a x` over the common length.
+#[inline(always)]
+pub fn axpy<T: Scalar>(y: &mut [T], a: T, x: &[T]) {
+    for (yi, &xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// The contiguous storage of column `j` of `z` (which must have unit row stride).
+#[inline]
+fn col_slice<T>(z: MatMut<'_, T>, j: usize) -> &mut [T] {
+    z.col_mut(j)
+        .try_as_col_major_mut()
+        .expect("the matrix must have unit row stride")
+        .as_slice_mut()
+}
+
+/// `Z := H Z` for one reflector `H = I - tau v v^T`, `v = (1, v_tail)`, on the
+/// `L = v_tail.len() + 1` rows of `z` (LAPACK `dlarf`, side L), column by
+/// column with [`dot`] and [`axpy`] (fixed summation order). `z` needs unit row
+/// stride; any column stride. `tau = 0` is a no-op.
+pub fn larf_left<T: Scalar>(tau: T, v_tail: &[T], mut z: MatMut<'_, T>) {
+    assert_eq!(z.nrows(), v_tail.len() + 1, "larf_left: Z must have L rows");
+    if tau == T::zero() {
+        return;
+    }
+    for j in 0..z.ncols() {
+        let (c0, rest) = col_slice(z.rb_mut(), j).split_first_mut().expect("L >= 1");
+        let t = tau * (*c0 + dot(rest, v_tail));
+        *c0 -= t;
+        axpy(rest, -t, v_tail);
+    }
+}
+
+/// `Y := Y H` for one reflector `H = I - tau v v^T`, `v = (1, v_tail)`, on the
+/// `L` columns of `y` (LAPACK `dlarf`, side R): `w = Y v`, then
+/// `Y -= tau w v^T`, both as [`axpy`]s over the (contiguous) columns, in a fixed
+/// order. `y` needs unit row stride; `w` is a workspace of at least
+/// `y.nrows()` values. `tau = 0` is a no-op.
+pub fn larf_right<T: Scalar>(tau: T, v_tail: &[T], mut y: MatMut<'_, T>, w: &mut [T]) {
+    assert_eq!(
+        y.ncols(),
+        v_tail.len() + 1,
+        "larf_right: Y must have L columns"
+    );
+    let k = y.nrows();
+    if tau == T::zero() || k == 0 {
+        return;
+    }
+    let w = &mut w[..k];
+    w.copy_from_slice(col_slice(y.rb_mut(), 0));
+    for (j, &vj) in v_tail.iter().enumerate() {
+        axpy(w, vj, col_slice(y.rb_mut(), j + 1));
+    }
+    axpy(col_slice(y.rb_mut(), 0), -tau, w);
+    for (j, &vj) in v_tail.iter().enumerate() {
+        axpy(col_slice(y.rb_mut(), j + 1), -(tau * vj), w);
+    }
+}
+
+/// `||x||` for a nonzero vector whose squares underflow: scaled by the largest
+/// magnitude.
+fn tiny_norm<T: Scalar>(x: faer::ColRef<'_, T>) -> T {
+    let m = x.iter().fold(T::zero(), |m, &e| m.max(e.abs()));
+    let mut acc = T::zero();
+    for &e in x.iter() {
+        let r = e / m;
+        acc += r * r;
+    }
+    acc.sqrt() * m
 }
 
 fn scale<T: Scalar>(x: ColMut<'_, T>, s: T) {
@@ -293,6 +400,67 @@ pub(crate) mod testutil {
         a.norm_l2()
     }
 
+    /// A DAG given by predecessor lists (node ids `0..n`), for the schedule
+    /// checks of the bulge-chasing kernels.
+    pub struct Dag {
+        /// `preds[i]`: the direct predecessors of node `i`.
+        pub preds: Vec<Vec<usize>>,
+    }
+
+    impl Dag {
+        /// A topological order: the ready node is picked at random with `rng`,
+        /// else the smallest ready id first. Panics on a cycle.
+        pub fn topo(&self, mut rng: Option<&mut Rng>) -> Vec<usize> {
+            let n = self.preds.len();
+            let mut indeg: Vec<usize> = self.preds.iter().map(Vec::len).collect();
+            let mut succ = vec![Vec::new(); n];
+            for (i, ps) in self.preds.iter().enumerate() {
+                for &p in ps {
+                    succ[p].push(i);
+                }
+            }
+            let mut ready: std::collections::BTreeSet<usize> =
+                (0..n).filter(|&i| indeg[i] == 0).collect();
+            let mut order = Vec::with_capacity(n);
+            while !ready.is_empty() {
+                let i = match rng.as_mut() {
+                    Some(r) => {
+                        let k = (r.next_u64() % ready.len() as u64) as usize;
+                        *ready.iter().nth(k).unwrap()
+                    }
+                    None => *ready.first().unwrap(),
+                };
+                ready.remove(&i);
+                order.push(i);
+                for &j in &succ[i] {
+                    indeg[j] -= 1;
+                    if indeg[j] == 0 {
+                        ready.insert(j);
+                    }
+                }
+            }
+            assert_eq!(order.len(), n, "the graph has a cycle");
+            order
+        }
+
+        /// `anc[i][j]`: node `j` precedes node `i` (transitively).
+        pub fn ancestors(&self) -> Vec<Vec<bool>> {
+            let n = self.preds.len();
+            let mut anc = vec![vec![false; n]; n];
+            for i in self.topo(None) {
+                let mut row = vec![false; n];
+                for &p in &self.preds[i] {
+                    row[p] = true;
+                    for (r, &a) in row.iter_mut().zip(&anc[p]) {
+                        *r |= a;
+                    }
+                }
+                anc[i] = row;
+            }
+            anc
+        }
+    }
+
     /// `||Q^T Q - I||_F` in f64.
     pub fn orth_err(q: faer::MatRef<'_, f64>) -> f64 {
         let n = q.ncols();
@@ -305,191 +473,4 @@ pub(crate) mod testutil {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::testutil::*;
-    use super::*;
-
-    fn check_larfg<T: Scalar>(x0: &[f64]) -> f64 {
-        let n = x0.len();
-        let mut x = Mat::<T>::from_fn(n, 1, |i, _| T::of(x0[i]));
-        let orig = to_f64(x.as_ref());
-        let mut alpha = x[(0, 0)];
-        let tau = larfg(&mut alpha, x.as_mut().col_mut(0).subrows_mut(1, n - 1));
-        // v = (1, x[1..]); H x0 = x0 - tau v (v^T x0) must be (beta, 0, ...).
-        let mut v: Vec<f64> = (0..n).map(|i| x[(i, 0)].f64()).collect();
-        v[0] = 1.0;
-        let dot: f64 = (0..n).map(|i| v[i] * orig[(i, 0)]).sum();
-        // ||x|| in f64 with the data scaled by 2^600 so that subnormal inputs keep
-        // their accuracy (the scalings are exact).
-        let up = 2f64.powi(600);
-        let nrm = (0..n)
-            .map(|i| (orig[(i, 0)] * up).powi(2))
-            .sum::<f64>()
-            .sqrt()
-            / up;
-        // Subnormal results carry only absolute accuracy: measure relative to at
-        // least the smallest normal number of T.
-        let scale = nrm.max(T::SAFE_MIN.f64());
-        let mut err: f64 = 0.0;
-        for i in 0..n {
-            let hx = orig[(i, 0)] - tau.f64() * v[i] * dot;
-            let target = if i == 0 { alpha.f64() } else { 0.0 };
-            err = err.max((hx - target).abs() / scale);
-        }
-        // beta = -sign(alpha) ||x||
-        assert!(
-            (alpha.f64().abs() - nrm).abs() <= 4.0 * T::EPS.f64() * scale,
-            "{} n={n} beta={:e} ||x||={nrm:e}",
-            T::NAME,
-            alpha.f64()
-        );
-        if orig[(1, 0)] != 0.0 || n > 2 {
-            assert!(alpha.f64() * orig[(0, 0)] <= 0.0 || orig[(0, 0)] == 0.0);
-        }
-        err / T::EPS.f64()
-    }
-
-    #[test]
-    fn larfg_reflects_onto_e1() {
-        let mut rng = Rng::new(1);
-        let mut worst: f64 = 0.0;
-        for n in [2, 3, 10, 100] {
-            for scale in [1.0, 1e-300, 1e300, 1e-310] {
-                let x: Vec<f64> = (0..n).map(|_| rng.uniform() * scale).collect();
-                worst = worst.max(check_larfg::<f64>(&x));
-            }
-            for scale in [1.0f64, 1e-30, 1e30, 1e-40] {
-                let x: Vec<f64> = (0..n)
-                    .map(|_| (rng.uniform() * scale) as f32 as f64)
-                    .collect();
-                worst = worst.max(check_larfg::<f32>(&x));
-            }
-        }
-        eprintln!("larfg worst ratio {worst:.3}");
-        assert!(worst < 10.0, "larfg error ratio {worst}");
-        // Zero tail: tau = 0 and alpha unchanged.
-        let mut x = Mat::<f64>::zeros(3, 1);
-        let mut alpha = -2.0;
-        assert_eq!(larfg(&mut alpha, x.as_mut().col_mut(0)), 0.0);
-        assert_eq!(alpha, -2.0);
-        // Empty tail.
-        let mut x = Mat::<f64>::zeros(0, 1);
-        assert_eq!(larfg(&mut alpha, x.as_mut().col_mut(0)), 0.0);
-    }
-
-    /// Builds k reflectors of length m with larfg from a random matrix (garbage
-    /// above the diagonal), the T factor by larft, and the explicit product of the
-    /// H_j (in f64) to compare with.
-    fn reflectors<T: Scalar>(
-        m: usize,
-        k: usize,
-        rng: &mut Rng,
-    ) -> (Mat<T>, Vec<T>, Mat<T>, Mat<f64>) {
-        let mut v = random::<T>(m, k, rng);
-        let mut tau = vec![T::zero(); k];
-        for j in 0..k.min(m) {
-            let mut alpha = v[(j, j)];
-            tau[j] = larfg(
-                &mut alpha,
-                v.as_mut().col_mut(j).subrows_mut(j + 1, m - j - 1),
-            );
-            // Garbage on and above the diagonal must not be read.
-            v[(j, j)] = T::of(7.0);
-        }
-        for j in 0..k {
-            for i in 0..j.min(m) {
-                v[(i, j)] = T::nan();
-            }
-        }
-        let mut t = Mat::<T>::from_fn(k, k, |_, _| T::nan());
-        larft(v.as_ref(), &tau, t.as_mut());
-        let mut q = Mat::<f64>::identity(m, m);
-        for j in 0..k.min(m) {
-            let mut vj = vec![0.0; m];
-            vj[j] = 1.0;
-            for i in j + 1..m {
-                vj[i] = v[(i, j)].f64();
-            }
-            // q = q (I - tau v v^T)
-            for r in 0..m {
-                let d: f64 = (0..m).map(|i| q[(r, i)] * vj[i]).sum();
-                for i in 0..m {
-                    q[(r, i)] -= tau[j].f64() * d * vj[i];
-                }
-            }
-        }
-        (v, tau, t, q)
-    }
-
-    fn block_reflector_case<T: Scalar>(m: usize, k: usize, n: usize, rng: &mut Rng) -> f64 {
-        let (v, _tau, mut t, q) = reflectors::<T>(m, k, rng);
-        let eps = T::EPS.f64();
-        let mut worst: f64 = 0.0;
-        // T is upper triangular with zeros elsewhere; the kernels must not read the
-        // strictly lower part, so fill it with NaN.
-        for j in 0..k {
-            for i in j + 1..k {
-                assert_eq!(t[(i, j)], T::zero());
-                t[(i, j)] = T::nan();
-            }
-        }
-        let c0 = random::<T>(m, n, rng);
-        let c0f = to_f64(c0.as_ref());
-        let cn = fro(c0f.as_ref()).max(1e-300);
-        for transpose in [false, true] {
-            let mut c = c0.clone();
-            apply_block_reflector_left(v.as_ref(), t.as_ref(), c.as_mut(), transpose);
-            let expect = if transpose {
-                q.transpose() * &c0f
-            } else {
-                &q * &c0f
-            };
-            let r = fro((to_f64(c.as_ref()) - &expect).as_ref()) / (cn * eps * m.max(1) as f64);
-            worst = worst.max(r);
-            // Round trip with the other orientation.
-            apply_block_reflector_left(v.as_ref(), t.as_ref(), c.as_mut(), !transpose);
-            let r = fro((to_f64(c.as_ref()) - &c0f).as_ref()) / (cn * eps * m.max(1) as f64);
-            worst = worst.max(r);
-            // Right side: C^T op(Q) on an n x m matrix.
-            let mut d = c0.transpose().to_owned();
-            apply_block_reflector_right(v.as_ref(), t.as_ref(), d.as_mut(), transpose);
-            let expect = if transpose {
-                c0f.transpose() * q.transpose()
-            } else {
-                c0f.transpose() * &q
-            };
-            let r = fro((to_f64(d.as_ref()) - &expect).as_ref()) / (cn * eps * m.max(1) as f64);
-            worst = worst.max(r);
-            apply_block_reflector_right(v.as_ref(), t.as_ref(), d.as_mut(), !transpose);
-            let r =
-                fro((to_f64(d.as_ref()) - c0f.transpose()).as_ref()) / (cn * eps * m.max(1) as f64);
-            worst = worst.max(r);
-        }
-        worst
-    }
-
-    #[test]
-    fn block_reflectors_match_product_of_reflectors() {
-        let mut rng = Rng::new(2);
-        let mut worst64: f64 = 0.0;
-        let mut worst32: f64 = 0.0;
-        for (m, k) in [
-            (0, 0),
-            (0, 3),
-            (1, 1),
-            (1, 3),
-            (3, 5),
-            (5, 5),
-            (7, 3),
-            (40, 16),
-            (100, 33),
-        ] {
-            for n in [0, 1, 7] {
-                worst64 = worst64.max(block_reflector_case::<f64>(m, k, n, &mut rng));
-                worst32 = worst32.max(block_reflector_case::<f32>(m, k, n, &mut rng));
-            }
-        }
-        eprintln!("block reflector worst ratio: f64 {worst64:.3}, f32 {worst32:.3}");
-        assert!(worst64 < 30.0 && worst32 < 30.0, "{worst64} {worst32}");
-    }
-}
+mod tests;

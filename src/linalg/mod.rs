@@ -1,9 +1,11 @@
 //! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; no
 //! parallelism inside a kernel (the runtime owns it). One module per pipeline
-//! stage, named for its LAPACK counterpart (`sy2sb`, `sb2st`, `sterf`, `stedc`,
-//! `back_transform`), plus the shared pieces they are built from.
+//! stage, named for its LAPACK counterpart (EVD: `sy2sb`, `sb2st`, `sterf`,
+//! `stedc`, `back_transform`; SVD: `ge2gb`, `gb2bd`), plus the shared pieces they are built from.
 
 pub mod back_transform;
+pub mod gb2bd;
+pub mod ge2gb;
 pub mod householder;
 pub mod panel_qr;
 pub mod sb2st;
