@@ -29,9 +29,12 @@
 //! # Ok::<(), eigenflow::Error>(())
 //! ```
 //!
-//! Pipelines can also be assembled by hand from [`pipeline::stages`] and
-//! [`pipeline::vectors`], or from scratch with [`graph::TaskGraph`] (see
-//! `examples/custom_pipeline.rs`).
+//! Pipelines can also be assembled by hand, stage by stage, from
+//! [`pipeline::evd`] (each stage takes the typed output of the one before and
+//! orders itself after it), or from scratch with [`graph::TaskGraph`] (see
+//! `examples/custom_pipeline.rs`). Two public helper modules serve examples,
+//! tests and benchmarks as well as users: [`gallery`] (test matrices with known
+//! spectra) and [`sysinfo`] (memory figures for "does it fit?" checks).
 #![warn(missing_docs)]
 
 pub mod error;

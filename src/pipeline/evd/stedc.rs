@@ -109,7 +109,8 @@ fn deflated<T>(p: &Option<MergeProblem<T>>) -> Result<&MergeProblem<T>> {
 /// known before it exists (see [`dc_scale`]).
 ///
 /// Errors: [`Error::InvalidArgument`] for a tridiagonal from another graph, a
-/// `scale` that is not a positive power of two, or a zero leaf size or tile.
+/// `scale` that is not a positive power of two, or a zero leaf size (a zero
+/// column tile means one tile per merge).
 pub fn stedc<T: Scalar>(
     g: &mut TaskGraph<'static>,
     tri: Tridiagonal<T>,
@@ -136,11 +137,10 @@ pub(super) fn stedc_impl<T: Scalar>(
             "stedc: scale {s} is not a positive power of two"
         )));
     }
-    if params.leaf_size == 0 || params.col_tile == 0 {
-        return Err(Error::InvalidArgument(format!(
-            "stedc: leaf size {} and column tile {} must be positive",
-            params.leaf_size, params.col_tile
-        )));
+    if params.leaf_size == 0 {
+        return Err(Error::InvalidArgument(
+            "stedc: the leaf size must be positive".into(),
+        ));
     }
     let band = tri.band.clone();
     let n = band.n();
