@@ -34,6 +34,17 @@ use std::path::{Path, PathBuf};
 /// The magic string every `.npy` file starts with.
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 
+/// Longest header the reader accepts, in bytes: NumPy's own limit for reading
+/// (`numpy.lib.format`, `max_header_size`).
+const MAX_HEADER_LEN: usize = 10_000;
+
+/// Largest dimension of an empty matrix (one with a zero dimension) the reader
+/// builds. A non-empty matrix's dimensions are bounded by its data, an empty
+/// one's by nothing: `(0, 2**40)` is a valid header, but faer visits every
+/// column of even an empty matrix, and above about `2**60` rows its storage
+/// arithmetic overflows.
+const MAX_EMPTY_DIM: usize = 1 << 24;
+
 /// Number of elements converted per read call.
 const CHUNK_ELEMS: usize = 1 << 16;
 
@@ -143,6 +154,22 @@ fn shape_str(shape: &[usize]) -> String {
     }
 }
 
+/// Where element `k` (in file order) sits, for messages: `row i, column j` of
+/// a matrix, `index k` of a vector.
+fn position(header: &Header, k: usize) -> String {
+    match header.shape[..] {
+        [m, n] => {
+            let (i, j) = if header.fortran_order {
+                (k % m, k / m)
+            } else {
+                (k / n, k % n)
+            };
+            format!("row {i}, column {j}")
+        }
+        _ => format!("index {k}"),
+    }
+}
+
 fn npy_err(path: &Path, reason: impl Into<String>) -> Error {
     Error::Npy {
         path: path.to_path_buf(),
@@ -223,6 +250,10 @@ impl<R: Read> NpyReader<R> {
     }
 
     /// Reads all `len` elements in file order, handing each (converted) to `sink`.
+    ///
+    /// A finite value that does not fit `T` (an f64 above `f32::MAX` read in
+    /// f32) is an error naming its position: converted, it would turn into an
+    /// infinity that the solver could only report as a non-finite input.
     fn for_each<T: Scalar>(mut self, mut sink: impl FnMut(T)) -> Result<()> {
         let size = self.header.dtype.size();
         let dtype = self.header.dtype;
@@ -245,8 +276,23 @@ impl<R: Read> NpyReader<R> {
                     io_err(&self.path, e)
                 });
             }
-            for chunk in bytes.chunks_exact(size) {
-                sink(T::of(dtype.decode(chunk)));
+            for (k, chunk) in bytes.chunks_exact(size).enumerate() {
+                let x = dtype.decode(chunk);
+                let y = T::of(x);
+                if !y.is_finite() && x.is_finite() {
+                    let at = (done / size as u64) as usize + k;
+                    return Err(npy_err(
+                        &self.path,
+                        format!(
+                            "the entry at {} is {x:e}, out of {} range (largest finite {}); \
+                             read it in f64 precision or rescale the data",
+                            position(&self.header, at),
+                            T::NAME,
+                            T::max_value().f64()
+                        ),
+                    ));
+                }
+                sink(y);
             }
             left -= k;
             done += (k * size) as u64;
@@ -267,6 +313,16 @@ impl<R: Read> NpyReader<R> {
                 ))
             }
         };
+        if (m == 0 || n == 0) && m.max(n) > MAX_EMPTY_DIM {
+            return Err(npy_err(
+                &self.path,
+                format!(
+                    "shape {} is empty but has a dimension too large (above {MAX_EMPTY_DIM}); \
+                     the file is probably corrupt",
+                    shape_str(&self.header.shape)
+                ),
+            ));
+        }
         let mut a = Mat::<T>::zeros(m, n);
         if m == 0 || n == 0 {
             return Ok(a);
@@ -292,6 +348,21 @@ impl<R: Read> NpyReader<R> {
             })?;
         }
         Ok(a)
+    }
+
+    fn into_vector<T: Scalar>(self) -> Result<Vec<T>> {
+        if self.header.shape.len() != 1 {
+            return Err(npy_err(
+                &self.path,
+                format!(
+                    "expected a 1-D array (vector), found shape {}",
+                    shape_str(&self.header.shape)
+                ),
+            ));
+        }
+        let mut v = Vec::with_capacity(self.header.len());
+        self.for_each(|x: T| v.push(x))?;
+        Ok(v)
     }
 }
 
@@ -326,20 +397,10 @@ pub fn read_square_matrix<T: Scalar>(path: &Path) -> Result<Mat<T>> {
 
 /// Reads a 1-D `.npy` array (`f8`, `f4` or `f2`) as a vector of `T`.
 pub fn read_vector<T: Scalar>(path: &Path) -> Result<Vec<T>> {
-    let reader = open(path)?;
-    if reader.header.shape.len() != 1 {
-        return Err(npy_err(
-            path,
-            format!(
-                "expected a 1-D array (vector), found shape {}",
-                shape_str(&reader.header.shape)
-            ),
-        ));
-    }
-    let mut v = Vec::with_capacity(reader.header.len());
-    reader.for_each(|x: T| v.push(x))?;
-    Ok(v)
+    open(path)?.into_vector()
 }
 
+#[cfg(test)]
+mod hostile;
 #[cfg(test)]
 mod tests;

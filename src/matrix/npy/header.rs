@@ -1,10 +1,43 @@
 //! The `.npy` preamble: magic, version, header length and the header
 //! dictionary (a small Python literal parser).
 
-use super::{io_err, npy_err, shape_str, Dtype, Header, MAGIC};
+use super::{io_err, npy_err, shape_str, Dtype, Header, MAGIC, MAX_HEADER_LEN};
 use crate::{Error, Result};
 use std::io::Read;
 use std::path::Path;
+
+/// Deepest nesting of braces, brackets and parentheses the parser follows. A
+/// NumPy header nests two levels (the dictionary and its shape tuple), a
+/// structured dtype a few more; the limit bounds the recursive descent's stack
+/// use whatever the input (a megabyte of `[` would otherwise overflow it).
+const MAX_DEPTH: usize = 32;
+
+/// Longest piece of header text an error message quotes, in characters.
+const EXCERPT_CHARS: usize = 40;
+
+/// `text` as quoted in an error message: at most [`EXCERPT_CHARS`] characters
+/// (`...` marks a cut), control characters escaped, so a 10,000-byte header
+/// never ends up in a message whole.
+fn clip(text: &str) -> String {
+    let mut out = String::new();
+    for (k, c) in text.chars().enumerate() {
+        if k == EXCERPT_CHARS {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One character as quoted in an error message (control characters escaped).
+fn show(c: char) -> String {
+    clip(c.encode_utf8(&mut [0; 4]))
+}
 
 /// A Python literal as it may appear in an `.npy` header.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +52,11 @@ enum PyValue {
 }
 
 impl PyValue {
+    /// The value as Python would print it, clipped for an error message.
+    fn brief(&self) -> String {
+        clip(&self.describe())
+    }
+
     fn describe(&self) -> String {
         match self {
             PyValue::Str(s) => format!("'{s}'"),
@@ -42,9 +80,13 @@ impl PyValue {
     }
 }
 
+/// A recursive-descent parser of the Python literals a header may hold, with
+/// the nesting depth bounded by [`MAX_DEPTH`].
 struct LiteralParser {
     chars: Vec<char>,
     pos: usize,
+    /// Open braces, brackets and parentheses around `pos`.
+    depth: usize,
 }
 
 impl LiteralParser {
@@ -52,6 +94,7 @@ impl LiteralParser {
         LiteralParser {
             chars: src.chars().collect(),
             pos: 0,
+            depth: 0,
         }
     }
 
@@ -73,8 +116,9 @@ impl LiteralParser {
                 Ok(())
             }
             Some(x) => Err(format!(
-                "expected '{c}' at offset {}, found '{x}'",
-                self.pos
+                "expected '{c}' at offset {}, found '{}'",
+                self.pos,
+                show(x)
             )),
             None => Err(format!(
                 "expected '{c}' at offset {}, found the end",
@@ -85,7 +129,33 @@ impl LiteralParser {
 
     fn value(&mut self) -> std::result::Result<PyValue, String> {
         match self.peek() {
+            Some('{' | '(' | '[') => {
+                if self.depth == MAX_DEPTH {
+                    return Err(format!(
+                        "nesting deeper than {MAX_DEPTH} levels at offset {}",
+                        self.pos
+                    ));
+                }
+                self.depth += 1;
+                let v = self.compound();
+                self.depth -= 1;
+                v
+            }
             None => Err("unexpected end of header".to_string()),
+            Some(q @ ('\'' | '"')) => self.string(q),
+            Some(c) if c.is_ascii_digit() || c == '-' || c == '+' => self.int(),
+            Some(c) if c.is_alphabetic() || c == '_' => self.ident(),
+            Some(c) => Err(format!(
+                "unexpected character '{}' at offset {}",
+                show(c),
+                self.pos
+            )),
+        }
+    }
+
+    /// A dictionary, tuple or list (the next character opens one).
+    fn compound(&mut self) -> std::result::Result<PyValue, String> {
+        match self.peek() {
             Some('{') => self.dict(),
             Some('(') => {
                 let (items, trailing_comma) = self.sequence('(', ')')?;
@@ -96,11 +166,7 @@ impl LiteralParser {
                     Ok(PyValue::Tuple(items))
                 }
             }
-            Some('[') => Ok(PyValue::List(self.sequence('[', ']')?.0)),
-            Some(q @ ('\'' | '"')) => self.string(q),
-            Some(c) if c.is_ascii_digit() || c == '-' || c == '+' => self.int(),
-            Some(c) if c.is_alphabetic() || c == '_' => self.ident(),
-            Some(c) => Err(format!("unexpected character '{c}' at offset {}", self.pos)),
+            _ => Ok(PyValue::List(self.sequence('[', ']')?.0)),
         }
     }
 
@@ -121,8 +187,9 @@ impl LiteralParser {
                 Some('}') => {}
                 Some(c) => {
                     return Err(format!(
-                        "expected ',' or '}}' at offset {}, found '{c}'",
-                        self.pos
+                        "expected ',' or '}}' at offset {}, found '{}'",
+                        self.pos,
+                        show(c)
                     ))
                 }
                 None => return Err("unterminated dictionary".to_string()),
@@ -155,8 +222,9 @@ impl LiteralParser {
                 Some(c) if c == close => {}
                 Some(c) => {
                     return Err(format!(
-                        "expected ',' or '{close}' at offset {}, found '{c}'",
-                        self.pos
+                        "expected ',' or '{close}' at offset {}, found '{}'",
+                        self.pos,
+                        show(c)
                     ))
                 }
                 None => return Err(format!("unterminated '{open}'")),
@@ -209,7 +277,7 @@ impl LiteralParser {
         }
         text.parse::<i128>()
             .map(PyValue::Int)
-            .map_err(|_| format!("invalid integer '{text}' at offset {start}"))
+            .map_err(|_| format!("invalid integer '{}' at offset {start}", clip(&text)))
     }
 
     fn ident(&mut self) -> std::result::Result<PyValue, String> {
@@ -222,7 +290,10 @@ impl LiteralParser {
             "True" => Ok(PyValue::Bool(true)),
             "False" => Ok(PyValue::Bool(false)),
             "None" => Ok(PyValue::None),
-            _ => Err(format!("unexpected name '{word}' at offset {start}")),
+            _ => Err(format!(
+                "unexpected name '{}' at offset {start}",
+                clip(&word)
+            )),
         }
     }
 
@@ -230,7 +301,8 @@ impl LiteralParser {
         match self.peek() {
             None => Ok(()),
             Some(c) => Err(format!(
-                "unexpected '{c}' after the dictionary at offset {}",
+                "unexpected '{}' after the dictionary at offset {}",
+                show(c),
                 self.pos
             )),
         }
@@ -249,8 +321,9 @@ fn parse_descr(descr: &str) -> std::result::Result<Dtype, String> {
         "f2" | "e" | "float16" => Dtype::F16,
         _ => {
             return Err(format!(
-                "unsupported dtype '{descr}': only float64 ('<f8'), float32 ('<f4') and \
-                 float16 ('<f2') are supported; convert with a.astype('<f8')"
+                "unsupported dtype '{}': only float64 ('<f8'), float32 ('<f4') and \
+                 float16 ('<f2') are supported; convert with a.astype('<f8')",
+                clip(descr)
             ))
         }
     };
@@ -262,8 +335,9 @@ fn parse_descr(descr: &str) -> std::result::Result<Dtype, String> {
     };
     if big_endian {
         return Err(format!(
-            "unsupported dtype '{descr}': big-endian data are not supported; \
+            "unsupported dtype '{}': big-endian data are not supported; \
              convert with a.astype('{}')",
+            clip(descr),
             dtype.descr()
         ));
     }
@@ -274,16 +348,15 @@ fn parse_descr(descr: &str) -> std::result::Result<Dtype, String> {
 pub(super) fn parse_header_dict(
     text: &str,
 ) -> std::result::Result<(Dtype, bool, Vec<usize>), String> {
+    // Messages quote only the start of the header (it may be 10,000 bytes).
+    let unparsable = format!("unparsable header \"{}\"", clip(text));
     let mut p = LiteralParser::new(text);
-    let value = p
-        .value()
-        .map_err(|e| format!("unparsable header {text:?}: {e}"))?;
-    p.finish()
-        .map_err(|e| format!("unparsable header {text:?}: {e}"))?;
+    let value = p.value().map_err(|e| format!("{unparsable}: {e}"))?;
+    p.finish().map_err(|e| format!("{unparsable}: {e}"))?;
     let PyValue::Dict(entries) = value else {
         return Err(format!(
-            "unparsable header {text:?}: expected a dictionary, found {}",
-            value.describe()
+            "{unparsable}: expected a dictionary, found {}",
+            value.brief()
         ));
     };
     let get = |key: &str| {
@@ -292,14 +365,14 @@ pub(super) fn parse_header_dict(
             .find(|(k, _)| matches!(k, PyValue::Str(s) if s == key))
             .map(|(_, v)| v)
     };
-    let missing = |key: &str| format!("unparsable header {text:?}: missing key '{key}'");
+    let missing = |key: &str| format!("{unparsable}: missing key '{key}'");
 
     let descr = match get("descr").ok_or_else(|| missing("descr"))? {
         PyValue::Str(s) => s.clone(),
         other => {
             return Err(format!(
                 "unsupported dtype {}: structured and other non-scalar dtypes are not supported",
-                other.describe()
+                other.brief()
             ))
         }
     };
@@ -307,8 +380,8 @@ pub(super) fn parse_header_dict(
         PyValue::Bool(b) => *b,
         other => {
             return Err(format!(
-                "unparsable header {text:?}: 'fortran_order' must be True or False, found {}",
-                other.describe()
+                "{unparsable}: 'fortran_order' must be True or False, found {}",
+                other.brief()
             ))
         }
     };
@@ -322,8 +395,8 @@ pub(super) fn parse_header_dict(
                     }
                     other => {
                         return Err(format!(
-                            "unparsable header {text:?}: invalid dimension {} in 'shape'",
-                            other.describe()
+                            "{unparsable}: invalid dimension {} in 'shape'",
+                            other.brief()
                         ))
                     }
                 }
@@ -334,8 +407,8 @@ pub(super) fn parse_header_dict(
         PyValue::Int(d) if *d >= 0 && *d <= usize::MAX as i128 => vec![*d as usize],
         other => {
             return Err(format!(
-                "unparsable header {text:?}: 'shape' must be a tuple, found {}",
-                other.describe()
+                "{unparsable}: 'shape' must be a tuple, found {}",
+                other.brief()
             ))
         }
     };
@@ -385,6 +458,17 @@ pub(super) fn read_header_from(path: &Path, r: &mut impl Read, file_len: u64) ->
     r.read_exact(&mut len_buf[..len_bytes as usize])
         .map_err(|e| io_err(path, e))?;
     let header_len = u32::from_le_bytes(len_buf) as u64;
+    // Refuse before reading (or allocating) the header: a corrupt length field
+    // may say 4 GiB.
+    if header_len > MAX_HEADER_LEN as u64 {
+        return Err(npy_err(
+            path,
+            format!(
+                "header of {header_len} bytes exceeds the limit of {MAX_HEADER_LEN} bytes \
+                 (NumPy's own limit for reading); the file is corrupt or not a .npy file"
+            ),
+        ));
+    }
     let data_offset = 8 + len_bytes + header_len;
     if file_len < data_offset {
         return Err(npy_err(
