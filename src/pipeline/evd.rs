@@ -130,29 +130,77 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
 /// Bytes the EVD of order `n` allocates (the working matrix included) on
 /// `threads` worker threads, for checking that a run fits before starting it.
 /// Each thread may hold one back-transformation workspace at a time.
-pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, opts: &EvdOptions, threads: usize) -> u64 {
+///
+/// `None` when the figure does not fit in a `u64` (an absurd `n` or option):
+/// such a run can never fit, and a wrapped figure would claim it does.
+///
+/// ```
+/// use eigenflow::pipeline::evd::memory_bytes;
+/// use eigenflow::pipeline::{EvdJob, EvdOptions};
+/// let o = EvdOptions::default();
+/// // n = 1000, b = 32: n^2 + 7 n b + 2 n = 1,226,000 words.
+/// assert_eq!(memory_bytes::<f64>(1000, EvdJob::Values, &o, 2), Some(9_808_000));
+/// assert_eq!(memory_bytes::<f32>(1000, EvdJob::Values, &o, 2), Some(4_904_000));
+/// // With vectors (b = 64, 125 columns per block): 5,672,040 words.
+/// assert_eq!(memory_bytes::<f64>(1000, EvdJob::Vectors, &o, 2), Some(45_376_320));
+/// assert_eq!(memory_bytes::<f64>(49152, EvdJob::Vectors, &o, 64), Some(100_874_575_872));
+/// // n^2 alone overflows 64 bits.
+/// assert_eq!(memory_bytes::<f64>(1 << 61, EvdJob::Values, &o, 1), None);
+/// assert_eq!(memory_bytes::<f64>(usize::MAX, EvdJob::Vectors, &o, 1), None);
+/// // 8 n^2 bytes overflow although n^2 words fit.
+/// assert_eq!(memory_bytes::<f64>(1 << 31, EvdJob::Values, &o, 1), None);
+/// // An absurd Q2 block or thread count overflows the workspace figure.
+/// let huge_group = EvdOptions { q2_group: usize::MAX, ..EvdOptions::default() };
+/// assert_eq!(memory_bytes::<f64>(1000, EvdJob::Vectors, &huge_group, 2), None);
+/// assert_eq!(memory_bytes::<f64>(1000, EvdJob::Vectors, &o, usize::MAX), None);
+/// ```
+pub fn memory_bytes<T: Scalar>(
+    n: usize,
+    job: EvdJob,
+    opts: &EvdOptions,
+    threads: usize,
+) -> Option<u64> {
     let b = opts.bandwidth_for(n, job) as u64;
-    let n = n as u64;
-    let mut words = n * n       // the working matrix
-        + 4 * n * b             // V and X workspaces, two of each
-        + n * b                 // T factors
-        + 2 * b * n             // band with bulge room
-        + 2 * n; // tridiagonal
+    let n64 = n as u64;
+    let nn = n64.checked_mul(n64)?;
+    let nb = n64.checked_mul(b)?;
+    let mut words = [
+        nn,                  // the working matrix
+        nb.checked_mul(4)?,  // V and X workspaces, two of each
+        nb,                  // T factors
+        nb.checked_mul(2)?,  // band with bulge room
+        n64.checked_mul(2)?, // tridiagonal
+    ]
+    .into_iter()
+    .try_fold(0u64, u64::checked_add)?;
     if job == EvdJob::Vectors {
-        let col = opts.col_block_for(n as usize) as u64;
-        let q2_work = crate::linalg::q2::workspace_len(
-            n as usize,
-            b as usize,
-            opts.q2_group.max(1),
-            col.min(n) as usize,
-        ) as u64;
-        words += n * n          // eigenvectors
-            + n * n / 2 + n * b // stage-2 reflectors
-            + 2 * n * n         // the root merge: deflated copy of Q and the k x k block
-            + 3 * n * col.min(n) // merge-product tiles and Q1 workspaces in flight
-            + threads.max(1) as u64 * q2_work; // one Q2 task per thread
+        let col = opts.col_block_for(n).min(n);
+        let group = opts.q2_group.max(1);
+        // `workspace_len` computes in `usize` without checks: make sure an
+        // upper bound of each of its terms fits first (`transposed_ld(kc) <=
+        // kc + 24`).
+        let b = b as usize;
+        [
+            col.checked_add(24)?.checked_mul(n)?,
+            b.checked_add(group)?.checked_mul(group)?,
+            group.checked_mul(group)?,
+            col.checked_mul(group)?.checked_mul(2)?,
+        ]
+        .into_iter()
+        .try_fold(0usize, usize::checked_add)?;
+        let q2_work = crate::linalg::q2::workspace_len(n, b, group, col) as u64;
+        words = [
+            words,
+            nn,                                            // eigenvectors
+            (nn / 2).checked_add(nb)?,                     // stage-2 reflectors
+            nn.checked_mul(2)?, // the root merge: deflated copy of Q and the k x k block
+            n64.checked_mul(col as u64)?.checked_mul(3)?, // merge-product tiles and Q1 workspaces in flight
+            (threads.max(1) as u64).checked_mul(q2_work)?, // one Q2 task per thread
+        ]
+        .into_iter()
+        .try_fold(0u64, u64::checked_add)?;
     }
-    words * std::mem::size_of::<T>() as u64
+    words.checked_mul(std::mem::size_of::<T>() as u64)
 }
 
 /// Builds the EVD graph of the symmetric matrix `a` (lower triangle read; `a`
