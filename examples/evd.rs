@@ -45,7 +45,8 @@ struct Args {
     #[arg(long)]
     values_only: bool,
     /// Also compute ||A V - V L||_F / (n ||A||_F eps) and ||V^T V - I||_F / (n eps)
-    /// (keeps a copy of A; O(n^3) extra work).
+    /// (keeps a copy of A; O(n^3) extra work); with --values-only, only
+    /// |sum(L) - trace(A)| / (n ||A||_F eps).
     #[arg(long)]
     check: bool,
     /// CPU worker threads, 1 to 1024 (default: all cores, at most 1024).

@@ -5,8 +5,9 @@
 //! (`target/<profile>/examples/evd` beside `target/<profile>/deps/`); a test
 //! filtered to this file alone (`cargo test --test evd_cli`) does not, so build
 //! the example first then (`cargo build --example evd`, same profile). A
-//! missing binary skips the tests with a note; a binary older than its sources
-//! fails them, rather than test stale code.
+//! missing binary skips the tests with a note; a binary older than a source it
+//! was built from (per cargo's `evd.d`) fails them, rather than test stale
+//! code.
 
 use eigenflow::matrix::npy;
 use faer::Mat;
@@ -14,36 +15,46 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::SystemTime;
 
-/// The example binary, if it was built; panics if it is older than its sources.
+/// The example binary, if it was built; panics if it is older than one of the
+/// sources it was built from.
 fn evd_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().expect("test binary path");
     let profile_dir = exe.parent()?.parent()?;
     let bin = profile_dir
         .join("examples")
         .join(format!("evd{}", std::env::consts::EXE_SUFFIX));
-    let built = std::fs::metadata(&bin).and_then(|m| m.modified()).ok()?;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let newest = newest_mtime(&root.join("src")).max(newest_mtime(&root.join("examples/evd.rs")));
-    assert!(
-        newest <= built,
-        "{} is older than its sources: build it with `cargo build --example evd` \
-         (same profile) or run `cargo test` without a target filter",
-        bin.display()
-    );
+    let built = mtime(&bin)?;
+    for src in sources_of(&bin) {
+        assert!(
+            mtime(&src).is_none_or(|t| t <= built),
+            "{} is older than {}: build it with `cargo build --example evd` (same \
+             profile) or run `cargo test` without a target filter",
+            bin.display(),
+            src.display()
+        );
+    }
     Some(bin)
 }
 
-/// The latest modification time of a file, or of any file under a directory.
-fn newest_mtime(path: &Path) -> SystemTime {
-    let mut newest = SystemTime::UNIX_EPOCH;
-    if let Ok(entries) = std::fs::read_dir(path) {
-        for e in entries.flatten() {
-            newest = newest.max(newest_mtime(&e.path()));
-        }
-    } else if let Ok(t) = std::fs::metadata(path).and_then(|m| m.modified()) {
-        newest = t;
-    }
-    newest
+fn mtime(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The source files the binary was built from, from the dep-info file cargo
+/// writes beside it (`evd.d`: `<binary>: <source> <source> ...`, spaces in
+/// paths escaped as `\ `); empty if there is none.
+fn sources_of(bin: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(bin.with_file_name("evd.d")) else {
+        return Vec::new();
+    };
+    let first = text.lines().next().unwrap_or("");
+    let Some((_, deps)) = first.split_once(": ") else {
+        return Vec::new();
+    };
+    deps.replace("\\ ", "\0")
+        .split_whitespace()
+        .map(|p| PathBuf::from(p.replace('\0', " ")))
+        .collect()
 }
 
 /// Runs the example with `args`; `None` (with a note) if it is not built.
@@ -109,7 +120,7 @@ impl Drop for TempDir {
 fn raw_npy(path: &Path, shape: &str, elems: usize) {
     let dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
     let mut header = dict.into_bytes();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(b' ');
     }
     header.push(b'\n');

@@ -10,7 +10,14 @@
 //! Every failure names the file and says what is wrong with it: a missing file
 //! is an [`Error::Io`], everything else (bad magic, unsupported version,
 //! unparsable header, unsupported dtype, wrong rank, truncated data, a
-//! non-square matrix where a square one was asked for) is an [`Error::Npy`].
+//! non-square matrix where a square one was asked for, a finite value beyond
+//! the range of the requested precision) is an [`Error::Npy`].
+//!
+//! The reader is meant to survive hostile files: the header is capped at
+//! 10,000 bytes (NumPy's own limit for reading) and refused before it is read,
+//! the header parser bounds its nesting depth, error messages quote at most a
+//! short excerpt of the header, and the data length is checked against the
+//! shape before anything of the shape's size is allocated.
 //!
 //! ```
 //! use eigenflow::matrix::npy;
@@ -120,9 +127,10 @@ pub struct Header {
 }
 
 impl Header {
-    /// Number of elements (product of the shape).
+    /// Number of elements (product of the shape). The reader refuses shapes
+    /// whose product overflows; for a hand-made header it saturates.
     pub fn len(&self) -> usize {
-        self.shape.iter().product()
+        self.shape.iter().fold(1usize, |a, &d| a.saturating_mul(d))
     }
 
     /// Whether the array has no elements.
@@ -132,13 +140,14 @@ impl Header {
 
     /// Number of data bytes the shape and dtype call for.
     pub fn data_bytes(&self) -> u64 {
-        self.len() as u64 * self.dtype.size() as u64
+        (self.len() as u64).saturating_mul(self.dtype.size() as u64)
     }
 
     /// Bytes needed to hold the array in memory as `T` (for memory checks before
     /// reading).
+    /// Saturates at `u64::MAX` (an f2 file read as f64 takes 4 times its size).
     pub fn bytes_as<T: Scalar>(&self) -> u64 {
-        self.len() as u64 * std::mem::size_of::<T>() as u64
+        (self.len() as u64).saturating_mul(std::mem::size_of::<T>() as u64)
     }
 }
 

@@ -380,7 +380,7 @@ fn synthetic_file(rng: &mut Rng) -> Vec<u8> {
     let len_bytes = if version.0 == 1 { 2 } else { 4 };
     let mut header = dict.into_bytes();
     if rng.chance(90) {
-        while (MAGIC.len() + 2 + len_bytes + header.len() + 1) % 64 != 0 {
+        while !(MAGIC.len() + 2 + len_bytes + header.len() + 1).is_multiple_of(64) {
             header.push(b' ');
         }
         header.push(b'\n');
