@@ -271,7 +271,12 @@ fn prepare_output(dir: &Path) -> Result<()> {
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let probe = dir.join(format!(".eigenflow-write-test-{}", std::process::id()));
-    std::fs::File::create(&probe).map_err(io(&probe))?;
+    // `create_new`: never truncate a file of the user's that has this name.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(io(&probe))?;
     std::fs::remove_file(&probe).map_err(io(&probe))?;
     Ok(())
 }
