@@ -6,6 +6,11 @@
 //! checks that the run fits in memory before allocating, runs sy2sb -> sb2st ->
 //! tridiagonal eigenvalues as one DAG with a progress bar, and prints per-stage
 //! times (or one JSON line with `--json`).
+//!
+//! Everything that can be checked before the run is: the input's shape (from
+//! its header, before its data or any memory figure), the memory the run needs
+//! (refusing sizes whose figure overflows), that `--output` is a writable
+//! directory, and the ranges of `--threads` and the tuning options.
 
 use clap::{Parser, ValueEnum};
 use eigenflow::gallery::Rng;
@@ -18,7 +23,7 @@ use eigenflow::trace::TraceLevel;
 use eigenflow::{Error, Result, Scalar};
 use faer::Mat;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -40,39 +45,48 @@ struct Args {
     #[arg(long)]
     values_only: bool,
     /// Also compute ||A V - V L||_F / (n ||A||_F eps) and ||V^T V - I||_F / (n eps)
-    /// (keeps a copy of A; O(n^3) extra work).
+    /// (keeps a copy of A; O(n^3) extra work); with --values-only, only
+    /// |sum(L) - trace(A)| / (n ||A||_F eps).
     #[arg(long)]
     check: bool,
-    /// CPU worker threads (default: all cores).
-    #[arg(long)]
+    /// CPU worker threads, 1 to 1024 (default: all cores, at most 1024).
+    #[arg(long, value_parser = thread_count)]
     threads: Option<usize>,
-    /// Half-bandwidth of the intermediate band.
-    #[arg(long)]
+    /// Half-bandwidth of the intermediate band (default 32 for values, 64 with
+    /// vectors). 0 is refused; n or more is lowered to n - 1, with a note.
+    #[arg(long, value_parser = positive)]
     bandwidth: Option<usize>,
-    /// Stage-1 tile size (a multiple of the bandwidth).
-    #[arg(long)]
+    /// Stage-1 tile size (rounded up to a multiple of the bandwidth). 0 is
+    /// refused; more than n is lowered to n, with a note.
+    #[arg(long, value_parser = positive)]
     tile: Option<usize>,
-    /// Stage-2 sweeps per task.
-    #[arg(long)]
+    /// Stage-2 sweeps per task. 0 is refused; more than the n - 2 sweeps is
+    /// lowered to n - 2, with a note.
+    #[arg(long, value_parser = positive)]
     sweep_group: Option<usize>,
-    /// Stage-2 steps per task.
-    #[arg(long)]
+    /// Stage-2 steps per task. 0 is refused; more than the skewed steps of one
+    /// sweep group is lowered to that count, with a note.
+    #[arg(long, value_parser = positive)]
     step_chunk: Option<usize>,
-    /// Q2 back-transformation: sweeps per compact-WY block.
-    #[arg(long)]
+    /// Q2 back-transformation: sweeps per compact-WY block. 0 is refused; more
+    /// than the n - 2 sweeps is lowered to n - 2, with a note.
+    #[arg(long, value_parser = positive)]
     q2_group: Option<usize>,
-    /// Back-transformations: eigenvector columns per task.
-    #[arg(long)]
+    /// Back-transformations: eigenvector columns per task. 0 is refused; more
+    /// than n is lowered to n, with a note.
+    #[arg(long, value_parser = positive)]
     col_block: Option<usize>,
-    /// Divide and conquer leaf size.
-    #[arg(long)]
+    /// Divide and conquer leaf size. 0 is refused; more than n is lowered to
+    /// n (one leaf), with a note.
+    #[arg(long, value_parser = positive)]
     leaf_size: Option<usize>,
     /// Read the matrix from a 2-D .npy file (f64 or f32, C or Fortran order; the
     /// lower triangle is used).
     #[arg(long)]
     input: Option<PathBuf>,
     /// Write eigenvalues.npy (ascending) and, with vectors, eigenvectors.npy
-    /// (column j belongs to eigenvalue j) into this directory.
+    /// (column j belongs to eigenvalue j) into this directory (created, and
+    /// checked to be writable, before the run).
     #[arg(long)]
     output: Option<PathBuf>,
     /// Write a Chrome trace (open in ui.perfetto.dev).
@@ -101,28 +115,80 @@ fn main() {
     }
 }
 
-fn options(args: &Args) -> EvdOptions {
+/// Most worker threads accepted: far above any machine this runs on, and low
+/// enough that a typo (`--threads 50000`) is an error, not 50000 threads.
+const MAX_THREADS: usize = 1024;
+
+/// Lag between consecutive sweeps in stage 2's skewed step order (the stage-2
+/// schedule of Haidar, Ltaief and Dongarra): sweep `s + r` of a group starts
+/// `3 r` steps after sweep `s`.
+const SWEEP_LAG: usize = 3;
+
+/// Parses `--threads`: 1 to [`MAX_THREADS`].
+fn thread_count(s: &str) -> std::result::Result<usize, String> {
+    let t: usize = s.parse().map_err(|e| format!("{e}"))?;
+    if (1..=MAX_THREADS).contains(&t) {
+        Ok(t)
+    } else {
+        Err(format!("must be between 1 and {MAX_THREADS}"))
+    }
+}
+
+/// Parses a tuning option: at least 1 (omit the option for the default).
+fn positive(s: &str) -> std::result::Result<usize, String> {
+    let v: usize = s.parse().map_err(|e| format!("{e}"))?;
+    if v == 0 {
+        Err("must be at least 1 (omit the option for the default)".to_string())
+    } else {
+        Ok(v)
+    }
+}
+
+/// `value` of option `--name`, lowered to `max` (at least 1) with a note when
+/// it is above: larger values mean nothing more for this n, and some would
+/// wrap in the index arithmetic of the stages.
+fn at_most(name: &str, value: usize, max: usize, what: &str) -> usize {
+    let max = max.max(1);
+    if value > max {
+        eprintln!("note: --{name} {value} exceeds {what}; using {max}");
+        max
+    } else {
+        value
+    }
+}
+
+/// The tuning options for order `n`, each checked against what makes sense
+/// for `n` (see the options' help).
+fn options(args: &Args, n: usize, job: EvdJob) -> EvdOptions {
     let mut o = EvdOptions::default();
+    let sweeps = n.saturating_sub(2);
     if let Some(b) = args.bandwidth {
-        o.bandwidth = b;
+        let what = format!("n - 1 = {}", n.saturating_sub(1));
+        o.bandwidth = at_most("bandwidth", b, n.saturating_sub(1), &what);
     }
+    let b = o.bandwidth_for(n, job);
     if let Some(t) = args.tile {
-        o.tile = t;
+        o.tile = at_most("tile", t, n, &format!("n = {n}"));
     }
+    let sweeps_of_n = format!("the {sweeps} sweeps of n = {n}");
     if let Some(g) = args.sweep_group {
-        o.sweep_group = g;
+        o.sweep_group = at_most("sweep-group", g, sweeps, &sweeps_of_n);
     }
     if let Some(c) = args.step_chunk {
-        o.step_chunk = c;
+        // The longest sweep has ceil((n - 2) / b) steps; a group of G sweeps
+        // spans that plus the lag of its last sweep.
+        let skewed = sweeps.div_ceil(b) + SWEEP_LAG * (o.sweep_group.clamp(1, sweeps.max(1)) - 1);
+        let what = format!("the {skewed} skewed steps of a sweep group");
+        o.step_chunk = at_most("step-chunk", c, skewed, &what);
     }
     if let Some(g) = args.q2_group {
-        o.q2_group = g;
+        o.q2_group = at_most("q2-group", g, sweeps, &sweeps_of_n);
     }
     if let Some(c) = args.col_block {
-        o.back_col_block = c;
+        o.back_col_block = at_most("col-block", c, n, &format!("n = {n}"));
     }
     if let Some(l) = args.leaf_size {
-        o.leaf_size = l;
+        o.leaf_size = at_most("leaf-size", l, n, &format!("n = {n}"));
     }
     o
 }
@@ -137,7 +203,7 @@ fn largest_fitting<T: Scalar>(
     let (mut lo, mut hi) = (0usize, 1usize << 20);
     while lo + 1 < hi {
         let mid = (lo + hi) / 2;
-        if memory_bytes::<T>(mid, job, opts, threads).is_some_and(|m| m <= available) {
+        if memory_bytes::<T>(mid, job, opts, threads).is_some_and(|b| b <= available) {
             lo = mid;
         } else {
             hi = mid;
@@ -146,45 +212,93 @@ fn largest_fitting<T: Scalar>(
     lo / 1024 * 1024
 }
 
+/// Bytes the run needs (the copy kept for `--check` included); fails if they
+/// do not fit in the available memory or do not even fit in a `u64`.
 fn check_memory<T: Scalar>(
     n: usize,
     job: EvdJob,
     check: bool,
     opts: &EvdOptions,
     threads: usize,
-) -> Result<()> {
-    let copy = if check {
-        (n * n * std::mem::size_of::<T>()) as u64
-    } else {
-        0
-    };
-    let needed = memory_bytes::<T>(n, job, opts, threads)
-        .and_then(|m| m.checked_add(copy))
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!("n = {n}: the memory figure overflows 64 bits"))
-        })?;
+) -> Result<u64> {
     let what = match job {
         EvdJob::Values => "eigenvalues",
         EvdJob::Vectors => "eigenvalues and eigenvectors",
     };
-    sysinfo::check_fits(
-        needed,
-        &format!("the {n} x {n} {} problem ({what})", T::NAME),
-        |avail| {
-            let f = |j| {
-                (
-                    largest_fitting::<f64>(avail, j, opts, threads),
-                    largest_fitting::<f32>(avail, j, opts, threads),
-                )
-            };
-            let (v64, v32) = f(EvdJob::Vectors);
-            let (e64, e32) = f(EvdJob::Values);
-            format!(
-                "this machine fits --n {v64} (f64) or {v32} (f32) with vectors, \
-             --n {e64} (f64) or {e32} (f32) with --values-only"
+    let problem = format!("the {n} x {n} {} problem ({what})", T::NAME);
+    let suggestion = |avail: u64| {
+        let f = |j| {
+            (
+                largest_fitting::<f64>(avail, j, opts, threads),
+                largest_fitting::<f32>(avail, j, opts, threads),
             )
-        },
-    )
+        };
+        let (v64, v32) = f(EvdJob::Vectors);
+        let (e64, e32) = f(EvdJob::Values);
+        format!(
+            "this machine fits --n {v64} (f64) or {v32} (f32) with vectors, \
+             --n {e64} (f64) or {e32} (f32) with --values-only"
+        )
+    };
+    let copy = if check {
+        (n as u64)
+            .checked_mul(n as u64)
+            .and_then(|w| w.checked_mul(std::mem::size_of::<T>() as u64))
+    } else {
+        Some(0)
+    };
+    let Some(needed) = memory_bytes::<T>(n, job, opts, threads)
+        .zip(copy)
+        .and_then(|(a, b)| a.checked_add(b))
+    else {
+        let hint = sysinfo::available_memory_bytes()
+            .map(|avail| format!("; {}", suggestion(avail)))
+            .unwrap_or_default();
+        return Err(Error::InvalidArgument(format!(
+            "{problem} is too large: the memory it needs does not fit in 64 bits{hint}"
+        )));
+    };
+    sysinfo::check_fits(needed, &problem, suggestion)?;
+    Ok(needed)
+}
+
+/// Creates `dir` and checks that a file can be created in it, so a bad
+/// `--output` is found before the run rather than after it.
+fn prepare_output(dir: &Path) -> Result<()> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let probe = dir.join(format!(".eigenflow-write-test-{}", std::process::id()));
+    // `create_new`: never truncate a file of the user's that has this name.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(io(&probe))?;
+    std::fs::remove_file(&probe).map_err(io(&probe))?;
+    Ok(())
+}
+
+/// The order of the square matrix in `path`, from its header alone (the data
+/// length is checked too): the shape is checked before any memory figure.
+fn square_order(path: &Path) -> Result<usize> {
+    let header = npy::read_header(path)?;
+    match header.shape[..] {
+        [m, n] if m == n => Ok(n),
+        _ => {
+            let dims: Vec<String> = header.shape.iter().map(|d| d.to_string()).collect();
+            let shape = match dims.len() {
+                1 => format!("({},)", dims[0]),
+                _ => format!("({})", dims.join(", ")),
+            };
+            Err(Error::Npy {
+                path: path.to_path_buf(),
+                reason: format!("expected a square 2-D matrix, found shape {shape}"),
+            })
+        }
+    }
 }
 
 fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
@@ -200,26 +314,28 @@ fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
 }
 
 fn run<T: Scalar>(args: &Args) -> Result<()> {
-    let opts = options(args);
     let job = if args.values_only {
         EvdJob::Values
     } else {
         EvdJob::Vectors
     };
-    let threads = args.threads.unwrap_or_else(sysinfo::default_threads);
-    let a: Mat<T> = match &args.input {
-        Some(path) => {
-            let header = npy::read_header(path)?;
-            let n = header.shape.first().copied().unwrap_or(0);
-            check_memory::<T>(n, job, args.check, &opts, threads)?;
-            npy::read_square_matrix::<T>(path)?
-        }
-        None => {
-            check_memory::<T>(args.n, job, args.check, &opts, threads)?;
-            random_symmetric(args.n, args.seed)
-        }
+    let threads = args
+        .threads
+        .unwrap_or_else(|| sysinfo::default_threads().min(MAX_THREADS));
+    // Everything that can fail before the run fails here, cheapest first.
+    if let Some(dir) = &args.output {
+        prepare_output(dir)?;
+    }
+    let n = match &args.input {
+        Some(path) => square_order(path)?,
+        None => args.n,
     };
-    let n = a.nrows();
+    let opts = options(args, n, job);
+    let needed = check_memory::<T>(n, job, args.check, &opts, threads)?;
+    let a: Mat<T> = match &args.input {
+        Some(path) => npy::read_square_matrix::<T>(path)?,
+        None => random_symmetric(n, args.seed),
+    };
     let b = opts.bandwidth_for(n, job);
     let original = args.check.then(|| a.clone());
     let progress = Progress::new();
@@ -227,7 +343,7 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
         eprintln!(
             "n = {n} ({}): needs {} of memory; building the task graph",
             T::NAME,
-            sysinfo::human_bytes(memory_bytes::<T>(n, job, &opts, threads).unwrap_or(u64::MAX))
+            sysinfo::human_bytes(needed)
         );
     }
     let mut rt = Runtime::builder()
@@ -292,10 +408,6 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     };
 
     if let Some(dir) = &args.output {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            path: dir.clone(),
-            source,
-        })?;
         npy::write_vector(&dir.join("eigenvalues.npy"), &values)?;
         if let Some(v) = &vectors {
             npy::write_matrix(&dir.join("eigenvectors.npy"), v.as_ref())?;
@@ -314,7 +426,9 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
         });
         if let Some((res, orth)) = checks {
             line["residual"] = res.into();
-            line["orthogonality"] = orth.into();
+            if let Some(orth) = orth {
+                line["orthogonality"] = orth.into();
+            }
         }
         println!("{line}");
     } else {
@@ -332,8 +446,16 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
                 values[n - 1].f64()
             );
         }
-        if let Some((res, orth)) = checks {
-            println!("||A - V L V^T||: residual ratio {res:.3}; ||V^T V - I||: orthogonality ratio {orth:.3} (LAPACK threshold 30)");
+        match checks {
+            Some((res, Some(orth))) => println!(
+                "||A - V L V^T||: residual ratio {res:.3}; ||V^T V - I||: orthogonality \
+                 ratio {orth:.3} (LAPACK threshold 30)"
+            ),
+            Some((res, None)) => println!(
+                "|sum(L) - trace(A)|: residual ratio {res:.3} (LAPACK threshold 30; \
+                 eigenvalues only, so no orthogonality to check)"
+            ),
+            None => {}
         }
         if let Some(p) = &args.trace {
             println!("trace written to {} (open in ui.perfetto.dev)", p.display());
@@ -343,17 +465,18 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
 }
 
 /// LAPACK-style ratios: `||A V - V L||_F / (n ||A||_F eps)` (for values only,
-/// `|sum(L) - trace(A)| / (n ||A||_F eps)`) and `||V^T V - I||_F / (n eps)`.
+/// `|sum(L) - trace(A)| / (n ||A||_F eps)`) and, with vectors,
+/// `||V^T V - I||_F / (n eps)`.
 fn check_ratios<T: Scalar>(
     a: faer::MatRef<'_, T>,
     values: &[T],
     v: Option<faer::MatRef<'_, T>>,
-) -> (f64, f64) {
+) -> (f64, Option<f64>) {
     use faer::linalg::matmul::matmul;
     use faer::{Accum, Par};
     let n = a.nrows();
     if n == 0 {
-        return (0.0, 0.0);
+        return (0.0, v.map(|_| 0.0));
     }
     let par = Par::rayon(0);
     let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
@@ -362,7 +485,7 @@ fn check_ratios<T: Scalar>(
     let Some(v) = v else {
         let trace: f64 = (0..n).map(|i| full[(i, i)].f64()).sum();
         let sum: f64 = values.iter().map(|x| x.f64()).sum();
-        return ((trace - sum).abs() / (nf * anorm * eps), 0.0);
+        return ((trace - sum).abs() / (nf * anorm * eps), None);
     };
     let mut r = Mat::from_fn(n, n, |i, j| v[(i, j)] * values[j]);
     matmul(r.as_mut(), Accum::Add, full.as_ref(), v, -T::one(), par);
@@ -370,6 +493,6 @@ fn check_ratios<T: Scalar>(
     matmul(o.as_mut(), Accum::Add, v.transpose(), v, -T::one(), par);
     (
         r.norm_l2().f64() / (nf * anorm * eps),
-        o.norm_l2().f64() / (nf * eps),
+        Some(o.norm_l2().f64() / (nf * eps)),
     )
 }

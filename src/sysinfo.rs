@@ -10,6 +10,10 @@
 
 use crate::{Error, Result};
 
+mod cgroup;
+
+use cgroup::cgroup_headroom;
+
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// Reads one `kB` field (e.g. `"MemAvailable"`) from `/proc/meminfo`, in bytes.
@@ -39,10 +43,25 @@ fn parse_meminfo(text: &str, key: &str) -> Option<u64> {
 }
 
 /// Memory available for new allocations without swapping, in bytes: the
-/// `MemAvailable` line of `/proc/meminfo`. `None` where that is not available
-/// (other operating systems, very old kernels, restricted sandboxes).
+/// `MemAvailable` line of `/proc/meminfo`, or less when the process's cgroup
+/// leaves less: the smallest `limit - usage` of its cgroup and their ancestors
+/// (v2 `memory.max` - `memory.current`, v1 `memory.limit_in_bytes` -
+/// `memory.usage_in_bytes`; reclaimable page cache not counted as used).
+/// `None` where neither figure is available (other operating systems, very old
+/// kernels, restricted sandboxes).
 pub fn available_memory_bytes() -> Option<u64> {
-    meminfo_field("MemAvailable")
+    smaller(
+        meminfo_field("MemAvailable"),
+        cgroup_headroom(&|p| std::fs::read_to_string(p).ok()),
+    )
+}
+
+/// The smaller of two optional figures (either may be unknown).
+fn smaller(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The default number of worker threads: the machine's available
@@ -201,5 +220,18 @@ mod tests {
             ));
         }
         assert!(check_fits(0, "nothing", |_| String::new()).is_ok());
+    }
+
+    #[test]
+    fn available_is_the_smaller_figure() {
+        assert_eq!(smaller(Some(5), Some(3)), Some(3));
+        assert_eq!(smaller(Some(5), None), Some(5));
+        assert_eq!(smaller(None, Some(3)), Some(3));
+        assert_eq!(smaller(None, None), None);
+        // On this machine the figure never exceeds what meminfo says.
+        if let (Some(avail), Some(mem)) = (available_memory_bytes(), meminfo_field("MemAvailable"))
+        {
+            assert!(avail <= mem);
+        }
     }
 }

@@ -62,7 +62,7 @@
 //! so a later pass starts on the columns an earlier one has finished (a full
 //! barrier is also valid: [`last_task`] of a pass follows all its tasks and
 //! `(0, 0)` precedes all tasks of the next). A grouped grain like
-//! [`super::bulge::SweepGrouping`] is left for the pipeline: the in-pass rule
+//! [`super::sb2st::SweepGrouping`] is left for the pipeline: the in-pass rule
 //! has the same shape as the EVD's (`(r-1, s+2) -> (r, s)`), so the same
 //! super-task construction applies.
 

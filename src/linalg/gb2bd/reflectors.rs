@@ -22,7 +22,7 @@
 //! In a group of consecutive sweeps `[r0, r1)` of one pass, the reflectors at
 //! step `s` start one index apart (`c_s` grows by one per sweep), so
 //! `Block(s) = H(r0, s) H(r0+1, s) ... H(r1-1, s)` is one compact-WY block
-//! `I - V T V^T` with a parallelogram `V` (as [`crate::linalg::q2`] does for
+//! `I - V T V^T` with a parallelogram `V` (as [`crate::linalg::back_transform::q2`] does for
 //! the EVD). Within the group, the sequential product equals
 //! `Block(last) ... Block(1) Block(0)`: the only pairs this reorders are
 //! `H(r, s)` and `H(r', s')` with `r <= r'`, `s < s'`, whose ranges start

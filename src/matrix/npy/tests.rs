@@ -4,10 +4,10 @@ use super::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A fresh scratch directory, removed on drop.
-struct TempDir(PathBuf);
+pub(super) struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new() -> TempDir {
+    pub(super) fn new() -> TempDir {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "eigenflow-npy-test-{}-{}",
@@ -17,7 +17,7 @@ impl TempDir {
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
     }
-    fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 }
@@ -29,7 +29,7 @@ impl Drop for TempDir {
 }
 
 /// Builds a file from a header dict and raw data, with the given version.
-fn raw_npy(version: (u8, u8), dict: &str, data: &[u8]) -> Vec<u8> {
+pub(super) fn raw_npy(version: (u8, u8), dict: &str, data: &[u8]) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
     out.extend_from_slice(&[version.0, version.1]);
     let mut header = dict.as_bytes().to_vec();
@@ -48,7 +48,7 @@ fn raw_npy(version: (u8, u8), dict: &str, data: &[u8]) -> Vec<u8> {
     out
 }
 
-fn f64_bytes(xs: &[f64]) -> Vec<u8> {
+pub(super) fn f64_bytes(xs: &[f64]) -> Vec<u8> {
     xs.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
@@ -62,14 +62,14 @@ fn write_raw(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-fn npy_reason(e: Error) -> String {
+pub(super) fn npy_reason(e: Error) -> String {
     match e {
         Error::Npy { reason, .. } => reason,
         other => panic!("expected Error::Npy, got {other:?}"),
     }
 }
 
-fn sample<T: Scalar>(m: usize, n: usize) -> Mat<T> {
+pub(super) fn sample<T: Scalar>(m: usize, n: usize) -> Mat<T> {
     Mat::from_fn(m, n, |i, j| {
         T::of((i as f64 + 1.0) * 0.1 - (j as f64) * 3.75 + 1.0 / (1.0 + (i * j) as f64))
     })

@@ -54,7 +54,6 @@ pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
 use super::EvdOptions;
 use crate::graph::{Task, TaskGraph, TaskId};
-use crate::linalg::sb2st::SweepGrouping;
 use crate::linalg::stedc::DcParams;
 use crate::matrix::SharedMatrix;
 use crate::runtime::{RunReport, Runtime};
@@ -214,41 +213,67 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
 /// the runtime's plan and per-task record (a generous average).
 const BYTES_PER_TASK: u64 = 640;
 
-/// An upper estimate of the number of tasks of the EVD graph of order `n`.
+/// An upper estimate of the number of tasks of the EVD graph of order `n`
+/// (closed form, so it costs nothing even for absurd `n`; saturating).
 pub fn task_count(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
-    let b = opts.bandwidth_for(n, job);
-    let nb = opts.tile_for(n, b) as u64;
+    let b = opts.bandwidth_for(n, job) as u64;
+    let nb = opts.tile_for(n, b as usize).max(1) as u64;
     let n64 = n as u64;
-    let panels = crate::linalg::sy2sb::panel_count(n, b) as u64;
-    let tiles = n64.div_ceil(nb.max(1));
+    let panels = n64 / b;
+    let tiles = n64.div_ceil(nb);
     // Stage 1: per panel a QR, a SYMM per row block, form_w and the lower tiles.
-    let stage1 = panels * (3 + tiles + tiles * (tiles + 1) / 2) + tiles;
+    let stage1 = panels.saturating_mul(
+        tiles
+            .saturating_mul(tiles.saturating_add(1))
+            .saturating_div(2)
+            .saturating_add(tiles)
+            .saturating_add(3),
+    );
+    // Stage 2: about n sweeps of n / b steps, grouped G x C (each group of G
+    // sweeps has its steps skewed by 3 per sweep).
+    let steps = n64 / b + 2;
     let stage2 = if opts.fine_stage2 {
-        (0..crate::linalg::sb2st::num_sweeps(n))
-            .map(|s| crate::linalg::sb2st::steps(n, b, s) as u64)
-            .sum()
+        n64.saturating_mul(steps)
     } else {
-        SweepGrouping::new(n, b, opts.sweep_group.max(1), opts.step_chunk.max(1)).num_tasks() as u64
+        let (g, c) = (
+            opts.sweep_group.max(1) as u64,
+            opts.step_chunk.max(1) as u64,
+        );
+        (n64 / g + 1).saturating_mul((steps + 3 * g) / c + 1)
     };
     let rest = match job {
         EvdJob::Values => 1,
         EvdJob::Vectors => {
             let leaves = n64.div_ceil(opts.leaf_size.max(1) as u64);
-            let col = opts.col_block_for(n) as u64;
+            let col = opts.col_block_for(n).max(1) as u64;
             // Per merge: deflate, up to 8 roots, lowner, free and its apply tiles.
-            leaves * 12
-                + 2 * n64.div_ceil(opts.dc_tile.max(1) as u64) * 12
-                + 2 * n64.div_ceil(col)
-                + 2
+            leaves
+                .saturating_mul(12)
+                .saturating_add(n64.div_ceil(opts.dc_tile.max(1) as u64).saturating_mul(24))
+                .saturating_add(n64.div_ceil(col).saturating_mul(2))
         }
     };
-    stage1 + stage2 + rest + 1
+    stage1
+        .saturating_add(stage2)
+        .saturating_add(rest)
+        .saturating_add(2)
 }
 
 /// Bytes the EVD of order `n` allocates (the working matrix and the graph's
 /// bookkeeping included) on `threads` worker threads, for checking that a run
 /// fits before starting it; `None` if the figure overflows `u64` (it fits
 /// nowhere). Each thread may hold one back-transformation workspace at a time.
+///
+/// ```
+/// use eigenflow::pipeline::evd::{memory_bytes, EvdJob};
+/// use eigenflow::pipeline::EvdOptions;
+/// let opts = EvdOptions::auto();
+/// assert!(memory_bytes::<f64>(1000, EvdJob::Vectors, &opts, 2).is_some());
+/// assert_eq!(memory_bytes::<f64>(1 << 61, EvdJob::Values, &opts, 2), None);
+/// let mut huge_group = EvdOptions::auto();
+/// huge_group.q2_group = usize::MAX;
+/// assert_eq!(memory_bytes::<f64>(1000, EvdJob::Vectors, &huge_group, 2), None);
+/// ```
 pub fn memory_bytes<T: Scalar>(
     n: usize,
     job: EvdJob,
@@ -256,30 +281,47 @@ pub fn memory_bytes<T: Scalar>(
     threads: usize,
 ) -> Option<u64> {
     let b = opts.bandwidth_for(n, job) as u64;
-    let n = n as u64;
-    let nn = n.checked_mul(n)?;
-    let mut words = nn // the working matrix
-        .checked_add(n.checked_mul(b)?.checked_mul(7)?)? // V, X workspaces (2 each), T, band (2b)
-        .checked_add(2 * n)?; // tridiagonal
+    let n64 = n as u64;
+    let nn = n64.checked_mul(n64)?;
+    let nb = n64.checked_mul(b)?;
+    let mut words = [
+        nn,                  // the working matrix
+        nb.checked_mul(4)?,  // V and X workspaces, two of each
+        nb,                  // T factors
+        nb.checked_mul(2)?,  // band with bulge room
+        n64.checked_mul(2)?, // tridiagonal
+    ]
+    .into_iter()
+    .try_fold(0u64, u64::checked_add)?;
     if job == EvdJob::Vectors {
-        let col = (opts.col_block_for(n as usize) as u64).min(n);
-        let q2_work = crate::linalg::back_transform::q2::workspace_len(
-            n as usize,
-            b as usize,
-            opts.q2_group.max(1),
-            col as usize,
-        ) as u64;
-        words = words
-            .checked_add(nn)? // eigenvectors
-            .checked_add(nn / 2 + n * b)? // stage-2 reflectors
-            .checked_add(nn.checked_mul(2)?)? // root merge: deflated copy of Q and delta
-            .checked_add(n.checked_mul(col)?.checked_mul(3)?)? // merge tiles, Q1 workspaces
-            .checked_add((threads.max(1) as u64).checked_mul(q2_work)?)?; // one Q2 task per thread
+        let col = opts.col_block_for(n).min(n);
+        let group = opts.q2_group.max(1);
+        // `workspace_len` computes in `usize` without checks: make sure an
+        // upper bound of each of its terms fits first (`transposed_ld(kc) <=
+        // kc + 24`).
+        let b = b as usize;
+        [
+            col.checked_add(24)?.checked_mul(n)?,
+            b.checked_add(group)?.checked_mul(group)?,
+            group.checked_mul(group)?,
+            col.checked_mul(group)?.checked_mul(2)?,
+        ]
+        .into_iter()
+        .try_fold(0usize, usize::checked_add)?;
+        let q2_work = crate::linalg::back_transform::q2::workspace_len(n, b, group, col) as u64;
+        words = [
+            words,
+            nn,                                            // eigenvectors
+            (nn / 2).checked_add(nb)?,                     // stage-2 reflectors
+            nn.checked_mul(2)?, // the root merge: deflated copy of Q and delta
+            n64.checked_mul(col as u64)?.checked_mul(3)?, // merge tiles, Q1 workspaces
+            (threads.max(1) as u64).checked_mul(q2_work)?, // one Q2 task per thread
+        ]
+        .into_iter()
+        .try_fold(0u64, u64::checked_add)?;
     }
-    let graph = task_count(n as usize, job, opts).checked_mul(BYTES_PER_TASK)?;
-    words
-        .checked_mul(std::mem::size_of::<T>() as u64)?
-        .checked_add(graph)
+    let bytes = words.checked_mul(std::mem::size_of::<T>() as u64)?;
+    bytes.checked_add(task_count(n, job, opts).checked_mul(BYTES_PER_TASK)?)
 }
 
 /// Refuses, with [`Error::OutOfMemory`], an EVD that does not fit in the memory

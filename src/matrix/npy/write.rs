@@ -1,0 +1,74 @@
+//! Writing `.npy` files (version 1.0, Fortran order).
+
+use super::{io_err, shape_str, Dtype, MAGIC};
+use crate::{Result, Scalar};
+use faer::MatRef;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// Builds a version 1.0 preamble (magic, version, length, padded header).
+pub(super) fn preamble(dtype: Dtype, fortran_order: bool, shape: &[usize]) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '{}', 'fortran_order': {}, 'shape': {}, }}",
+        dtype.descr(),
+        if fortran_order { "True" } else { "False" },
+        shape_str(shape)
+    );
+    // Pad with spaces and a final newline so the data start 64-byte aligned.
+    let unpadded = MAGIC.len() + 2 + 2 + dict.len() + 1;
+    let total = unpadded.div_ceil(64) * 64;
+    let header_len = total - MAGIC.len() - 4;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(header_len as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.resize(total - 1, b' ');
+    out.push(b'\n');
+    out
+}
+
+/// Writes the elements of an array of `shape`, given in Fortran order.
+fn write_array<T: Scalar>(
+    path: &Path,
+    shape: &[usize],
+    elems: impl Iterator<Item = T>,
+) -> Result<()> {
+    // Like NumPy, say C order when the two orders coincide (at most one
+    // dimension longer than 1): the bytes are the same and so is the file.
+    let fortran_order = shape.iter().filter(|&&d| d > 1).count() > 1;
+    let dtype = Dtype::of::<T>();
+    let file = File::create(path).map_err(|e| io_err(path, e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let io = |e| io_err(path, e);
+    w.write_all(&preamble(dtype, fortran_order, shape))
+        .map_err(io)?;
+    for x in elems {
+        match dtype {
+            Dtype::F64 => w.write_all(&x.f64().to_le_bytes()),
+            // Exact: `x` is an f32 already.
+            _ => w.write_all(&(x.f64() as f32).to_le_bytes()),
+        }
+        .map_err(io)?;
+    }
+    w.flush().map_err(io)?;
+    Ok(())
+}
+
+/// Writes a matrix as a version 1.0 `.npy` file in Fortran order, with dtype
+/// `'<f8'` for `f64` and `'<f4'` for `f32`. The file is byte-for-byte what
+/// `numpy.save` writes for the same Fortran-ordered array (for a single row or
+/// column, where C and Fortran order coincide, the header says C order, as
+/// NumPy's does).
+pub fn write_matrix<T: Scalar>(path: &Path, a: MatRef<'_, T>) -> Result<()> {
+    let (m, n) = a.shape();
+    let elems = (0..n).flat_map(move |j| (0..m).map(move |i| a[(i, j)]));
+    write_array(path, &[m, n], elems)
+}
+
+/// Writes a vector as a version 1.0 1-D `.npy` file, with dtype `'<f8'` for
+/// `f64` and `'<f4'` for `f32`.
+pub fn write_vector<T: Scalar>(path: &Path, v: &[T]) -> Result<()> {
+    write_array(path, &[v.len()], v.iter().copied())
+}

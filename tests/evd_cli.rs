@@ -1,0 +1,354 @@
+//! The `evd` example as a user meets it: run as a process on hostile and absurd
+//! input (issue 8), each case at a tiny n so the whole file runs in seconds.
+//!
+//! `cargo test` builds the examples next to the test binaries
+//! (`target/<profile>/examples/evd` beside `target/<profile>/deps/`); a test
+//! filtered to this file alone (`cargo test --test evd_cli`) does not, so build
+//! the example first then (`cargo build --example evd`, same profile). A
+//! missing binary skips the tests with a note; a binary older than a source it
+//! was built from (per cargo's `evd.d`) fails them, rather than test stale
+//! code.
+
+use eigenflow::matrix::npy;
+use faer::Mat;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+/// The example binary, if it was built; panics if it is older than one of the
+/// sources it was built from.
+fn evd_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe.parent()?.parent()?;
+    let bin = profile_dir
+        .join("examples")
+        .join(format!("evd{}", std::env::consts::EXE_SUFFIX));
+    let built = mtime(&bin)?;
+    for src in sources_of(&bin) {
+        assert!(
+            mtime(&src).is_none_or(|t| t <= built),
+            "{} is older than {}: build it with `cargo build --example evd` (same \
+             profile) or run `cargo test` without a target filter",
+            bin.display(),
+            src.display()
+        );
+    }
+    Some(bin)
+}
+
+fn mtime(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The source files the binary was built from, from the dep-info file cargo
+/// writes beside it (`evd.d`: `<binary>: <source> <source> ...`, spaces in
+/// paths escaped as `\ `); empty if there is none.
+fn sources_of(bin: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(bin.with_file_name("evd.d")) else {
+        return Vec::new();
+    };
+    let first = text.lines().next().unwrap_or("");
+    let Some((_, deps)) = first.split_once(": ") else {
+        return Vec::new();
+    };
+    deps.replace("\\ ", "\0")
+        .split_whitespace()
+        .map(|p| PathBuf::from(p.replace('\0', " ")))
+        .collect()
+}
+
+/// Runs the example with `args`; `None` (with a note) if it is not built.
+fn evd(args: &[&str]) -> Option<Output> {
+    let Some(bin) = evd_binary() else {
+        eprintln!("note: the evd example is not built; skipping (see the module docs)");
+        return None;
+    };
+    Some(
+        Command::new(bin)
+            .args(args)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .expect("run the evd example"),
+    )
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts a refusal: exit code `code` (so not killed by a signal, not a
+/// panic, whose code is 101) and `needles` in the error output.
+fn assert_refused(o: &Output, code: i32, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "status {:?}: {err}", o.status);
+    for n in needles {
+        assert!(err.contains(n), "missing {n:?} in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A fresh scratch directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("eigenflow-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+    fn arg(&self, name: &str) -> String {
+        self.path(name).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A version 1.0 `.npy` file of f64 zeros with any shape (for ranks the
+/// library does not write).
+fn raw_npy(path: &Path, shape: &str, elems: usize) {
+    let dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+    let mut header = dict.into_bytes();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&header);
+    out.extend(std::iter::repeat_n(0u8, 8 * elems));
+    std::fs::write(path, out).unwrap();
+}
+
+/// The lines that say how much memory a run needs or what would fit.
+fn mentions_memory(err: &str) -> bool {
+    ["of memory", "does not fit", "GiB", "KiB", "MiB", "fits --n"]
+        .iter()
+        .any(|m| err.contains(m))
+}
+
+#[test]
+fn non_square_and_wrong_rank_inputs_are_refused_before_any_memory_figure() {
+    let dir = TempDir::new("shape");
+    npy::write_matrix(&dir.path("m.npy"), Mat::<f64>::zeros(3, 4).as_ref()).unwrap();
+    npy::write_vector(&dir.path("v.npy"), &[1.0f64, 2.0, 3.0, 4.0]).unwrap();
+    raw_npy(&dir.path("t.npy"), "(2, 2, 2)", 8);
+    // A first dimension of 10^5 (under 2 MB of data each): taken as the order,
+    // it asks for 75 GiB, so checking memory first would refuse these for the
+    // wrong reason, with a memory figure.
+    raw_npy(&dir.path("tall.npy"), "(100000, 2)", 200_000);
+    raw_npy(&dir.path("long.npy"), "(100000,)", 100_000);
+    raw_npy(&dir.path("cube.npy"), "(100000, 1, 2)", 200_000);
+    for (file, shape) in [
+        ("m.npy", "(3, 4)"),
+        ("v.npy", "(4,)"),
+        ("t.npy", "(2, 2, 2)"),
+        ("tall.npy", "(100000, 2)"),
+        ("long.npy", "(100000,)"),
+        ("cube.npy", "(100000, 1, 2)"),
+    ] {
+        let Some(o) = evd(&["--input", &dir.arg(file), "--values-only"]) else {
+            return;
+        };
+        assert_refused(&o, 1, &[file, "square", shape]);
+        assert!(!mentions_memory(&stderr(&o)), "{}", stderr(&o));
+    }
+    // A 1-D array of 2^40 elements whose data are absent: the header check
+    // (which reads the file length) refuses it, before any figure.
+    raw_npy(&dir.path("huge.npy"), "(1099511627776,)", 0);
+    let Some(o) = evd(&["--input", &dir.arg("huge.npy")]) else {
+        return;
+    };
+    assert_refused(&o, 1, &["huge.npy", "truncated data"]);
+    assert!(!mentions_memory(&stderr(&o)), "{}", stderr(&o));
+}
+
+#[test]
+fn absurd_n_is_refused_with_a_clear_message() {
+    // n^2 overflows 64 bits: the figure used to wrap to "needs 0 B".
+    for args in [
+        &["--n", "2305843009213693952", "--values-only"][..],
+        &["--n", "2305843009213693952"],
+        &["--n", "18446744073709551615", "--check"],
+        &["--n", "4294967296", "--precision", "f32", "--values-only"],
+    ] {
+        let Some(o) = evd(args) else { return };
+        assert_refused(&o, 1, &["too large", "64 bits"]);
+        assert!(!stderr(&o).contains("needs 0 B"), "{}", stderr(&o));
+    }
+    // Large but representable: refused as not fitting, where the machine's
+    // memory is known (elsewhere the check cannot run).
+    if eigenflow::sysinfo::available_memory_bytes().is_some() {
+        let Some(o) = evd(&["--n", "1000000000", "--values-only"]) else {
+            return;
+        };
+        assert_refused(&o, 1, &["does not fit"]);
+    }
+}
+
+#[test]
+fn unusable_output_is_refused_before_computing() {
+    let dir = TempDir::new("output");
+    let file = dir.path("plain-file");
+    std::fs::write(&file, b"not a directory").unwrap();
+    let under_file = file.join("out");
+    let Some(o) = evd(&["--n", "64", "--output", under_file.to_str().unwrap()]) else {
+        return;
+    };
+    assert_refused(&o, 1, &["plain-file"]);
+    // Refused before the memory check and the run, which announce themselves.
+    let err = stderr(&o);
+    assert!(!err.contains("building the task graph"), "{err}");
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+
+    // A good directory is created, probed and then holds only the results.
+    let out = dir.path("results/deeper");
+    let Some(o) = evd(&["--n", "12", "--output", out.to_str().unwrap()]) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["eigenvalues.npy", "eigenvectors.npy"]);
+    assert_eq!(
+        npy::read_vector::<f64>(&out.join("eigenvalues.npy"))
+            .unwrap()
+            .len(),
+        12
+    );
+}
+
+#[test]
+fn thread_counts_out_of_range_are_refused() {
+    for t in ["0", "5000", "1025", "-1", "18446744073709551616"] {
+        let arg = format!("--threads={t}");
+        let Some(o) = evd(&["--n", "8", "--values-only", &arg]) else {
+            return;
+        };
+        assert_refused(&o, 2, &["--threads"]);
+        assert!(stdout(&o).is_empty());
+    }
+    let Some(o) = evd(&["--n", "8", "--values-only", "--threads", "3", "--json"]) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"threads\":3"), "{}", stdout(&o));
+}
+
+#[test]
+fn tuning_options_are_refused_at_zero_and_clamped_when_too_large() {
+    for opt in [
+        "--tile",
+        "--q2-group",
+        "--sweep-group",
+        "--step-chunk",
+        "--col-block",
+        "--leaf-size",
+        "--bandwidth",
+    ] {
+        let Some(o) = evd(&["--n", "16", opt, "0"]) else {
+            return;
+        };
+        assert_refused(&o, 2, &[opt, "at least 1"]);
+    }
+    // Values that would wrap in the stages' index arithmetic (or allocate a
+    // q2-group^2 workspace): each lowered with a note, and the run is right.
+    let max = u64::MAX.to_string();
+    let mut args = vec!["--n", "16", "--check"];
+    for opt in [
+        "--tile",
+        "--q2-group",
+        "--sweep-group",
+        "--step-chunk",
+        "--col-block",
+        "--leaf-size",
+        "--bandwidth",
+    ] {
+        args.extend([opt, max.as_str()]);
+    }
+    let Some(o) = evd(&args) else { return };
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    for note in [
+        "--bandwidth 18446744073709551615 exceeds n - 1 = 15; using 15",
+        "--tile 18446744073709551615 exceeds n = 16; using 16",
+        "--sweep-group 18446744073709551615 exceeds the 14 sweeps of n = 16; using 14",
+        "--q2-group 18446744073709551615 exceeds the 14 sweeps of n = 16; using 14",
+        "--col-block 18446744073709551615 exceeds n = 16; using 16",
+        "--leaf-size 18446744073709551615 exceeds n = 16; using 16",
+        "--step-chunk 18446744073709551615 exceeds",
+    ] {
+        assert!(err.contains(note), "missing {note:?} in: {err}");
+    }
+    assert!(out.contains("bandwidth 15"), "{out}");
+    let ratio = |label: &str| -> f64 {
+        let at = out
+            .find(label)
+            .unwrap_or_else(|| panic!("no {label} in {out}"));
+        out[at + label.len()..]
+            .split(|c: char| c == ';' || c.is_whitespace())
+            .find(|w| !w.is_empty())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(ratio("residual ratio ") < 30.0, "{out}");
+    assert!(ratio("orthogonality ratio ") < 30.0, "{out}");
+}
+
+#[test]
+fn values_only_check_prints_only_what_it_checked() {
+    let Some(o) = evd(&["--n", "24", "--values-only", "--check"]) else {
+        return;
+    };
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.contains("|sum(L) - trace(A)|: residual ratio"), "{out}");
+    assert!(!out.contains("orthogonality ratio"), "{out}");
+    let Some(o) = evd(&["--n", "24", "--values-only", "--check", "--json"]) else {
+        return;
+    };
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(line["residual"].as_f64().unwrap() < 30.0, "{line}");
+    assert!(line.get("orthogonality").is_none(), "{line}");
+    // With vectors both are computed and printed.
+    let Some(o) = evd(&["--n", "24", "--check", "--json"]) else {
+        return;
+    };
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(line["orthogonality"].as_f64().unwrap() < 30.0, "{line}");
+}
+
+#[test]
+fn f64_input_beyond_f32_range_is_refused_in_f32() {
+    let dir = TempDir::new("f32");
+    let mut a = Mat::<f64>::identity(4, 4);
+    a[(2, 1)] = 1e300;
+    a[(1, 2)] = 1e300;
+    let path = dir.arg("big.npy");
+    npy::write_matrix(Path::new(&path), a.as_ref()).unwrap();
+    let Some(o) = evd(&["--input", &path, "--precision", "f32", "--values-only"]) else {
+        return;
+    };
+    assert_refused(&o, 1, &["out of f32 range", "row 2, column 1", "1e300"]);
+    assert!(!stderr(&o).contains("non-finite"), "{}", stderr(&o));
+    // In f64 the same file is fine (the solver scales it, like LAPACK).
+    let Some(o) = evd(&["--input", &path, "--values-only"]) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
