@@ -306,8 +306,30 @@ fn whole_graph_is_race_free() {
     }
 }
 
+/// A problem that does not fit is refused before anything is allocated: the
+/// input is a 400000 x 400000 view of one number (strides 0), so the copy
+/// `eigh` would make alone needs 1.2 TiB.
 #[test]
-fn bad_input_gets_a_clear_error_and_is_not_modified() {
+fn too_large_is_refused_before_allocating() {
+    if eigenflow::sysinfo::available_memory_bytes().is_none() {
+        eprintln!("available memory unknown here: nothing to check against");
+        return;
+    }
+    let one = [1.0f64];
+    let n = 400_000;
+    // SAFETY: every entry of the view is the one element of `one` (strides 0).
+    let a = unsafe { faer::MatRef::from_raw_parts(one.as_ptr(), n, n, 0, 0) };
+    let rt = Runtime::builder().threads(2).build();
+    for job in [EvdJob::Values, EvdJob::Vectors] {
+        match eigh(a, job, &EvdOptions::auto(), &rt) {
+            Err(Error::OutOfMemory { .. }) => {}
+            other => panic!("expected OutOfMemory, got {:?}", other.map(|_| ())),
+        }
+    }
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
     let rt = Runtime::builder().threads(2).build();
     let o = EvdOptions::default();
     let rect = Mat::<f64>::zeros(3, 4);
@@ -318,15 +340,10 @@ fn bad_input_gets_a_clear_error_and_is_not_modified() {
 
     let mut a: Mat<f64> = gallery::random_symmetric_uniform(50, 1);
     a[(7, 3)] = f64::NAN;
-    let before = a.clone();
     match eigh(a.as_ref(), EvdJob::Values, &o, &rt) {
         Err(Error::NonFinite { row: 7, col: 3, .. }) => {}
         other => panic!("expected NonFinite at (7, 3), got {other:?}"),
     }
-    assert!(a.as_ref().col_iter().zip(before.col_iter()).all(|(x, y)| x
-        .iter()
-        .zip(y.iter())
-        .all(|(p, q)| p.to_bits() == q.to_bits())));
     let mut a: Mat<f64> = gallery::random_symmetric_uniform(50, 1);
     a[(20, 10)] = f64::INFINITY;
     assert!(matches!(

@@ -309,3 +309,27 @@ impl<T: Copy> BandRef<'_, T> {
         self.0.get(r, c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn panics(f: impl FnOnce()) -> bool {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err()
+    }
+
+    /// Out-of-band indices through the safe `BandMut` panic (in every build),
+    /// instead of reading or writing outside the allocation.
+    #[test]
+    fn band_views_refuse_out_of_band_indices() {
+        let mut band = SymBand::<f64>::zeros(6, 2);
+        let mut v = band.as_band_mut();
+        v.set(3, 1, 1.0);
+        assert_eq!(v.get(3, 1), 1.0);
+        assert!(panics(|| drop(v.get(100, 0))), "row past n");
+        assert!(panics(|| v.set(5, 0, 1.0)), "r - c >= ldab");
+        assert!(panics(|| drop(v.get(0, 1))), "upper triangle");
+        assert!(panics(|| drop(v.col_mut(4, 4, 3))), "column past n");
+        assert!(panics(|| drop(v.col_mut(usize::MAX, 0, 2))), "wrapping row");
+    }
+}
