@@ -388,28 +388,34 @@ pub fn evd_graph<T: Scalar>(
     job: EvdJob,
     opts: &EvdOptions,
 ) -> Result<EvdGraph<T>> {
-    check_square(a.nrows(), a.ncols())?;
-    check_memory::<T>(
-        a.nrows(),
-        job,
-        opts,
-        crate::sysinfo::default_threads(),
-        false,
-    )?;
-    let copy = lower_copy(a)?;
-    build(copy, job, opts)
+    admit::<T>(a.nrows(), a.ncols(), job, opts, None, false)?;
+    build(lower_copy(a), job, opts)
 }
 
-/// A copy of the lower triangle of a square `a` (the strict upper part zero).
-fn lower_copy<T: Scalar>(a: MatRef<'_, T>) -> Result<Mat<T>> {
-    check_square(a.nrows(), a.ncols())?;
-    Ok(Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+/// A copy of the lower triangle of `a` (the strict upper part zero).
+fn lower_copy<T: Scalar>(a: MatRef<'_, T>) -> Mat<T> {
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
         if i >= j {
             a[(i, j)]
         } else {
             T::zero()
         }
-    }))
+    })
+}
+
+/// The checks before anything is allocated: a square input, and a run that
+/// fits in memory on `threads` workers (the machine's cores when not known).
+fn admit<T: Scalar>(
+    m: usize,
+    n: usize,
+    job: EvdJob,
+    opts: &EvdOptions,
+    threads: Option<usize>,
+    owned: bool,
+) -> Result<()> {
+    check_square(m, n)?;
+    let threads = threads.unwrap_or_else(crate::sysinfo::default_threads);
+    check_memory::<T>(n, job, opts, threads, owned)
 }
 
 fn check_square(m: usize, n: usize) -> Result<()> {
@@ -429,14 +435,7 @@ pub fn evd_graph_owned<T: Scalar>(
     job: EvdJob,
     opts: &EvdOptions,
 ) -> Result<EvdGraph<T>> {
-    check_square(a.nrows(), a.ncols())?;
-    check_memory::<T>(
-        a.nrows(),
-        job,
-        opts,
-        crate::sysinfo::default_threads(),
-        true,
-    )?;
+    admit::<T>(a.nrows(), a.ncols(), job, opts, None, true)?;
     build(a, job, opts)
 }
 
@@ -522,10 +521,8 @@ pub fn eigh<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
-    check_square(a.nrows(), a.ncols())?;
-    check_memory::<T>(a.nrows(), job, opts, rt.threads(), false)?;
-    let copy = lower_copy(a)?;
-    run(copy, job, opts, rt)
+    admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
+    run(lower_copy(a), job, opts, rt)
 }
 
 /// Like [`eigh`], consuming the matrix (no copy). On an error before the run
@@ -536,8 +533,7 @@ pub fn eigh_owned<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
-    check_square(a.nrows(), a.ncols())?;
-    check_memory::<T>(a.nrows(), job, opts, rt.threads(), true)?;
+    admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), true)?;
     run(a, job, opts, rt)
 }
 
