@@ -6,7 +6,10 @@
 
 pub mod evd;
 mod options;
+mod scale;
+pub mod svd;
 mod task;
 
 pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
 pub use options::EvdOptions;
+pub use svd::{svd, svd_graph, SvdJob, SvdOptions};

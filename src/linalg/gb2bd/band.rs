@@ -15,6 +15,7 @@
 //! left one removes the first of them, so `ku >= b + d` and `kl >= d`
 //! (seed 000 §V: height `b + 2 TW + 1`; [`super::storage_offsets`]).
 
+use crate::matrix::access::Access;
 use crate::matrix::MatrixId;
 use crate::Scalar;
 use faer::{Mat, MatMut, MatRef};
@@ -140,6 +141,8 @@ impl<T: Scalar> UpperBand<T> {
             n: self.n,
             ku: self.ku,
             kl: self.kl,
+            rows: 0..self.n,
+            cols: 0..self.n,
             _life: PhantomData,
         }
     }
@@ -149,12 +152,16 @@ impl<T: Scalar> UpperBand<T> {
 ///
 /// Several views of one band may exist at once in different tasks (through
 /// [`SharedUpperBand::view`]); each task touches only its declared footprint
-/// and the task graph orders overlapping footprints.
+/// and the task graph orders overlapping footprints. A view taken through
+/// [`SharedUpperBand::write`] is confined to the window `rows x cols` it was
+/// granted ([`GbBandMut::rect_mut`] panics outside it).
 pub struct GbBandMut<'a, T> {
     ptr: *mut T,
     n: usize,
     ku: usize,
     kl: usize,
+    rows: Range<usize>,
+    cols: Range<usize>,
     _life: PhantomData<&'a mut [T]>,
 }
 
@@ -180,7 +187,7 @@ impl<T: Scalar> GbBandMut<'_, T> {
     /// The rectangle `A[rows, cols]` as a strided matrix (row stride 1, column
     /// stride `ld - 1`). Every entry must be inside the stored band: the
     /// top-right corner at most `ku` above the diagonal, the bottom-left at
-    /// most `kl` below (asserted).
+    /// most `kl` below, and the rectangle inside the view's window (asserted).
     #[inline]
     pub fn rect_mut(&mut self, rows: Range<usize>, cols: Range<usize>) -> MatMut<'_, T> {
         assert!(
@@ -191,6 +198,15 @@ impl<T: Scalar> GbBandMut<'_, T> {
         if rows.is_empty() || cols.is_empty() {
             return MatMut::from_column_major_slice_mut(&mut [], rows.len(), cols.len());
         }
+        assert!(
+            self.rows.start <= rows.start
+                && rows.end <= self.rows.end
+                && self.cols.start <= cols.start
+                && cols.end <= self.cols.end,
+            "rectangle {rows:?} x {cols:?} outside the view's window {:?} x {:?}",
+            self.rows,
+            self.cols
+        );
         assert!(
             rows.start + self.ku >= cols.end - 1 && rows.end - 1 <= cols.start + self.kl,
             "rectangle {rows:?} x {cols:?} leaves the band storage (ku = {}, kl = {})",
@@ -218,6 +234,16 @@ impl<T: Scalar> GbBandMut<'_, T> {
     #[inline]
     pub fn get(&mut self, i: usize, j: usize) -> T {
         self.rect_mut(i..i + 1, j..j + 1)[(0, 0)]
+    }
+}
+
+/// A read-only view of [`SharedUpperBand`] storage, confined to a window.
+pub struct GbBandRef<'a, T>(GbBandMut<'a, T>);
+
+impl<T: Scalar> GbBandRef<'_, T> {
+    /// Entry `(i, j)` (inside the stored band and the window).
+    pub fn get(&mut self, i: usize, j: usize) -> T {
+        self.0.get(i, j)
     }
 }
 
@@ -260,14 +286,48 @@ impl<T: Scalar> SharedUpperBand<T> {
     /// The caller may touch only the entries of its task's declared footprint,
     /// and the graph must order it against every other task touching them.
     pub unsafe fn view(&self) -> GbBandMut<'_, T> {
-        let b = &*self.band.get();
+        self.window(0..self.n(), 0..self.n())
+    }
+
+    fn window(&self, rows: Range<usize>, cols: Range<usize>) -> GbBandMut<'_, T> {
+        // SAFETY: the shape is never written after construction.
+        let b = unsafe { &*self.band.get() };
         GbBandMut {
             ptr: self.ptr,
             n: b.n,
             ku: b.ku,
             kl: b.kl,
+            rows,
+            cols,
             _life: PhantomData,
         }
+    }
+
+    /// A view confined to the entries `rows x cols`, for a task whose declared
+    /// footprint writes them (checked by `access`, see
+    /// [`crate::matrix::access`]): the window keeps every access inside what
+    /// was granted, and tasks whose declared footprints conflict are ordered by
+    /// the graph (the builders' invariant, verified by `check_races`).
+    pub(crate) fn write<'s>(
+        &'s self,
+        access: &'s Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> GbBandMut<'s, T> {
+        access.grant(self.id, rows.clone(), cols.clone(), true);
+        self.window(rows, cols)
+    }
+
+    /// A read-only view of the entries `rows x cols`, for a task whose
+    /// declared footprint reads them (checked by `access`).
+    pub(crate) fn read<'s>(
+        &'s self,
+        access: &'s Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> GbBandRef<'s, T> {
+        access.grant(self.id, rows.clone(), cols.clone(), false);
+        GbBandRef(self.window(rows, cols))
     }
 
     /// Gives the band back once no task holds it.

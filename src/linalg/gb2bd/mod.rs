@@ -70,7 +70,7 @@ mod band;
 mod kernel;
 pub mod reflectors;
 
-pub use band::{GbBandMut, SharedUpperBand, UpperBand};
+pub use band::{GbBandMut, GbBandRef, SharedUpperBand, UpperBand};
 #[cfg_attr(not(test), allow(unused_imports))]
 pub(crate) use kernel::gb2bd_serial;
 pub use kernel::{chase_step, run_pass};

@@ -1,0 +1,137 @@
+//! Stage 2 of the SVD as tasks: upper band to upper bidiagonal by bulge
+//! chasing with bandwidth tiling (seed 000, Ringoot et al.; digest
+//! `research/seed-ringoot.md`), one task per (pass, sweep, step).
+
+use super::ge2gb::UpperBandHandle;
+use super::GB2BD;
+use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::linalg::gb2bd::{
+    chase_step, fine_preds_lag, num_sweeps, pass_pred, steps, task_footprint, SharedUpperBand,
+    SWEEP_LAG,
+};
+use crate::matrix::access::Access;
+use crate::pipeline::task::{check_owned, subgraph_of, with_access};
+use crate::{Result, Scalar};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The upper bidiagonal a reduction produces (diagonal and first
+/// superdiagonal of the band storage), for [`super::singular_values()`]: final
+/// once every task in `all_done` has run.
+pub struct Bidiagonal<T> {
+    pub(super) band: Arc<SharedUpperBand<T>>,
+    /// The stage's exit tasks and the band copies it was fed by.
+    pub(super) all_done: Vec<TaskId>,
+}
+
+impl<T: Scalar> Bidiagonal<T> {
+    /// Order of the bidiagonal.
+    pub fn n(&self) -> usize {
+        self.band.n()
+    }
+}
+
+/// What stage 2 leaves behind.
+pub struct Gb2bdStage<T> {
+    /// Entry and exit tasks.
+    pub sub: SubGraph,
+    /// The bidiagonal.
+    pub bidiagonal: Bidiagonal<T>,
+}
+
+/// Adds stage 2 (gb2bd): the passes of `band`'s schedule, one task per
+/// (pass, sweep, step) with the footprint
+/// [`crate::linalg::gb2bd::task_footprint`]. Edges: within a pass, task
+/// `(r, s)` follows `(r, s-1)` and `(r-1, min(s+2, last))` (the lag of three,
+/// seed 000 §IV-A, [`crate::linalg::gb2bd::fine_preds`]); across passes, the
+/// one task of each earlier pass that [`crate::linalg::gb2bd::pass_pred`]
+/// names (so a later pass starts on the columns the earlier ones finished);
+/// and every task follows the stage-1 band copies whose columns it overlaps.
+///
+/// Errors: [`crate::Error::InvalidArgument`] for a band from another graph.
+pub fn gb2bd<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    band: UpperBandHandle<T>,
+) -> Result<Gb2bdStage<T>> {
+    gb2bd_with_lag(g, band, SWEEP_LAG)
+}
+
+/// [`gb2bd()`] with another lag between consecutive sweeps: only 3 is
+/// correct; the tests use 2 to check that the race checker catches it (it
+/// races in the final pass, `b' = 1`).
+pub(super) fn gb2bd_with_lag<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    band: UpperBandHandle<T>,
+    lag: usize,
+) -> Result<Gb2bdStage<T>> {
+    check_owned(g, "the band", band.feed.iter().map(|(_, t)| t))?;
+    let UpperBandHandle {
+        band, passes, feed, ..
+    } = band;
+    let n = band.n();
+    let bid = band.id();
+    let mut ids: Vec<TaskId> = Vec::new();
+    // first[p][r]: index in `ids` of task (p, r, 0).
+    let mut first: Vec<Vec<usize>> = Vec::with_capacity(passes.len());
+    for (p, &pass) in passes.iter().enumerate() {
+        let ns = num_sweeps(n, pass);
+        let mut fp_first = Vec::with_capacity(ns);
+        let (b, d) = (pass.b, pass.d());
+        let cost = (4 * (d + 1) * (2 * b + d)) as f64;
+        let bytes = (std::mem::size_of::<T>() * (d + 1) * (2 * b + d)) as f64;
+        for r in 0..ns {
+            fp_first.push(ids.len());
+            for s in 0..steps(n, pass, r) {
+                let (rows, cols) = task_footprint(n, pass, r, s);
+                let body = {
+                    let band = band.clone();
+                    let (rows, cols) = (rows.clone(), cols.clone());
+                    move |acc: &Access<'_>| {
+                        let mut view = band.write(acc, rows, cols);
+                        chase_step(&mut view, pass, r, s, None);
+                        Ok(())
+                    }
+                };
+                let t = g.add(
+                    Task::new(
+                        format!("gb2bd.pass[{p}].sweep[{r}].step[{s}]"),
+                        with_access(body),
+                    )
+                    .stage(GB2BD)
+                    .cost(cost, bytes)
+                    .footprint(Footprint::new().write(Region::new(bid, rows, cols.clone()))),
+                );
+                g.succeed(t, &band_producers(&feed, &cols));
+                let here = |rr: usize, ss: usize| fp_first[rr] + ss;
+                for (pr, ps) in fine_preds_lag(n, pass, r, s, lag).into_iter().flatten() {
+                    g.edge(ids[here(pr, ps)], t);
+                }
+                for (q, &earlier) in passes[..p].iter().enumerate() {
+                    if let Some((er, es)) = pass_pred(n, earlier, pass, r, s) {
+                        g.edge(ids[first[q][er] + es], t);
+                    }
+                }
+                ids.push(t);
+            }
+        }
+        first.push(fp_first);
+    }
+    let sub = subgraph_of(g, &ids);
+    let mut all_done = sub.exits.clone();
+    all_done.extend(feed.iter().map(|&(_, t)| t));
+    Ok(Gb2bdStage {
+        sub,
+        bidiagonal: Bidiagonal { band, all_done },
+    })
+}
+
+/// The tasks of `feed` (contiguous ascending column blocks) that write band
+/// columns overlapping `cols`.
+fn band_producers(feed: &[(Range<usize>, TaskId)], cols: &Range<usize>) -> Vec<TaskId> {
+    let lo = feed.partition_point(|(c, _)| c.end <= cols.start);
+    feed[lo..]
+        .iter()
+        .take_while(|(c, _)| c.start < cols.end)
+        .map(|&(_, t)| t)
+        .collect()
+}

@@ -1,0 +1,342 @@
+//! Stage 1 of the SVD as tasks (LAPACK `dgebrd` with band-sized panels, as
+//! PLASMA/MAGMA `ge2gb`): dense `m x n` (`m >= n`) to upper band, with the
+//! band handed to stage 2 column block by column block.
+
+use super::GE2GB;
+use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::linalg::gb2bd::{schedule, storage_offsets, Pass, SharedUpperBand, UpperBand};
+use crate::linalg::ge2gb::{
+    grid_blocks, left_update, lq_panel, lq_panel_cols, lq_panel_count, qr_panel, qr_panel_cols,
+    qr_panel_count, right_update,
+};
+use crate::matrix::access::Access;
+use crate::matrix::SharedMatrix;
+use crate::pipeline::task::{subgraph_of, with_access};
+use crate::{Error, Result, Scalar};
+use faer::Mat;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The upper band a reduction produces, for [`super::gb2bd()`]: band storage
+/// with room for the bulges of the pass schedule, the schedule itself and, for
+/// each block of its columns, the task after which those columns are final.
+pub struct UpperBandHandle<T> {
+    pub(super) band: Arc<SharedUpperBand<T>>,
+    pub(super) b: usize,
+    pub(super) passes: Vec<Pass>,
+    /// Column blocks (ascending, contiguous) and the task that copies each.
+    pub(super) feed: Vec<(Range<usize>, TaskId)>,
+}
+
+impl<T: Scalar> UpperBandHandle<T> {
+    /// Order of the band (columns of the reduced matrix).
+    pub fn n(&self) -> usize {
+        self.band.n()
+    }
+
+    /// Upper bandwidth.
+    pub fn b(&self) -> usize {
+        self.b
+    }
+
+    /// The bandwidth-reduction passes stage 2 will run.
+    pub fn passes(&self) -> &[Pass] {
+        &self.passes
+    }
+}
+
+/// What stage 1 leaves behind.
+pub struct Ge2gbStage<T> {
+    /// Entry and exit tasks.
+    pub sub: SubGraph,
+    /// The band, for stage 2.
+    pub band: UpperBandHandle<T>,
+}
+
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+enum Key {
+    /// Tile (I, J) of A on the grid of size `nb`.
+    A(usize, usize),
+    /// Explicit V of the QR panels, parity k.
+    Vq(usize),
+    /// Explicit V of the LQ panels, parity k.
+    Vl(usize),
+    /// T factor of QR panel k.
+    Tq(usize),
+    /// T factor of LQ panel k.
+    Tl(usize),
+}
+
+/// Adds stage 1 (ge2gb): `a` (`m x n`, `m >= n`; the graph owns it from now
+/// on) to upper band of bandwidth `b`, tiled with tile size `nb` (a multiple
+/// of `b`); the band storage is sized for the stage-2 schedule
+/// `b -> max(b - tw, 1) -> ... -> 1` ([`crate::linalg::gb2bd::schedule`]).
+///
+/// Per step k: one `qr_panel` task, one `left` task per column block of the
+/// trailing matrix (`A[k b.., J] := Q_k^T A[k b.., J]`: the reduction `W_J =
+/// T^T V^T A[:, J]` spans all rows, so the block's whole update is one task),
+/// then one `lq_panel` task and one `right` task per row block. Edges come from
+/// a [`DataFlow`] over the tiles of A, the panel workspaces (two of each kind,
+/// alternating by parity) and the T factors. The band columns of QR panel k are
+/// final when it is done (their rows above come from LQ panel k - 1), so one
+/// `copy` task per panel hands them to stage 2 at once.
+///
+/// Errors: [`Error::Shape`] for `m < n`, [`Error::InvalidArgument`] for
+/// `b = 0`, `b >= n` (n > 1), a tile that is not a positive multiple of `b`,
+/// or `tw = 0`.
+pub fn ge2gb<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    a: Mat<T>,
+    b: usize,
+    nb: usize,
+    tw: usize,
+) -> Result<Ge2gbStage<T>> {
+    let (m, n) = (a.nrows(), a.ncols());
+    if m < n {
+        return Err(Error::Shape(format!(
+            "ge2gb needs m >= n (reduce the transpose of a wide matrix), got {m} x {n}"
+        )));
+    }
+    if b == 0 || (n > 1 && b >= n) || nb == 0 || !nb.is_multiple_of(b) || tw == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "ge2gb: bandwidth {b}, tile {nb}, tile width {tw} for {m} x {n} (need 1 <= b < n, a tile that is a multiple of b, tw >= 1)"
+        )));
+    }
+    let passes = schedule(b, tw);
+    let (ku, kl) = storage_offsets(b, &passes);
+    let band = Arc::new(SharedUpperBand::new(UpperBand::zeros(n, ku, kl)));
+    let a = Arc::new(SharedMatrix::new(a));
+    let (nq, nl) = (qr_panel_count(n, b), lq_panel_count(n, b));
+    let ws = |rows: usize| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
+    let vq = [ws(m), ws(m)];
+    let vl = [ws(n), ws(n)];
+    let tq = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, nq * b)));
+    let tl = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, nl * b)));
+    let aid = a.id();
+    let tile = |r: usize| r / nb;
+    let tiles = |rows: Range<usize>| tile(rows.start)..tile(rows.end - 1) + 1;
+    let bytes = std::mem::size_of::<T>() as f64;
+    let mut flow = DataFlow::new();
+    let mut ids = Vec::new();
+    let mut feed = Vec::new();
+    for k in 0..nq {
+        let par = k % 2;
+        let kb = k * b;
+        let cols = qr_panel_cols(n, b, k);
+        let (mk, w) = (m - kb, cols.len());
+        let (v, vid) = (vq[par].clone(), vq[par].id());
+        let t_reg = Region::new(tq.id(), 0..w, kb..kb + w);
+        let v_reg = Region::new(vid, 0..mk, 0..w);
+
+        // QR panel k.
+        let body = {
+            let (a, v, tq, cols) = (a.clone(), v.clone(), tq.clone(), cols.clone());
+            move |acc: &Access<'_>| {
+                qr_panel(
+                    a.write(acc, kb..m, cols),
+                    tq.write(acc, 0..w, kb..kb + w),
+                    v.write(acc, 0..mk, 0..w),
+                );
+                Ok(())
+            }
+        };
+        let t = g.add(
+            Task::new(format!("ge2gb.qr_panel[{k}]"), with_access(body))
+                .stage(GE2GB)
+                .cost((2 * mk * w * w) as f64, bytes * (mk * w) as f64)
+                .footprint(
+                    Footprint::new()
+                        .write(Region::new(aid, kb..m, cols.clone()))
+                        .write(v_reg.clone())
+                        .write(t_reg.clone()),
+                ),
+        );
+        let keys: Vec<Key> = tiles(kb..m)
+            .flat_map(|i| tiles(cols.clone()).map(move |j| Key::A(i, j)))
+            .chain([Key::Vq(par), Key::Tq(k)])
+            .collect();
+        flow.access(g, t, &[], &keys);
+        ids.push(t);
+        feed.push(copy_band_columns(
+            g,
+            &mut flow,
+            &a,
+            &band,
+            b,
+            nb,
+            cols.clone(),
+        ));
+
+        // Left updates, one per column block of the trailing matrix.
+        for jb in grid_blocks(cols.end, n, nb) {
+            let body = {
+                let (a, v, tq, jb) = (a.clone(), v.clone(), tq.clone(), jb.clone());
+                move |acc: &Access<'_>| {
+                    left_update(
+                        v.read(acc, 0..mk, 0..w),
+                        tq.read(acc, 0..w, kb..kb + w),
+                        a.write(acc, kb..m, jb),
+                    );
+                    Ok(())
+                }
+            };
+            let t = g.add(
+                Task::new(
+                    format!("ge2gb.left[{k}][{}]", tile(jb.start)),
+                    with_access(body),
+                )
+                .stage(GE2GB)
+                .cost(
+                    (4 * mk * w * jb.len()) as f64,
+                    bytes * (mk * jb.len()) as f64,
+                )
+                .footprint(
+                    Footprint::new()
+                        .read(v_reg.clone())
+                        .read(t_reg.clone())
+                        .write(Region::new(aid, kb..m, jb.clone())),
+                ),
+            );
+            let writes: Vec<Key> = tiles(kb..m).map(|i| Key::A(i, tile(jb.start))).collect();
+            flow.access(g, t, &[Key::Vq(par), Key::Tq(k)], &writes);
+            ids.push(t);
+        }
+        if k >= nl {
+            continue;
+        }
+
+        // LQ panel k: rows [k b, k b + b), columns [(k+1) b, n).
+        let lcols = lq_panel_cols(n, b, k);
+        let wl = lcols.len();
+        let (v, vid) = (vl[par].clone(), vl[par].id());
+        let t_reg = Region::new(tl.id(), 0..b, kb..kb + b);
+        let v_reg = Region::new(vid, 0..wl, 0..b);
+        let body = {
+            let (a, v, tl, lcols) = (a.clone(), v.clone(), tl.clone(), lcols.clone());
+            move |acc: &Access<'_>| {
+                lq_panel(
+                    a.write(acc, kb..kb + b, lcols),
+                    tl.write(acc, 0..b, kb..kb + b),
+                    v.write(acc, 0..wl, 0..b),
+                );
+                Ok(())
+            }
+        };
+        let t = g.add(
+            Task::new(format!("ge2gb.lq_panel[{k}]"), with_access(body))
+                .stage(GE2GB)
+                .cost((2 * wl * b * b) as f64, bytes * (wl * b) as f64)
+                .footprint(
+                    Footprint::new()
+                        .write(Region::new(aid, kb..kb + b, lcols.clone()))
+                        .write(v_reg.clone())
+                        .write(t_reg.clone()),
+                ),
+        );
+        let keys: Vec<Key> = tiles(lcols.clone())
+            .map(|j| Key::A(tile(kb), j))
+            .chain([Key::Vl(par), Key::Tl(k)])
+            .collect();
+        flow.access(g, t, &[], &keys);
+        ids.push(t);
+
+        // Right updates, one per row block below the panel.
+        for ib in grid_blocks(lcols.start, m, nb) {
+            let body = {
+                let (a, v, tl, ib, lcols) =
+                    (a.clone(), v.clone(), tl.clone(), ib.clone(), lcols.clone());
+                move |acc: &Access<'_>| {
+                    right_update(
+                        v.read(acc, 0..wl, 0..b),
+                        tl.read(acc, 0..b, kb..kb + b),
+                        a.write(acc, ib, lcols),
+                    );
+                    Ok(())
+                }
+            };
+            let t = g.add(
+                Task::new(
+                    format!("ge2gb.right[{k}][{}]", tile(ib.start)),
+                    with_access(body),
+                )
+                .stage(GE2GB)
+                .cost(
+                    (4 * ib.len() * wl * b) as f64,
+                    bytes * (ib.len() * wl) as f64,
+                )
+                .footprint(
+                    Footprint::new()
+                        .read(v_reg.clone())
+                        .read(t_reg.clone())
+                        .write(Region::new(aid, ib.clone(), lcols.clone())),
+                ),
+            );
+            let writes: Vec<Key> = tiles(lcols.clone())
+                .map(|j| Key::A(tile(ib.start), j))
+                .collect();
+            flow.access(g, t, &[Key::Vl(par), Key::Tl(k)], &writes);
+            ids.push(t);
+        }
+    }
+    let sub = subgraph_of(g, &ids);
+    Ok(Ge2gbStage {
+        sub,
+        band: UpperBandHandle {
+            band,
+            b,
+            passes,
+            feed,
+        },
+    })
+}
+
+/// Adds the task copying band columns `cols` (rows `max(j - b, 0) ..= j` of
+/// each column `j`) of `a` into `band`, ordered by `flow` after the last
+/// writers of those tiles (and before any later writer of them).
+fn copy_band_columns<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    flow: &mut DataFlow<Key>,
+    a: &Arc<SharedMatrix<T>>,
+    band: &Arc<SharedUpperBand<T>>,
+    b: usize,
+    nb: usize,
+    cols: Range<usize>,
+) -> (Range<usize>, TaskId) {
+    let rows = cols.start.saturating_sub(b)..cols.end;
+    let (src, dst) = (a.clone(), band.clone());
+    let body = {
+        let (rows, cols) = (rows.clone(), cols.clone());
+        move |acc: &Access<'_>| {
+            let av = src.read(acc, rows.clone(), cols.clone());
+            let mut bv = dst.write(acc, rows.clone(), cols.clone());
+            for j in cols.clone() {
+                let i0 = j.saturating_sub(b);
+                bv.rect_mut(i0..j + 1, j..j + 1)
+                    .col_mut(0)
+                    .copy_from(av.col(j - cols.start).subrows(i0 - rows.start, j + 1 - i0));
+            }
+            Ok(())
+        }
+    };
+    let t = g.add(
+        Task::new(
+            format!("ge2gb.copy[{}..{}]", cols.start, cols.end),
+            with_access(body),
+        )
+        .stage(GE2GB)
+        .cost(
+            0.0,
+            (std::mem::size_of::<T>() * (b + 1) * cols.len()) as f64,
+        )
+        .footprint(
+            Footprint::new()
+                .read(Region::new(a.id(), rows.clone(), cols.clone()))
+                .write(Region::new(band.id(), rows.clone(), cols.clone())),
+        ),
+    );
+    let keys: Vec<Key> = (rows.start / nb..=(rows.end - 1) / nb)
+        .flat_map(|i| (cols.start / nb..=(cols.end - 1) / nb).map(move |j| Key::A(i, j)))
+        .collect();
+    flow.access(g, t, &keys, &[]);
+    (cols, t)
+}
