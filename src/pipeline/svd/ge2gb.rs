@@ -6,8 +6,8 @@ use super::GE2GB;
 use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::gb2bd::{schedule, storage_offsets, Pass, SharedUpperBand, UpperBand};
 use crate::linalg::ge2gb::{
-    grid_blocks, left_update, lq_panel, lq_panel_cols, lq_panel_count, qr_panel, qr_panel_cols,
-    qr_panel_count, right_update,
+    grid_blocks, left_tile, left_w, lq_panel, lq_panel_cols, lq_panel_count, qr_panel,
+    qr_panel_cols, qr_panel_count, right_tile, right_w,
 };
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
@@ -65,6 +65,10 @@ enum Key {
     Tq(usize),
     /// T factor of LQ panel k.
     Tl(usize),
+    /// Column block J of the left-update workspace `W_J`, parity k.
+    Wl(usize, usize),
+    /// Row block I of the right-update workspace `W_I`, parity k.
+    Wr(usize, usize),
 }
 
 /// Adds stage 1 (ge2gb): `a` (`m x n`, `m >= n`; the graph owns it from now
@@ -72,11 +76,13 @@ enum Key {
 /// of `b`); the band storage is sized for the stage-2 schedule
 /// `b -> max(b - tw, 1) -> ... -> 1` ([`crate::linalg::gb2bd::schedule`]).
 ///
-/// Per step k: one `qr_panel` task, one `left` task per column block of the
-/// trailing matrix (`A[k b.., J] := Q_k^T A[k b.., J]`: the reduction `W_J =
-/// T^T V^T A[:, J]` spans all rows, so the block's whole update is one task),
-/// then one `lq_panel` task and one `right` task per row block. Edges come from
-/// a [`DataFlow`] over the tiles of A, the panel workspaces (two of each kind,
+/// Per step k: one `qr_panel` task; per column block J of the trailing
+/// matrix a `left_w` task (`W_J = T^T V^T A[k b.., J]`, a reduction over all
+/// rows) and one `left_tile` task per tile (`A[I, J] -= V_I W_J`); then one
+/// `lq_panel` task, and per row block I a `right_w` task (`W_I = A[I, (k+1)
+/// b..] V T`) and one `right_tile` task per tile (`A[I, J] -= W_I V_J^T`) —
+/// the kernels of [`crate::linalg::ge2gb`]. Edges come from a [`DataFlow`]
+/// over the tiles of A, the panel and `W` workspaces (two of each kind,
 /// alternating by parity) and the T factors. The band columns of QR panel k are
 /// final when it is done (their rows above come from LQ panel k - 1), so one
 /// `copy` task per panel hands them to stage 2 at once.
@@ -110,6 +116,8 @@ pub fn ge2gb<T: Scalar>(
     let ws = |rows: usize| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
     let vq = [ws(m), ws(m)];
     let vl = [ws(n), ws(n)];
+    let wl_ws = [0, 1].map(|_| Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, n))));
+    let wr_ws = [ws(m), ws(m)];
     let tq = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, nq * b)));
     let tl = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, nl * b)));
     let aid = a.id();
@@ -167,39 +175,82 @@ pub fn ge2gb<T: Scalar>(
             cols.clone(),
         ));
 
-        // Left updates, one per column block of the trailing matrix.
+        // Left update: W_J = T^T V^T A[k b.., J] per column block, then
+        // A[I, J] -= V_I W_J per tile.
+        let wj_ws = wl_ws[par].clone();
+        let row_blocks = grid_blocks(kb, m, nb);
         for jb in grid_blocks(cols.end, n, nb) {
+            let jt = tile(jb.start);
+            let w_reg = Region::new(wj_ws.id(), 0..w, jb.clone());
             let body = {
-                let (a, v, tq, jb) = (a.clone(), v.clone(), tq.clone(), jb.clone());
+                let (a, v, tq, wj, jb) =
+                    (a.clone(), v.clone(), tq.clone(), wj_ws.clone(), jb.clone());
                 move |acc: &Access<'_>| {
-                    left_update(
+                    left_w(
                         v.read(acc, 0..mk, 0..w),
                         tq.read(acc, 0..w, kb..kb + w),
-                        a.write(acc, kb..m, jb),
+                        a.read(acc, kb..m, jb.clone()),
+                        wj.write(acc, 0..w, jb),
                     );
                     Ok(())
                 }
             };
             let t = g.add(
-                Task::new(
-                    format!("ge2gb.left[{k}][{}]", tile(jb.start)),
-                    with_access(body),
-                )
-                .stage(GE2GB)
-                .cost(
-                    (4 * mk * w * jb.len()) as f64,
-                    bytes * (mk * jb.len()) as f64,
-                )
-                .footprint(
-                    Footprint::new()
-                        .read(v_reg.clone())
-                        .read(t_reg.clone())
-                        .write(Region::new(aid, kb..m, jb.clone())),
-                ),
+                Task::new(format!("ge2gb.left_w[{k}][{jt}]"), with_access(body))
+                    .stage(GE2GB)
+                    .cost(
+                        (2 * mk * w * jb.len()) as f64,
+                        bytes * (mk * jb.len()) as f64,
+                    )
+                    .footprint(
+                        Footprint::new()
+                            .read(v_reg.clone())
+                            .read(t_reg.clone())
+                            .read(Region::new(aid, kb..m, jb.clone()))
+                            .write(w_reg.clone()),
+                    ),
             );
-            let writes: Vec<Key> = tiles(kb..m).map(|i| Key::A(i, tile(jb.start))).collect();
-            flow.access(g, t, &[Key::Vq(par), Key::Tq(k)], &writes);
+            let reads: Vec<Key> = tiles(kb..m)
+                .map(|i| Key::A(i, jt))
+                .chain([Key::Vq(par), Key::Tq(k)])
+                .collect();
+            flow.access(g, t, &reads, &[Key::Wl(par, jt)]);
             ids.push(t);
+            for ib in &row_blocks {
+                let (ib, it) = (ib.clone(), tile(ib.start));
+                let vrows = ib.start - kb..ib.end - kb;
+                let body = {
+                    let (a, v, wj) = (a.clone(), v.clone(), wj_ws.clone());
+                    let (ib, jb, vrows) = (ib.clone(), jb.clone(), vrows.clone());
+                    move |acc: &Access<'_>| {
+                        left_tile(
+                            v.read(acc, vrows, 0..w),
+                            wj.read(acc, 0..w, jb.clone()),
+                            a.write(acc, ib, jb),
+                        );
+                        Ok(())
+                    }
+                };
+                let t = g.add(
+                    Task::new(
+                        format!("ge2gb.left_tile[{k}][{it},{jt}]"),
+                        with_access(body),
+                    )
+                    .stage(GE2GB)
+                    .cost(
+                        (2 * ib.len() * w * jb.len()) as f64,
+                        bytes * (2 * ib.len() * jb.len()) as f64,
+                    )
+                    .footprint(
+                        Footprint::new()
+                            .read(Region::new(vid, vrows, 0..w))
+                            .read(w_reg.clone())
+                            .write(Region::new(aid, ib.clone(), jb.clone())),
+                    ),
+                );
+                flow.access(g, t, &[Key::Vq(par), Key::Wl(par, jt)], &[Key::A(it, jt)]);
+                ids.push(t);
+            }
         }
         if k >= nl {
             continue;
@@ -240,42 +291,82 @@ pub fn ge2gb<T: Scalar>(
         flow.access(g, t, &[], &keys);
         ids.push(t);
 
-        // Right updates, one per row block below the panel.
+        // Right update: W_I = A[I, (k+1) b..] V T per row block, then
+        // A[I, J] -= W_I V_J^T per tile.
+        let wi_ws = wr_ws[par].clone();
+        let col_blocks = grid_blocks(lcols.start, n, nb);
         for ib in grid_blocks(lcols.start, m, nb) {
+            let it = tile(ib.start);
+            let w_reg = Region::new(wi_ws.id(), ib.clone(), 0..b);
             let body = {
-                let (a, v, tl, ib, lcols) =
-                    (a.clone(), v.clone(), tl.clone(), ib.clone(), lcols.clone());
+                let (a, v, tl, wi) = (a.clone(), v.clone(), tl.clone(), wi_ws.clone());
+                let (ib, lcols) = (ib.clone(), lcols.clone());
                 move |acc: &Access<'_>| {
-                    right_update(
+                    right_w(
                         v.read(acc, 0..wl, 0..b),
                         tl.read(acc, 0..b, kb..kb + b),
-                        a.write(acc, ib, lcols),
+                        a.read(acc, ib.clone(), lcols),
+                        wi.write(acc, ib, 0..b),
                     );
                     Ok(())
                 }
             };
             let t = g.add(
-                Task::new(
-                    format!("ge2gb.right[{k}][{}]", tile(ib.start)),
-                    with_access(body),
-                )
-                .stage(GE2GB)
-                .cost(
-                    (4 * ib.len() * wl * b) as f64,
-                    bytes * (ib.len() * wl) as f64,
-                )
-                .footprint(
-                    Footprint::new()
-                        .read(v_reg.clone())
-                        .read(t_reg.clone())
-                        .write(Region::new(aid, ib.clone(), lcols.clone())),
-                ),
+                Task::new(format!("ge2gb.right_w[{k}][{it}]"), with_access(body))
+                    .stage(GE2GB)
+                    .cost(
+                        (2 * ib.len() * wl * b) as f64,
+                        bytes * (ib.len() * wl) as f64,
+                    )
+                    .footprint(
+                        Footprint::new()
+                            .read(v_reg.clone())
+                            .read(t_reg.clone())
+                            .read(Region::new(aid, ib.clone(), lcols.clone()))
+                            .write(w_reg.clone()),
+                    ),
             );
-            let writes: Vec<Key> = tiles(lcols.clone())
-                .map(|j| Key::A(tile(ib.start), j))
+            let reads: Vec<Key> = tiles(lcols.clone())
+                .map(|j| Key::A(it, j))
+                .chain([Key::Vl(par), Key::Tl(k)])
                 .collect();
-            flow.access(g, t, &[Key::Vl(par), Key::Tl(k)], &writes);
+            flow.access(g, t, &reads, &[Key::Wr(par, it)]);
             ids.push(t);
+            for jb in &col_blocks {
+                let (jb, jt) = (jb.clone(), tile(jb.start));
+                let vrows = jb.start - lcols.start..jb.end - lcols.start;
+                let body = {
+                    let (a, v, wi) = (a.clone(), v.clone(), wi_ws.clone());
+                    let (ib, jb, vrows) = (ib.clone(), jb.clone(), vrows.clone());
+                    move |acc: &Access<'_>| {
+                        right_tile(
+                            wi.read(acc, ib.clone(), 0..b),
+                            v.read(acc, vrows, 0..b),
+                            a.write(acc, ib, jb),
+                        );
+                        Ok(())
+                    }
+                };
+                let t = g.add(
+                    Task::new(
+                        format!("ge2gb.right_tile[{k}][{it},{jt}]"),
+                        with_access(body),
+                    )
+                    .stage(GE2GB)
+                    .cost(
+                        (2 * ib.len() * b * jb.len()) as f64,
+                        bytes * (2 * ib.len() * jb.len()) as f64,
+                    )
+                    .footprint(
+                        Footprint::new()
+                            .read(w_reg.clone())
+                            .read(Region::new(vid, vrows, 0..b))
+                            .write(Region::new(aid, ib.clone(), jb.clone())),
+                    ),
+                );
+                flow.access(g, t, &[Key::Vl(par), Key::Wr(par, it)], &[Key::A(it, jt)]);
+                ids.push(t);
+            }
         }
     }
     let sub = subgraph_of(g, &ids);

@@ -277,3 +277,22 @@ fn bidiagonal_values_against_faer() {
         assert!(r < 30.0, "n {n}: ratio {r}");
     }
 }
+
+/// Stage 2 waits for the band copy of every column block its tasks touch:
+/// forgetting the copies of all blocks but the first is a race the checker
+/// sees.
+#[test]
+fn chase_waits_for_its_band_columns() {
+    let a = gallery::random_gaussian::<f64>(70, 50, 4);
+    let mut g = TaskGraph::new();
+    let mut s1 = ge2gb(&mut g, a, 6, 12, 2).unwrap();
+    assert!(s1.band.feed.len() > 2);
+    s1.band.feed.truncate(1);
+    let s2 = gb2bd(&mut g, s1.band).unwrap();
+    singular_values(&mut g, s2.bidiagonal).unwrap();
+    let r = g.check_races();
+    assert!(
+        matches!(r, Err(Error::Race { .. })),
+        "dropping the band-copy edges was not caught: {r:?}"
+    );
+}
