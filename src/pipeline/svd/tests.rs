@@ -296,3 +296,33 @@ fn chase_waits_for_its_band_columns() {
         "dropping the band-copy edges was not caught: {r:?}"
     );
 }
+
+/// A task's band view is confined to its granted window: a stage task that
+/// reaches outside it fails the run instead of touching the entry.
+#[test]
+fn band_views_are_confined_to_their_window() {
+    use crate::graph::{Footprint, Region, Task};
+    use crate::pipeline::task::with_access;
+    let band = Arc::new(crate::linalg::gb2bd::SharedUpperBand::new(
+        UpperBand::<f64>::zeros(10, 3, 1),
+    ));
+    let mut g = TaskGraph::new();
+    let (bd, id) = (band.clone(), band.id());
+    g.add(
+        Task::new(
+            "outside",
+            with_access(move |acc| {
+                let mut v = bd.write(acc, 2..5, 3..6);
+                v.rect_mut(2..5, 3..6)[(0, 0)] = 1.0;
+                // Inside the band storage, outside the window.
+                v.rect_mut(5..6, 6..7)[(0, 0)] = 1.0;
+                Ok(())
+            }),
+        )
+        .footprint(Footprint::new().write(Region::new(id, 2..5, 3..6))),
+    );
+    let r = rt(1).run(g);
+    assert!(matches!(r, Err(Error::TaskPanicked { .. })), "{r:?}");
+    let band = Arc::try_unwrap(band).ok().unwrap().into_inner();
+    assert_eq!(band.get(5, 6), 0.0);
+}
