@@ -38,6 +38,7 @@
 mod gb2bd;
 mod ge2gb;
 pub mod gk_sterf;
+mod memory;
 mod options;
 #[cfg(test)]
 mod tests;
@@ -45,6 +46,7 @@ mod tests;
 pub use gb2bd::{gb2bd, Bidiagonal, Gb2bdStage};
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
 pub use gk_sterf::{singular_values, ValuesSlot};
+pub use memory::{memory_bytes, task_count};
 pub use options::SvdOptions;
 
 use super::scale::safe_range_factor;
@@ -168,6 +170,7 @@ pub fn svd_graph<T: Scalar>(
     opts: &SvdOptions,
 ) -> Result<SvdGraph<T>> {
     check_job(job)?;
+    memory::admit::<T>(a.nrows(), a.ncols(), opts)?;
     let (w, scale) = prepare(a)?;
     let n = w.ncols();
     let b = opts.bandwidth_for(n);
@@ -199,7 +202,9 @@ pub fn svd_graph<T: Scalar>(
 /// is reduced through (a copy of) its transpose.
 ///
 /// Errors: [`Error::InvalidArgument`] for [`SvdJob::Vectors`] (not
-/// implemented yet), [`Error::NonFinite`] naming the first non-finite entry
+/// implemented yet), [`Error::OutOfMemory`] when the run does not fit in the
+/// memory available (checked before anything is allocated, see
+/// [`memory_bytes`]), [`Error::NonFinite`] naming the first non-finite entry
 /// (column by column), and [`Error::NoConvergence`] if the bidiagonal solver
 /// does not converge.
 pub fn svd<T: Scalar>(

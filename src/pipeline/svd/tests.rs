@@ -326,3 +326,22 @@ fn band_views_are_confined_to_their_window() {
     let band = Arc::try_unwrap(band).ok().unwrap().into_inner();
     assert_eq!(band.get(5, 6), 0.0);
 }
+
+/// A problem that does not fit is refused before anything is allocated or
+/// scanned: the input is a 400000 x 300000 view of one number (strides 0).
+#[test]
+fn too_large_is_refused_before_allocating() {
+    if crate::sysinfo::available_memory_bytes().is_none() {
+        eprintln!("available memory unknown here: nothing to check against");
+        return;
+    }
+    let one = [1.0f64];
+    // SAFETY: every entry of the view is the one element of `one` (strides 0).
+    let a = unsafe { faer::MatRef::from_raw_parts(one.as_ptr(), 400_000, 300_000, 0, 0) };
+    let r = svd(a, SvdJob::Values, &SvdOptions::auto(), &rt(1));
+    assert!(
+        matches!(r, Err(Error::OutOfMemory { .. })),
+        "{:?}",
+        r.map(|_| ())
+    );
+}
