@@ -3,6 +3,7 @@
 
 pub mod bulge;
 pub mod dc;
+pub mod dqds;
 pub mod householder;
 pub mod panel_qr;
 pub mod q2;
