@@ -18,7 +18,7 @@
 //! Whenever a ratio `e_k / q_k` exceeds one the estimate is abandoned and the case's
 //! safe fraction of `dmin` is used.
 
-use super::Qd;
+use super::qd::Qd;
 use crate::scalar::Scalar;
 
 /// Returns `(shift, case)` for the block `i0..=l` of `qd`, of which `deflated`
