@@ -1,6 +1,7 @@
 //! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; no
 //! parallelism inside a kernel (the runtime owns it).
 
+pub mod bdsdc;
 pub mod bulge;
 pub mod dc;
 pub mod dqds;

@@ -236,6 +236,13 @@ pub(crate) fn rel_err(s: &[f64], reference: &[f64], eps: f64) -> f64 {
     rel_err_above(s, reference, eps, 0.0)
 }
 
+/// Below this, reference values (descending) are not checked for relative accuracy:
+/// values that are not normal numbers of `T` once the matrix is scaled into `T`'s
+/// range (about `2^-92` of the largest in f32) cannot be relatively accurate.
+pub(crate) fn rel_floor<T: Scalar>(reference: &[f64]) -> f64 {
+    reference.first().copied().unwrap_or(0.0) * (T::SAFE_MIN / T::EPS).f64() * 1024.0
+}
+
 /// Largest relative error over the reference values above `floor`, in units of
 /// `eps`.
 pub(crate) fn rel_err_above(s: &[f64], reference: &[f64], eps: f64, floor: f64) -> f64 {
@@ -286,11 +293,7 @@ fn sweep<T: Scalar>() -> (f64, f64) {
             worst_abs = worst_abs.max(a);
             if n <= 200 || c.name.starts_with("graded") {
                 let bis = bisection_sv(&d64, &e64);
-                // Values that are not normal numbers of T once scaled into T's range
-                // (about 2^-92 of the largest in f32) cannot be relatively accurate.
-                let floor =
-                    bis.first().copied().unwrap_or(0.0) * (T::SAFE_MIN / T::EPS).f64() * 1024.0;
-                let rel = rel_err_above(&s, &bis, eps, floor);
+                let rel = rel_err_above(&s, &bis, eps, rel_floor::<T>(&bis));
                 // Every singular value to a few ulps of itself, growing at most
                 // linearly with n (the oracle is exact for entries perturbed by a few
                 // f64 ulps: no error at f32 scale, a few ulps at f64 scale).
