@@ -1,9 +1,11 @@
 //! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; no
 //! parallelism inside a kernel (the runtime owns it). One module per pipeline
 //! stage, named for its LAPACK counterpart (EVD: `sy2sb`, `sb2st`, `sterf`,
-//! `stedc`, `back_transform`; SVD: `ge2gb`, `gb2bd`), plus the shared pieces they are built from.
+//! `stedc`, `back_transform`; SVD: `ge2gb`, `gb2bd`, `dqds`, `bdsdc`), plus the shared pieces they are built from.
 
 pub mod back_transform;
+pub mod bdsdc;
+pub mod dqds;
 pub mod gb2bd;
 pub mod ge2gb;
 pub mod householder;

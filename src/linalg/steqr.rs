@@ -246,7 +246,7 @@ fn rotate<T: Scalar>(x: &mut [T], y: &mut [T], c: T, s: T) {
 /// the sign of `f`; squares are formed only inside the safe range, otherwise
 /// after scaling by the larger magnitude (the approach of LAPACK 3.10 `dlartg`).
 #[inline]
-fn givens<T: Scalar>(f: T, g: T) -> (T, T, T) {
+pub(crate) fn givens<T: Scalar>(f: T, g: T) -> (T, T, T) {
     if g == T::zero() {
         return (T::one(), T::zero(), f);
     }
@@ -273,7 +273,12 @@ fn givens<T: Scalar>(f: T, g: T) -> (T, T, T) {
 
 /// Runs `op` on columns `i != j` of `z` as two mutable slices: directly when the
 /// columns are contiguous, through copies otherwise.
-fn col_pair<T: Scalar>(z: MatMut<'_, T>, i: usize, j: usize, op: impl FnOnce(&mut [T], &mut [T])) {
+pub(crate) fn col_pair<T: Scalar>(
+    z: MatMut<'_, T>,
+    i: usize,
+    j: usize,
+    op: impl FnOnce(&mut [T], &mut [T]),
+) {
     let contiguous = z.row_stride() == 1 || z.nrows() <= 1;
     let (mut x, mut y) = z.two_cols_mut(i, j);
     if contiguous {

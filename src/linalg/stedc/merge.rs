@@ -33,9 +33,10 @@ use crate::error::Error;
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
 
-/// Sparsity type of a (possibly rotated) eigenvector column of `blockdiag(Q1, Q2)`.
+/// Sparsity type of a (possibly rotated) eigenvector column of `blockdiag(Q1, Q2)`
+/// (or of the singular vector blocks of a bidiagonal merge).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ColType {
+pub(crate) enum ColType {
     /// Nonzero only in the first `n1` rows.
     Top,
     /// Nonzero in both halves (after a rotation mixing a top and a bottom column).
@@ -151,67 +152,23 @@ impl<T: Scalar> MergeProblem<T> {
         }
         let tol = T::of(8.0) * T::EPS * dmax.max(zmax);
 
-        let mut nondefl: Vec<usize> = Vec::with_capacity(n);
-        let mut defl: Vec<usize> = Vec::new();
-        if rho * zmax <= tol {
+        let (nondefl, defl) = if rho * zmax <= tol {
             // The rank-one term is negligible: everything deflates.
-            defl.extend(0..n);
+            (Vec::new(), (0..n).collect())
         } else {
-            let mut prev: Option<usize> = None;
-            for j in 0..n {
-                if rho * zs[j].abs() <= tol {
-                    // Tiny z component: (d_j, column) is already an eigenpair.
-                    defl.push(j);
-                    continue;
-                }
-                let Some(p) = prev else {
-                    prev = Some(j);
-                    continue;
-                };
-                // Close poles d_p <= d_j: the Givens rotation G with c = z_j/tau,
-                // s = -z_p/tau zeroes z_p; the coupling it leaves is (d_j - d_p) c s
-                // (dlaed2's second deflation test).
-                let tau = zs[p].hypot(zs[j]);
-                let cs = zs[j] / tau;
-                let sn = -zs[p] / tau;
-                let t = dl[j] - dl[p];
-                if (t * cs * sn).abs() <= tol {
-                    zs[j] = tau;
-                    zs[p] = zero;
-                    rotate_cols(q.rb_mut(), perm[p], perm[j], cs, sn);
-                    if typ[p] != typ[j] {
-                        typ[j] = ColType::Dense;
-                    }
-                    let (c2, s2) = (cs * cs, sn * sn);
-                    let dp = dl[p] * c2 + dl[j] * s2;
-                    dl[j] = dl[p] * s2 + dl[j] * c2;
-                    dl[p] = dp;
-                    defl.push(p);
-                } else {
-                    nondefl.push(p);
-                }
-                prev = Some(j);
-            }
-            if let Some(p) = prev {
-                nondefl.push(p);
-            }
-        }
+            deflate(
+                &mut dl,
+                &mut zs,
+                &mut typ,
+                0..n,
+                rho,
+                tol,
+                |p, j, cs, sn| rotate_cols(q.rb_mut(), perm[p], perm[j], cs, sn),
+            )
+        };
         let k = nondefl.len();
 
-        // Type grouping of the non-deflated columns (dlaed2's coltyp / ctot).
-        let mut ctot = [0usize; 3];
-        for &j in &nondefl {
-            ctot[type_index(typ[j])] += 1;
-        }
-        let mut next = [0, ctot[0], ctot[0] + ctot[1]];
-        let mut type_row = vec![0usize; k];
-        let mut by_row = vec![0usize; k];
-        for (r, &j) in nondefl.iter().enumerate() {
-            let t = type_index(typ[j]);
-            type_row[r] = next[t];
-            by_row[next[t]] = j;
-            next[t] += 1;
-        }
+        let (ctot, type_row, by_row) = group_by_type(&nondefl, &typ);
         let ntop = ctot[0] + ctot[1];
         let qr = q.rb();
         let top_cols: Vec<usize> = by_row[..ntop].iter().map(|&j| perm[j]).collect();
@@ -220,11 +177,7 @@ impl<T: Scalar> MergeProblem<T> {
         let qbot = gather_cols(qr, n1..n, &bot_cols);
 
         // Deflated pairs, ascending (stable: ties keep pole order).
-        defl.sort_by(|&a, &b| {
-            dl[a]
-                .partial_cmp(&dl[b])
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        let defl = sorted_by_value(defl, &dl);
         let ddefl: Vec<T> = defl.iter().map(|&j| dl[j]).collect();
         let defl_cols: Vec<usize> = defl.iter().map(|&j| perm[j]).collect();
         let qdefl = gather_cols(qr, 0..n, &defl_cols);
@@ -322,65 +275,32 @@ impl<T: Scalar> MergeProblem<T> {
             *x = all[(k, r)];
         }
         let mut delta = all.rb_mut().subrows_mut(0, k);
-        let mut w: Vec<T> = (0..k).map(|i| delta[(i, i)]).collect();
-        for j in 0..k {
-            let col = delta.rb().col(j);
-            for i in 0..k {
-                if i != j {
-                    w[i] *= col[i] / (dl[i] - dl[j]);
-                }
-            }
-        }
-        let zhat: Vec<T> = (0..k)
-            .map(|i| {
-                let m = (-w[i]).max(zero).sqrt();
-                if self.secular.z[i] < zero {
-                    -m
-                } else {
-                    m
-                }
-            })
-            .collect();
+        let zhat = {
+            let d = delta.rb();
+            lowner_zhat(
+                &self.secular.z,
+                |i| d[(i, i)],
+                |i, j| d[(i, j)] / (dl[i] - dl[j]),
+            )
+        };
         let mut u = vec![zero; k];
         for r in 0..k {
             let mut col = delta.rb_mut().col_mut(r);
-            let mut amax = zero;
-            let mut finite = true;
             for i in 0..k {
                 u[i] = zhat[i] / col[i];
-                finite &= u[i].is_finite();
-                amax = amax.max(u[i].abs());
             }
-            if amax <= zero || !finite {
+            let Some(scale) = unit_scale(&u) else {
                 return Err(Error::NoConvergence {
                     stage: "dc merge",
                     detail: format!("eigenvector {r} of a {k}x{k} secular problem is degenerate"),
                 });
-            }
-            // Scaled 2-norm (no overflow for tiny d_i - lambda_r).
-            let mut ss = zero;
-            for &x in &u {
-                let y = x / amax;
-                ss += y * y;
-            }
-            let scale = T::one() / (amax * ss.sqrt());
+            };
             for i in 0..k {
                 col[self.type_row[i]] = u[i] * scale;
             }
         }
         // Output order: merge of ascending roots and ascending deflated values.
-        let nd = self.ddefl.len();
-        let mut out = Vec::with_capacity(self.n);
-        let (mut r, mut s) = (0, 0);
-        while r < k || s < nd {
-            if s == nd || (r < k && self.lambda[r] <= self.ddefl[s]) {
-                out.push(OutCol::Root(r));
-                r += 1;
-            } else {
-                out.push(OutCol::Deflated(s));
-                s += 1;
-            }
-        }
+        let out = merge_order(&self.lambda, &self.ddefl);
         self.out = out;
         self.vectors_done = true;
         Ok(())
@@ -395,12 +315,7 @@ impl<T: Scalar> MergeProblem<T> {
     /// [`MergeProblem::lowner`].
     pub fn eigenvalues_into(&self, d: &mut [T]) {
         assert!(self.vectors_done && d.len() == self.n);
-        for (dst, src) in d.iter_mut().zip(&self.out) {
-            *dst = match *src {
-                OutCol::Root(r) => self.lambda[r],
-                OutCol::Deflated(s) => self.ddefl[s],
-            };
-        }
+        values_in_order(&self.out, &self.lambda, &self.ddefl, d);
     }
 
     /// Step 4 on one tile: writes output columns `cols` of the merged eigenvector block
@@ -409,20 +324,11 @@ impl<T: Scalar> MergeProblem<T> {
     /// `dlaed3`) and copies of the deflated columns. Reads only `self`; tiles are
     /// independent. For bitwise reproducibility use the same tiling every time (GEMM
     /// results may depend on the shape): see [`super::col_tiles`].
-    pub fn apply_cols(&self, cols: Range<usize>, mut out: MatMut<'_, T>) {
+    pub fn apply_cols(&self, cols: Range<usize>, out: MatMut<'_, T>) {
         assert!(self.vectors_done, "apply_cols before lowner");
         assert!(cols.end <= self.n && out.nrows() == self.n && out.ncols() == cols.len());
         let srcs = &self.out[cols.clone()];
-        // Roots in a tile are consecutive (the output order is a merge).
-        let mut rr: Option<Range<usize>> = None;
-        for s in srcs {
-            if let OutCol::Root(r) = *s {
-                rr = Some(match rr {
-                    None => r..r + 1,
-                    Some(x) => x.start..r + 1,
-                });
-            }
-        }
+        let rr = root_range(srcs);
         let (n1, n) = (self.n1, self.n);
         let n2 = n - n1;
         let mut tmp = Mat::<T>::zeros(0, 0);
@@ -449,20 +355,230 @@ impl<T: Scalar> MergeProblem<T> {
             }
         }
         let r0 = rr.map(|r| r.start).unwrap_or(0);
-        for (c, s) in srcs.iter().enumerate() {
-            let src = match *s {
-                OutCol::Root(r) => tmp.col(r - r0),
-                OutCol::Deflated(s) => self.qdefl.col(s),
-            };
-            out.rb_mut().col_mut(c).copy_from(src);
+        emit_cols(srcs, tmp.as_ref(), r0, self.qdefl.as_ref(), out);
+    }
+}
+
+/// The deflation pass of a merge (LAPACK `dlaed2`, `dlasd2`) over the poles `range`
+/// of `dl` (ascending) with weights `zs` and column types `typ`:
+/// * a tiny `rho |z_j| <= tol` leaves `(dl_j, column j)` as it is: deflated;
+/// * a pole close to the previous kept one `p` is merged into it by the Givens
+///   rotation `c = z_j / tau`, `s = -z_p / tau` that zeroes `z_p`, when the coupling
+///   it leaves, `(d_j - d_p) c s`, is at most `tol`; `rotate(p, j, c, s)` applies it
+///   to the caller's vector columns (`p' = c p + s j`, `j' = c j - s p`), the two
+///   diagonal entries are mixed accordingly and `p` deflates.
+///
+/// Returns the kept positions (ascending) and the deflated ones (in the order found).
+pub(crate) fn deflate<T: Scalar>(
+    dl: &mut [T],
+    zs: &mut [T],
+    typ: &mut [ColType],
+    range: Range<usize>,
+    rho: T,
+    tol: T,
+    mut rotate: impl FnMut(usize, usize, T, T),
+) -> (Vec<usize>, Vec<usize>) {
+    let zero = T::zero();
+    let mut nondefl: Vec<usize> = Vec::with_capacity(range.len());
+    let mut defl: Vec<usize> = Vec::new();
+    let mut prev: Option<usize> = None;
+    for j in range {
+        if rho * zs[j].abs() <= tol {
+            // Tiny z component: (d_j, column) is already an eigenpair.
+            defl.push(j);
+            continue;
         }
+        let Some(p) = prev else {
+            prev = Some(j);
+            continue;
+        };
+        // Close poles d_p <= d_j: the Givens rotation G with c = z_j/tau,
+        // s = -z_p/tau zeroes z_p; the coupling it leaves is (d_j - d_p) c s
+        // (dlaed2's second deflation test).
+        let tau = zs[p].hypot(zs[j]);
+        let cs = zs[j] / tau;
+        let sn = -zs[p] / tau;
+        let t = dl[j] - dl[p];
+        if (t * cs * sn).abs() <= tol {
+            zs[j] = tau;
+            zs[p] = zero;
+            rotate(p, j, cs, sn);
+            if typ[p] != typ[j] {
+                typ[j] = ColType::Dense;
+            }
+            let (c2, s2) = (cs * cs, sn * sn);
+            let dp = dl[p] * c2 + dl[j] * s2;
+            dl[j] = dl[p] * s2 + dl[j] * c2;
+            dl[p] = dp;
+            defl.push(p);
+        } else {
+            nondefl.push(p);
+        }
+        prev = Some(j);
+    }
+    if let Some(p) = prev {
+        nondefl.push(p);
+    }
+    (nondefl, defl)
+}
+
+/// Type grouping of the kept columns (`dlaed2`'s `coltyp`/`ctot`): the counts per
+/// type (top, dense, bottom), the row of each kept entry in the type-ordered
+/// coefficient matrix, and the kept entry of each such row.
+pub(crate) fn group_by_type(
+    nondefl: &[usize],
+    typ: &[ColType],
+) -> ([usize; 3], Vec<usize>, Vec<usize>) {
+    let k = nondefl.len();
+    let mut ctot = [0usize; 3];
+    for &j in nondefl {
+        ctot[type_index(typ[j])] += 1;
+    }
+    let mut next = [0, ctot[0], ctot[0] + ctot[1]];
+    let mut type_row = vec![0usize; k];
+    let mut by_row = vec![0usize; k];
+    for (r, &j) in nondefl.iter().enumerate() {
+        let t = type_index(typ[j]);
+        type_row[r] = next[t];
+        by_row[next[t]] = j;
+        next[t] += 1;
+    }
+    (ctot, type_row, by_row)
+}
+
+/// `idx` sorted by `val[i]`, ascending and stable.
+pub(crate) fn sorted_by_value<T: Scalar>(mut idx: Vec<usize>, val: &[T]) -> Vec<usize> {
+    idx.sort_by(|&a, &b| {
+        val[a]
+            .partial_cmp(&val[b])
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    idx
+}
+
+/// Gu–Eisenstat / Löwner (LAPACK `dlaed3`, `dlasd3`): the weights `z-hat` for which
+/// the computed roots are the exact roots, from the accurate pole differences:
+/// `z-hat_i^2 = -diag(i) prod_{j != i} ratio(i, j)` with `diag(i) = D_i - lambda_i`
+/// and `ratio(i, j) = (D_i - lambda_j) / (D_i - D_j)`, signed like `z_i`. The
+/// product runs over roots `j` in the outer loop (column order of the differences).
+pub(crate) fn lowner_zhat<T: Scalar>(
+    z: &[T],
+    diag: impl Fn(usize) -> T,
+    ratio: impl Fn(usize, usize) -> T,
+) -> Vec<T> {
+    let k = z.len();
+    let zero = T::zero();
+    let mut w: Vec<T> = (0..k).map(diag).collect();
+    for j in 0..k {
+        for (i, wi) in w.iter_mut().enumerate() {
+            if i != j {
+                *wi *= ratio(i, j);
+            }
+        }
+    }
+    (0..k)
+        .map(|i| {
+            let m = (-w[i]).max(zero).sqrt();
+            if z[i] < zero {
+                -m
+            } else {
+                m
+            }
+        })
+        .collect()
+}
+
+/// The factor that scales `u` to unit 2-norm, from the scaled sum of squares (no
+/// overflow for huge entries); `None` if `u` is zero or not finite.
+pub(crate) fn unit_scale<T: Scalar>(u: &[T]) -> Option<T> {
+    let zero = T::zero();
+    let mut amax = zero;
+    let mut finite = true;
+    for &x in u {
+        finite &= x.is_finite();
+        amax = amax.max(x.abs());
+    }
+    if amax <= zero || !finite {
+        return None;
+    }
+    let mut ss = zero;
+    for &x in u {
+        let y = x / amax;
+        ss += y * y;
+    }
+    Some(T::one() / (amax * ss.sqrt()))
+}
+
+/// Output order of a merge: the ascending merge of the roots and the deflated
+/// values (ties: roots first).
+pub(crate) fn merge_order<T: Scalar>(roots: &[T], defl: &[T]) -> Vec<OutCol> {
+    let (k, nd) = (roots.len(), defl.len());
+    let mut out = Vec::with_capacity(k + nd);
+    let (mut r, mut s) = (0, 0);
+    while r < k || s < nd {
+        if s == nd || (r < k && roots[r] <= defl[s]) {
+            out.push(OutCol::Root(r));
+            r += 1;
+        } else {
+            out.push(OutCol::Deflated(s));
+            s += 1;
+        }
+    }
+    out
+}
+
+/// The merged values in output order: `d[c]` is the root or deflated value that
+/// output column `c` comes from.
+pub(crate) fn values_in_order<T: Scalar>(out: &[OutCol], roots: &[T], defl: &[T], d: &mut [T]) {
+    for (dst, src) in d.iter_mut().zip(out) {
+        *dst = match *src {
+            OutCol::Root(r) => roots[r],
+            OutCol::Deflated(s) => defl[s],
+        };
+    }
+}
+
+/// The roots among the output columns `srcs` of a tile, consecutive because the
+/// output order is a merge.
+pub(crate) fn root_range(srcs: &[OutCol]) -> Option<Range<usize>> {
+    let mut rr: Option<Range<usize>> = None;
+    for s in srcs {
+        if let OutCol::Root(r) = *s {
+            rr = Some(match rr {
+                None => r..r + 1,
+                Some(x) => x.start..r + 1,
+            });
+        }
+    }
+    rr
+}
+
+/// Copies the output columns `srcs` of a tile into `out`: roots from `roots` (whose
+/// column 0 is root `r0`), deflated columns from `defl`.
+pub(crate) fn emit_cols<T: Scalar>(
+    srcs: &[OutCol],
+    roots: MatRef<'_, T>,
+    r0: usize,
+    defl: MatRef<'_, T>,
+    mut out: MatMut<'_, T>,
+) {
+    for (c, s) in srcs.iter().enumerate() {
+        let src = match *s {
+            OutCol::Root(r) => roots.col(r - r0),
+            OutCol::Deflated(s) => defl.col(s),
+        };
+        out.rb_mut().col_mut(c).copy_from(src);
     }
 }
 
 /// Rows `rows` of the columns `cols` of `q`, as a new matrix. Whole-column
 /// copies: gathering element by element would be several times slower at the
 /// top merge, where these are `n^2` values.
-fn gather_cols<T: Scalar>(q: MatRef<'_, T>, rows: Range<usize>, cols: &[usize]) -> Mat<T> {
+pub(crate) fn gather_cols<T: Scalar>(
+    q: MatRef<'_, T>,
+    rows: Range<usize>,
+    cols: &[usize],
+) -> Mat<T> {
     let mut m = Mat::<T>::zeros(rows.len(), cols.len());
     for (c, &src) in cols.iter().enumerate() {
         m.col_mut(c)
@@ -472,11 +588,11 @@ fn gather_cols<T: Scalar>(q: MatRef<'_, T>, rows: Range<usize>, cols: &[usize]) 
 }
 
 /// `dst := lhs * rhs` with faer's sequential GEMM.
-fn gemm<T: Scalar>(dst: MatMut<'_, T>, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>) {
+pub(crate) fn gemm<T: Scalar>(dst: MatMut<'_, T>, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>) {
     matmul(dst, Accum::Replace, lhs, rhs, T::one(), Par::Seq);
 }
 
-fn type_index(t: ColType) -> usize {
+pub(crate) fn type_index(t: ColType) -> usize {
     match t {
         ColType::Top => 0,
         ColType::Dense => 1,
@@ -484,15 +600,16 @@ fn type_index(t: ColType) -> usize {
     }
 }
 
-/// Plane rotation of columns `a` and `b` (BLAS `drot`): `a' = c a + s b`, `b' = c b - s a`.
-fn rotate_cols<T: Scalar>(q: MatMut<'_, T>, a: usize, b: usize, cs: T, sn: T) {
-    let mut q = q;
-    for i in 0..q.nrows() {
-        let x = q[(i, a)];
-        let y = q[(i, b)];
-        q[(i, a)] = cs * x + sn * y;
-        q[(i, b)] = cs * y - sn * x;
-    }
+/// Plane rotation of columns `a != b` (BLAS `drot`): `a' = c a + s b`,
+/// `b' = c b - s a`. Shared with the bidiagonal SVD (deflation and QR sweeps).
+pub(crate) fn rotate_cols<T: Scalar>(q: MatMut<'_, T>, a: usize, b: usize, cs: T, sn: T) {
+    crate::linalg::steqr::col_pair(q, a, b, |x, y| {
+        for (u, v) in x.iter_mut().zip(y.iter_mut()) {
+            let (p, r) = (*u, *v);
+            *u = cs * p + sn * r;
+            *v = cs * r - sn * p;
+        }
+    });
 }
 
 /// Step 2 for roots `range` of a merge, storing into the problem (see

@@ -81,6 +81,75 @@ fn c<T: Scalar>(x: f64) -> T {
     T::of(x)
 }
 
+/// How the unknown of the secular equation and the pole differences are represented.
+///
+/// The equation is always `w(lambda) = 1/rho + sum_j z_j^2 / (D_j - lambda)` ("lambda
+/// space"); the solver iterates on `t`, the position of the root relative to an origin
+/// pole `o`, and needs `D_j - lambda(t)` to full relative accuracy for every `j`.
+/// * EVD (`dlaed4`), [`Shifted`]: `lambda = D_o + t`, `D_j - lambda = (D_j - D_o) - t`.
+/// * SVD (`dlasd4`), `D_j = d_j^2`, `lambda = sigma^2`, `sigma = d_o + t`:
+///   `D_j - lambda = ((d_j - d_o) - t) ((d_j + d_o) + t)`, accurate from the `d_j`
+///   themselves even where the squares would cancel (see `bdsdc::secular`).
+///
+/// Model steps are computed in lambda space and mapped to `t` by [`Frame::step`].
+pub(crate) trait Frame<T: Scalar> {
+    /// Stage named in a [`Error::NoConvergence`].
+    const STAGE: &'static str;
+    /// Moves the origin to pole `o` (prepares the per-pole differences).
+    fn set_origin(&mut self, o: usize);
+    /// `D_j - lambda(t)`.
+    fn delta(&self, j: usize, t: T) -> T;
+    /// `lambda(t) - D_o`.
+    fn offset(&self, t: T) -> T;
+    /// The `t` with `lambda(t) - D_o = x` (`D_o + x` inside the domain).
+    fn iterate(&self, x: T) -> T;
+    /// The `t` of `lambda(t) + eta`, or `None` if that leaves the domain.
+    fn step(&self, t: T, eta: T) -> Option<T>;
+    /// Records the converged root `t` (the final differences) and returns its value
+    /// (`lambda` for the EVD, `sigma` for the SVD).
+    fn finish(&mut self, t: T) -> T;
+}
+
+/// The EVD frame: `lambda = d_o + t`; `dd` (the caller's `delta` buffer) holds
+/// `d_j - d_o` while iterating and `d_j - lambda` on exit.
+pub(crate) struct Shifted<'a, T> {
+    d: &'a [T],
+    dd: &'a mut [T],
+    o: usize,
+}
+
+impl<T: Scalar> Frame<T> for Shifted<'_, T> {
+    const STAGE: &'static str = "dc secular equation";
+    fn set_origin(&mut self, o: usize) {
+        self.o = o;
+        for j in 0..self.d.len() {
+            self.dd[j] = self.d[j] - self.d[o];
+        }
+    }
+    #[inline(always)]
+    fn delta(&self, j: usize, t: T) -> T {
+        self.dd[j] - t
+    }
+    #[inline(always)]
+    fn offset(&self, t: T) -> T {
+        t
+    }
+    #[inline(always)]
+    fn iterate(&self, x: T) -> T {
+        x
+    }
+    #[inline(always)]
+    fn step(&self, t: T, eta: T) -> Option<T> {
+        Some(t + eta)
+    }
+    fn finish(&mut self, t: T) -> T {
+        for x in self.dd.iter_mut() {
+            *x -= t;
+        }
+        self.d[self.o] + t
+    }
+}
+
 /// Value and derivative information of `w(tau) = 1/rho + psi + phi` at one point.
 struct Eval<T> {
     w: T,
@@ -88,29 +157,35 @@ struct Eval<T> {
     dphi: T,
     /// Bound on the rounding error of `w`, in units of `eps` (as `dlaed4`'s `erretm`).
     err: T,
-    /// `d_j - lambda` for `j = split` and `j = split + 1` (the interval's poles).
+    /// `D_j - lambda` for `j = split` and `j = split + 1` (the interval's poles).
     del_lo: T,
     del_hi: T,
-    /// `d_j - lambda` for the pole contributing most to `psi'` (left side) and to
+    /// `D_j - lambda` for the pole contributing most to `psi'` (left side) and to
     /// `phi'` (right side).
     del_domlo: T,
     del_domhi: T,
 }
 
-/// Evaluates the secular function at `lambda = d_origin + tau`. `dd[j] = d_j - d_origin`.
+/// Evaluates the secular function at the iterate `tau` of `frame` (`k` poles).
 /// `psi` sums the poles `0..=split` (ascending, small terms first), `phi` the poles
 /// `split+1..k` (descending).
-fn eval<T: Scalar>(dd: &[T], z: &[T], tau: T, split: usize, rhoinv: T) -> Eval<T> {
-    let k = dd.len();
+fn eval<T: Scalar, F: Frame<T>>(
+    frame: &F,
+    k: usize,
+    z: &[T],
+    tau: T,
+    split: usize,
+    rhoinv: T,
+) -> Eval<T> {
     let zero = T::zero();
     let mut psi = zero;
     let mut dpsi = zero;
     let mut partial = zero;
     let (mut best_lo, mut jlo) = (zero, split);
-    for j in 0..=split {
-        let del = dd[j] - tau;
-        let t = z[j] / del;
-        psi += z[j] * t;
+    for (j, &zj) in z[..=split].iter().enumerate() {
+        let del = frame.delta(j, tau);
+        let t = zj / del;
+        psi += zj * t;
         dpsi += t * t;
         partial += psi.abs();
         if t * t > best_lo {
@@ -122,10 +197,10 @@ fn eval<T: Scalar>(dd: &[T], z: &[T], tau: T, split: usize, rhoinv: T) -> Eval<T
     let mut dphi = zero;
     let jh = (split + 1).min(k - 1);
     let (mut best_hi, mut jhi) = (zero, jh);
-    for j in (split + 1..k).rev() {
-        let del = dd[j] - tau;
-        let t = z[j] / del;
-        phi += z[j] * t;
+    for (j, &zj) in z[..k].iter().enumerate().skip(split + 1).rev() {
+        let del = frame.delta(j, tau);
+        let t = zj / del;
+        phi += zj * t;
         dphi += t * t;
         partial += phi.abs();
         if t * t > best_hi {
@@ -138,16 +213,16 @@ fn eval<T: Scalar>(dd: &[T], z: &[T], tau: T, split: usize, rhoinv: T) -> Eval<T
         + partial
         + c::<T>(2.0) * rhoinv
         + c::<T>(3.0) * w.abs()
-        + tau.abs() * (dpsi + dphi);
+        + frame.offset(tau).abs() * (dpsi + dphi);
     Eval {
         w,
         dpsi,
         dphi,
         err,
-        del_lo: dd[split] - tau,
-        del_hi: dd[jh] - tau,
-        del_domlo: dd[jlo] - tau,
-        del_domhi: dd[jhi] - tau,
+        del_lo: frame.delta(split, tau),
+        del_hi: frame.delta(jh, tau),
+        del_domlo: frame.delta(jlo, tau),
+        del_domhi: frame.delta(jhi, tau),
     }
 }
 
@@ -243,87 +318,103 @@ fn solve_root_max_iter<T: Scalar>(
 ) -> Result<T, Error> {
     let k = d.len();
     assert!(i < k && z.len() == k && delta.len() == k);
+    let mut frame = Shifted { d, dd: delta, o: 0 };
+    solve_in_frame(&mut frame, k, z, rho, i, max_iter)
+}
+
+/// The root finder of the module documentation, for root `i` of `k` in `frame`.
+pub(crate) fn solve_in_frame<T: Scalar, F: Frame<T>>(
+    frame: &mut F,
+    k: usize,
+    z: &[T],
+    rho: T,
+    i: usize,
+    max_iter: usize,
+) -> Result<T, Error> {
     let zero = T::zero();
     let half = c::<T>(0.5);
     if k == 1 {
-        // The only root: lambda = d_0 + rho z_0^2 exactly (up to one rounding).
-        let t = rho * z[0] * z[0];
-        delta[0] = -t;
-        return Ok(d[0] + t);
+        // The only root: lambda = D_0 + rho z_0^2 exactly (up to one rounding).
+        frame.set_origin(0);
+        let t = frame.iterate(rho * z[0] * z[0]);
+        return Ok(frame.finish(t));
     }
     let rhoinv = T::one() / rho;
     let eps = T::EPS;
-    // `delta` holds dd_j = d_j - d_origin while iterating.
-    let dd = delta;
     let origin;
     let split;
+    // Bracket on the iterate t, and the pole gap D_{i+1} - D_i of an interior root.
     let (mut lo, mut hi);
     let mut tau;
+    let mut gap = zero;
     if i + 1 < k {
-        // Interior root in (d_i, d_{i+1}); model poles i and i+1.
+        // Interior root in (D_i, D_{i+1}); model poles i and i+1.
         split = i;
-        let del = d[i + 1] - d[i];
+        frame.set_origin(i);
+        let del = frame.delta(i + 1, zero);
+        gap = del;
         let hd = del * half;
-        for j in 0..k {
-            dd[j] = d[j] - d[i];
-        }
-        let em = eval(dd, z, hd, split, rhoinv);
+        let tm = frame.iterate(hd);
+        let em = eval(frame, k, z, tm, split, rhoinv);
         // Two-pole model at the midpoint for the starting value (cf. dlaed4's initial
-        // guess): c0 + z_i^2/(d_i - x) + z_{i+1}^2/(d_{i+1} - x), c0 from f(mid).
+        // guess): c0 + z_i^2/(D_i - x) + z_{i+1}^2/(D_{i+1} - x), c0 from w(mid).
         let zi2 = z[i] * z[i];
         let zq2 = z[i + 1] * z[i + 1];
-        let c0 = em.w + zi2 / hd - zq2 / hd;
+        let c0 = em.w - zi2 / frame.delta(i, tm) - zq2 / frame.delta(i + 1, tm);
         if em.w >= zero {
-            // Root in (d_i, mid]: origin d_i, tau in (0, del/2].
+            // Root in (D_i, mid]: origin D_i, lambda offset in (0, del/2].
             origin = i;
             lo = zero;
-            hi = hd;
+            hi = tm;
             let a = c0 * del + zi2 + zq2;
             let b = zi2 * del;
-            tau = pick(quad_roots(c0, a, b), lo, hi + hd * eps)
-                .map(|t| t.min(hi))
-                .unwrap_or(hd * half);
+            tau = pick(quad_roots(c0, a, b), zero, hd + hd * eps)
+                .map(|x| frame.iterate(x).min(hi))
+                .unwrap_or_else(|| frame.iterate(hd * half));
         } else {
-            // Root in (mid, d_{i+1}): origin d_{i+1}, tau in (-del/2, 0).
+            // Root in (mid, D_{i+1}): origin D_{i+1}, lambda offset in (-del/2, 0).
             origin = i + 1;
-            for j in 0..k {
-                dd[j] = d[j] - d[i + 1];
-            }
-            lo = -hd;
+            frame.set_origin(i + 1);
+            lo = frame.iterate(-hd);
             hi = zero;
             let a = zi2 + zq2 - c0 * del;
             let b = -zq2 * del;
-            tau = pick(quad_roots(c0, a, b), lo, hi).unwrap_or(-hd * half);
+            tau = pick(quad_roots(c0, a, b), -hd, zero)
+                .map(|x| frame.iterate(x))
+                .unwrap_or_else(|| frame.iterate(-hd * half));
         }
     } else {
-        // Last root in (d_{k-1}, d_{k-1} + rho |z|^2]; origin d_{k-1}; model poles
+        // Last root in (D_{k-1}, D_{k-1} + rho |z|^2]; origin D_{k-1}; model poles
         // k-2 and k-1.
         origin = k - 1;
         split = k - 2;
-        for j in 0..k {
-            dd[j] = d[j] - d[k - 1];
-        }
+        frame.set_origin(k - 1);
         let mut zz = zero;
         for &zj in z {
             zz += zj * zj;
         }
+        // Lambda-space bracket for the model root, iterate-space bracket for t.
+        let (mut xlo, mut xhi) = (zero, rho * zz);
+        let xmid = xhi * half;
         lo = zero;
-        hi = rho * zz;
-        let mid = hi * half;
-        let em = eval(dd, z, mid, split, rhoinv);
+        hi = frame.iterate(xhi);
+        let mid = frame.iterate(xmid);
+        let em = eval(frame, k, z, mid, split, rhoinv);
         if em.w >= zero {
+            xhi = xmid;
             hi = mid;
         } else {
+            xlo = xmid;
             lo = mid;
         }
-        let del = -dd[k - 2];
+        let del = -frame.delta(k - 2, zero);
         let zp2 = z[k - 2] * z[k - 2];
         let zq2 = z[k - 1] * z[k - 1];
-        let c0 = em.w - zp2 / (dd[k - 2] - mid) + zq2 / mid;
+        let c0 = em.w - zp2 / frame.delta(k - 2, mid) - zq2 / frame.delta(k - 1, mid);
         let a = zp2 + zq2 - c0 * del;
         let b = -zq2 * del;
-        tau = pick(quad_roots(c0, a, b), lo, hi + hi * eps)
-            .map(|t| t.min(hi))
+        tau = pick(quad_roots(c0, a, b), xlo, xhi + xhi * eps)
+            .map(|x| frame.iterate(x).min(hi))
             .unwrap_or_else(|| bisect(lo, hi, false).unwrap_or(mid));
     }
     if !(tau > lo && tau <= hi) {
@@ -337,7 +428,7 @@ fn solve_root_max_iter<T: Scalar>(
     let mut fw_steps = 0usize;
     let mut geo = false;
     for _ in 0..max_iter {
-        let ev = eval(dd, z, tau, split, rhoinv);
+        let ev = eval(frame, k, z, tau, split, rhoinv);
         if !ev.w.is_finite() {
             break;
         }
@@ -353,7 +444,7 @@ fn solve_root_max_iter<T: Scalar>(
                 force_bisect = true;
             }
         }
-        // f is increasing in lambda between consecutive poles and right of the last.
+        // w is increasing in lambda between consecutive poles and right of the last.
         if ev.w < zero {
             lo = lo.max(tau);
         } else {
@@ -370,10 +461,10 @@ fn solve_root_max_iter<T: Scalar>(
                 let (dp, dq) = (ev.del_lo, ev.del_hi);
                 let cq = if origin == i {
                     let t = z[i] / dp;
-                    ev.w - dq * dw + (d[i + 1] - d[i]) * t * t
+                    ev.w - dq * dw + gap * t * t
                 } else {
                     let t = z[i + 1] / dq;
-                    ev.w - dp * dw + (d[i] - d[i + 1]) * t * t
+                    ev.w - dp * dw + (-gap) * t * t
                 };
                 (dp, dq, cq)
             } else {
@@ -400,19 +491,21 @@ fn solve_root_max_iter<T: Scalar>(
                 // Wrong direction: fall back to Newton (as dlaed4 does).
                 eta = -ev.w / (ev.dpsi + ev.dphi);
             }
-            let mut t = tau + eta;
-            if t == tau {
+            let mut t = frame.step(tau, eta);
+            if t == Some(tau) {
                 // The model correction is below one ulp of tau. Accept tau only if the
-                // Newton correction is too (f is monotone here, so then the root is
+                // Newton correction is too (w is monotone here, so then the root is
                 // within rounding of tau); otherwise take the Newton step.
-                t = tau - ev.w / dw;
-                if t == tau {
+                t = frame.step(tau, -(ev.w / dw));
+                if t == Some(tau) {
                     converged = true;
                     break;
                 }
             }
-            if t > lo && t < hi {
-                step = Some(t);
+            if let Some(t) = t {
+                if t > lo && t < hi {
+                    step = Some(t);
+                }
             }
         }
         match step {
@@ -441,16 +534,41 @@ fn solve_root_max_iter<T: Scalar>(
     }
     if !converged {
         return Err(Error::NoConvergence {
-            stage: "dc secular equation",
+            stage: F::STAGE,
             detail: format!(
                 "root {i} of {k} did not converge in {max_iter} iterations (rho = {rho})"
             ),
         });
     }
-    for x in dd.iter_mut() {
-        *x -= tau;
+    // The frame is still at `origin` (the last `set_origin` above).
+    Ok(frame.finish(tau))
+}
+
+/// Checks the output shapes of a root-range solve: `range` of `k` roots, `values`
+/// of length `range.len()`, and each matrix `k x range.len()`.
+pub(crate) fn check_range<T>(
+    k: usize,
+    range: &Range<usize>,
+    values: usize,
+    mats: &[&MatMut<'_, T>],
+) -> Result<(), Error> {
+    let bad = range.start > range.end
+        || range.end > k
+        || values != range.len()
+        || mats
+            .iter()
+            .any(|m| m.nrows() != k || m.ncols() != range.len());
+    if bad {
+        let shapes: Vec<String> = mats
+            .iter()
+            .map(|m| format!("{}x{}", m.nrows(), m.ncols()))
+            .collect();
+        return Err(Error::Shape(format!(
+            "solve_roots: range {range:?} of {k} roots, {values} values, matrices {}",
+            shapes.join(", ")
+        )));
     }
-    Ok(d[origin] + tau)
+    Ok(())
 }
 
 /// Solves roots `range` of `sec`; `lambda[r - range.start]` receives root `r` and column
@@ -465,20 +583,7 @@ pub fn solve_roots_into<T: Scalar>(
     mut delta: MatMut<'_, T>,
 ) -> Result<(), Error> {
     let k = sec.len();
-    if range.end > k || lambda.len() != range.len() || delta.ncols() != range.len() {
-        return Err(Error::Shape(format!(
-            "solve_roots: range {range:?} of {k} roots, lambda {} and delta {}x{}",
-            lambda.len(),
-            delta.nrows(),
-            delta.ncols()
-        )));
-    }
-    if delta.nrows() != k {
-        return Err(Error::Shape(format!(
-            "solve_roots: delta has {} rows, expected {k}",
-            delta.nrows()
-        )));
-    }
+    check_range(k, &range, lambda.len(), &[&delta])?;
     let mut col = vec![T::zero(); k];
     for (idx, r) in range.enumerate() {
         lambda[idx] = solve_root(&sec.d, &sec.z, sec.rho, r, &mut col)?;

@@ -463,10 +463,14 @@ fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<Evd
     let complete = Arc::new(AtomicBool::new(false));
     let mark = |g: &mut TaskGraph<'static>, after: &[TaskId]| {
         let flag = complete.clone();
-        let t = g.add(Task::new("evd.complete", move |_| {
-            flag.store(true, Ordering::Release);
-            Ok(())
-        }));
+        let stage = if vectors { Q1 } else { TRIDIAG };
+        let t = g.add(
+            Task::new("evd.complete", move |_| {
+                flag.store(true, Ordering::Release);
+                Ok(())
+            })
+            .stage(stage),
+        );
         g.succeed(t, after);
     };
     if !vectors {
