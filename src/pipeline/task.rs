@@ -4,6 +4,8 @@
 use crate::graph::{SubGraph, TaskContext, TaskGraph, TaskId};
 use crate::matrix::access::Access;
 use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 /// The body of a stage builder's task: `body` takes its views through an
 /// [`Access`] checked against the footprint declared on the task (see
@@ -54,5 +56,25 @@ pub(crate) fn subgraph_of(g: &TaskGraph<'_>, ids: &[TaskId]) -> SubGraph {
     SubGraph {
         entries: pick(&has_pred),
         exits: pick(&has_succ),
+    }
+}
+
+/// Where a task graph leaves a vector it computes: empty until the task that
+/// fills it has run successfully.
+pub struct Slot<T> {
+    pub(crate) cell: Arc<Mutex<Option<Vec<T>>>>,
+    pub(crate) task: TaskId,
+}
+
+impl<T: Clone> Slot<T> {
+    /// The value, once the graph ran successfully; [`Error::NotRun`] before
+    /// (or after a run that failed before the task).
+    pub fn get(&self) -> Result<Vec<T>> {
+        self.cell.lock().clone().ok_or(Error::NotRun)
+    }
+
+    /// The task that fills the slot.
+    pub fn task(&self) -> TaskId {
+        self.task
     }
 }

@@ -46,10 +46,11 @@ mod sy2sb;
 #[cfg(test)]
 mod tests;
 
+pub use crate::pipeline::task::Slot;
 pub use back_transform::{back_transform_q1, back_transform_q2};
 pub use sb2st::{sb2st, Sb2stGrain, Sb2stReflectors, Sb2stStage, Tridiagonal};
 pub use stedc::{dc_scale, stedc, Eigenvectors, StedcStage};
-pub use sterf::{sterf, Slot};
+pub use sterf::sterf;
 pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
 use super::EvdOptions;

@@ -2,32 +2,12 @@
 
 use super::sb2st::Tridiagonal;
 use super::TRIDIAG;
-use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
+use crate::graph::{Footprint, Region, Task, TaskGraph};
 use crate::linalg::sterf;
-use crate::pipeline::task::{check_owned, with_access};
-use crate::{Error, Result, Scalar};
+use crate::pipeline::task::{check_owned, with_access, Slot};
+use crate::{Result, Scalar};
 use parking_lot::Mutex;
 use std::sync::Arc;
-
-/// Where a task graph leaves a vector it computes: empty until the task that
-/// fills it has run successfully.
-pub struct Slot<T> {
-    pub(super) cell: Arc<Mutex<Option<Vec<T>>>>,
-    pub(super) task: TaskId,
-}
-
-impl<T: Clone> Slot<T> {
-    /// The value, once the graph ran successfully; [`Error::NotRun`] before
-    /// (or after a run that failed before the task).
-    pub fn get(&self) -> Result<Vec<T>> {
-        self.cell.lock().clone().ok_or(Error::NotRun)
-    }
-
-    /// The task that fills the slot.
-    pub fn task(&self) -> TaskId {
-        self.task
-    }
-}
 
 /// Adds the values-only tridiagonal eigensolver (Pal–Walker–Kahan QL/QR, as
 /// LAPACK `dsterf`) on `tri`; the returned slot holds the eigenvalues,

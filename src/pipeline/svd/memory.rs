@@ -53,7 +53,7 @@ pub fn memory_bytes<T: Scalar>(m: usize, n: usize, opts: &SvdOptions) -> Option<
         m64.checked_mul(b64)?.checked_mul(4)?,  // V and W of the QR half, two of each
         n64.checked_mul(b64)?.checked_mul(6)?,  // V and W of the LQ half, T factors
         n64.checked_mul((ku + kl + 1) as u64)?, // band storage with bulge room
-        n64.checked_mul(6)?,                    // Golub–Kahan tridiagonal, values
+        n64.checked_mul(6)?,                    // the bidiagonal and the dqds qd array
     ]
     .into_iter()
     .try_fold(0u64, u64::checked_add)?;

@@ -5,8 +5,7 @@
 //! and adds the edges that order it after its producers (`docs/ARCHITECTURE.md`).
 //!
 //! Singular values only for now ([`SvdJob::Values`]); the bidiagonal's values
-//! come from the EVD's `sterf` on the Golub–Kahan tridiagonal
-//! ([`gk_sterf`]), a placeholder for dqds.
+//! come from dqds ([`dqds`], LAPACK `dlasq1`-class, high relative accuracy).
 //!
 //! ```
 //! use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
@@ -35,17 +34,18 @@
 //! # Ok::<(), eigenflow::Error>(())
 //! ```
 
+pub mod dqds;
 mod gb2bd;
 mod ge2gb;
-pub mod gk_sterf;
 mod memory;
 mod options;
 #[cfg(test)]
 mod tests;
 
+pub use crate::pipeline::task::Slot;
+pub use dqds::singular_values;
 pub use gb2bd::{gb2bd, Bidiagonal, Gb2bdStage};
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
-pub use gk_sterf::{singular_values, ValuesSlot};
 pub use memory::{memory_bytes, task_count};
 pub use options::SvdOptions;
 
@@ -100,7 +100,7 @@ impl<T: Scalar> SvdGraph<T> {
 
 /// Where the results of an [`SvdGraph`] land.
 pub struct SvdValues<T> {
-    values: ValuesSlot<T>,
+    values: Slot<T>,
     /// Set by the graph's last task: every result is complete.
     complete: Arc<AtomicBool>,
     /// The input was multiplied by this before the reduction.
