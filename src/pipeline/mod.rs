@@ -9,4 +9,4 @@ mod options;
 mod task;
 
 pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
-pub use options::EvdOptions;
+pub use options::{EvdOptions, Side};
