@@ -157,10 +157,53 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An error from outside eigenflow, typically returned by a task body of the
+    /// caller's (an I/O or parse error, or any `Box<dyn Error + Send + Sync>`);
+    /// the `From` conversions make `?` work in a task body. The runtime wraps it
+    /// in [`Error::TaskFailed`], which names the task.
+    #[error(transparent)]
+    External(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// The run was cancelled (see [`crate::runtime::RunHandle::cancel`]) before
     /// every task finished; the tasks that were running finished first.
     #[error("the run was cancelled")]
     Cancelled,
+}
+
+impl Error {
+    /// Wraps any error of the caller's as [`Error::External`] (for `map_err` in
+    /// a task body when no `From` conversion applies).
+    pub fn external<E>(e: E) -> Self
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    {
+        Error::External(e.into())
+    }
+}
+
+/// An I/O error without a path (a task body's `?`): [`Error::External`]
+/// ([`Error::Io`] is for eigenflow's own file operations, and names the file).
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::External(Box::new(e))
+    }
+}
+
+impl From<std::num::ParseIntError> for Error {
+    fn from(e: std::num::ParseIntError) -> Self {
+        Error::External(Box::new(e))
+    }
+}
+
+impl From<std::num::ParseFloatError> for Error {
+    fn from(e: std::num::ParseFloatError) -> Self {
+        Error::External(Box::new(e))
+    }
+}
+
+impl From<Box<dyn std::error::Error + Send + Sync + 'static>> for Error {
+    fn from(e: Box<dyn std::error::Error + Send + Sync + 'static>) -> Self {
+        Error::External(e)
+    }
 }
 
 /// Task names in error messages are cut to this many characters.

@@ -11,20 +11,38 @@
 //! 3. `tridiag` (values) or `dc` (divide and conquer, as a tree of tasks),
 //! 4. `q2`, `q1`: back-transformations of the eigenvectors.
 //!
+//! One call, on a default runtime (every core), for any faer matrix or view:
+//!
+//! ```
+//! use eigenflow::faer::Mat;
+//!
+//! let n = 120;
+//! let a: Mat<f64> = eigenflow::gallery::random_symmetric_uniform(n, 7);
+//! let eig = eigenflow::eigh(&a)?; // values ascending, vectors in columns
+//! // A v_j = lambda_j v_j
+//! let j = n - 1;
+//! let av = &a * eig.vectors.col(j);
+//! let err = (0..n).map(|i| (av[i] - eig.values[j] * eig.vectors[(i, j)]).abs()).fold(0.0, f64::max);
+//! assert!(err < 1e-12 * n as f64 * eig.values[j].abs());
+//! let w = eigenflow::eigvalsh(a.as_ref())?; // values only, from a view
+//! assert!((w[j] - eig.values[j]).abs() < 1e-12 * n as f64 * w[j].abs());
+//! # Ok::<(), eigenflow::Error>(())
+//! ```
+//!
+//! The configurable form, [`pipeline::eigh`], takes the job, [`EvdOptions`]
+//! (the triangle read, [`Side`], and tuning) and a [`runtime::Runtime`] of the
+//! caller's, and returns the run's timings too:
+//!
 //! ```
 //! use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
 //! use eigenflow::runtime::Runtime;
 //!
-//! let n = 120;
-//! let a = eigenflow::gallery::random_symmetric_uniform::<f64>(n, 7);
+//! let a = eigenflow::gallery::random_symmetric_uniform::<f64>(120, 7);
 //! let rt = Runtime::builder().threads(2).build();
-//! let eig = eigh(a.as_ref(), EvdJob::Vectors, &EvdOptions::default(), &rt)?;
-//! let v = eig.vectors.unwrap();
-//! // A v_j = lambda_j v_j
-//! let j = n - 1;
-//! let av = &a * v.col(j);
-//! let err = (0..n).map(|i| (av[i] - eig.values[j] * v[(i, j)]).abs()).fold(0.0, f64::max);
-//! assert!(err < 1e-12 * n as f64 * eig.values[j].abs());
+//! let mut opts = EvdOptions::auto();
+//! opts.side = eigenflow::Side::Upper;
+//! let eig = eigh(a.as_ref(), EvdJob::Values, &opts, &rt)?;
+//! assert!(eig.vectors.is_none());
 //! println!("{}", eig.report); // time, share and GFLOP/s per stage
 //! # Ok::<(), eigenflow::Error>(())
 //! ```
@@ -43,10 +61,22 @@ pub mod graph;
 pub mod linalg;
 pub mod matrix;
 pub mod pipeline;
+mod quick;
 pub mod runtime;
 pub mod scalar;
 pub mod sysinfo;
 pub mod trace;
 
+/// The matrix library of eigenflow's inputs and outputs, re-exported so that one
+/// dependency line is enough (`eigenflow::faer::Mat`).
+pub use faer;
+
 pub use error::{Error, Result};
+pub use pipeline::{EvdOptions, Side};
+pub use quick::{default_runtime, eigh, eigh_with, eigvalsh, Eigh};
 pub use scalar::Scalar;
+
+/// Every Rust code block of README.md, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme_doctests {}

@@ -11,5 +11,5 @@ pub mod svd;
 mod task;
 
 pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
-pub use options::EvdOptions;
+pub use options::{EvdOptions, Side};
 pub use svd::{svd, svd_graph, SvdJob, SvdOptions};

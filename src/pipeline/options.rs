@@ -1,5 +1,7 @@
 //! Tuning parameters of the EVD pipeline.
 
+pub use faer::Side;
+
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
 /// ([`EvdOptions::auto`]) are what the benchmarks found best on a 2-core
 /// AVX-512 machine; see `benches/evd.rs`. New fields may be added, so build
@@ -8,10 +10,15 @@
 /// ```
 /// let mut opts = eigenflow::pipeline::EvdOptions::auto();
 /// opts.bandwidth = 48;
+/// opts.side = eigenflow::Side::Upper;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EvdOptions {
+    /// Which triangle of the symmetric input is read: [`Side::Lower`] by
+    /// default (as numpy's `eigh` and LAPACK with `uplo = 'L'`); the other
+    /// triangle is never read, so it may hold anything, NaN included.
+    pub side: Side,
     /// Half-bandwidth `b` of the intermediate band (stage 1 -> stage 2); 0 picks
     /// 32 for eigenvalues only and 64 with eigenvectors (a wider band makes the
     /// bulge chasing dearer but the back-transformation GEMMs wider; see
@@ -41,6 +48,7 @@ pub struct EvdOptions {
 impl Default for EvdOptions {
     fn default() -> Self {
         EvdOptions {
+            side: Side::Lower,
             bandwidth: 0,
             tile: 256,
             sweep_group: 4,

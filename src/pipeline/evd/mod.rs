@@ -40,6 +40,7 @@
 
 mod back_transform;
 mod sb2st;
+mod side;
 mod stedc;
 mod sterf;
 mod sy2sb;
@@ -193,15 +194,10 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
             anrm = anrm.max(a[(i, j)].abs());
         }
     }
-    let smlnum = T::SAFE_MIN / T::EPS;
-    let (rmin, rmax) = (smlnum.sqrt(), (T::one() / smlnum).sqrt());
-    let scale = if anrm > T::zero() && anrm < rmin {
-        rmin / anrm
-    } else if anrm > rmax {
-        rmax / anrm
-    } else {
-        return Ok((T::one(), anrm));
-    };
+    let scale = crate::pipeline::scale::safe_range_factor(anrm);
+    if scale == T::one() {
+        return Ok((scale, anrm));
+    }
     for j in 0..n {
         for i in j..n {
             a[(i, j)] *= scale;
@@ -380,8 +376,9 @@ pub fn largest_fitting<T: Scalar>(
     lo
 }
 
-/// Builds the EVD graph of the symmetric matrix `a` (lower triangle read; `a`
-/// itself is never modified: the graph works on a copy).
+/// Builds the EVD graph of the symmetric matrix `a` (the triangle
+/// [`EvdOptions::side`] is read; `a` itself is never modified: the graph works
+/// on a copy).
 ///
 /// Errors: as [`eigh`], without the run.
 pub fn evd_graph<T: Scalar>(
@@ -390,18 +387,8 @@ pub fn evd_graph<T: Scalar>(
     opts: &EvdOptions,
 ) -> Result<EvdGraph<T>> {
     admit::<T>(a.nrows(), a.ncols(), job, opts, None, false)?;
-    build(lower_copy(a), job, opts)
-}
-
-/// A copy of the lower triangle of `a` (the strict upper part zero).
-fn lower_copy<T: Scalar>(a: MatRef<'_, T>) -> Mat<T> {
-    Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
-        if i >= j {
-            a[(i, j)]
-        } else {
-            T::zero()
-        }
-    })
+    side::check_finite_side(a, opts.side)?;
+    build(side::lower_copy(a, opts.side), job, opts)
 }
 
 /// The checks before anything is allocated: a square input, and a run that
@@ -430,14 +417,24 @@ fn check_square(m: usize, n: usize) -> Result<()> {
 }
 
 /// Like [`evd_graph`], but takes the matrix by value and works in its storage
-/// (no copy: the way to reach the largest n that fits in memory).
+/// (no copy: the way to reach the largest n that fits in memory). With
+/// [`Side::Upper`](faer::Side::Upper) the upper triangle is first mirrored into
+/// the lower one in place.
 pub fn evd_graph_owned<T: Scalar>(
     a: Mat<T>,
     job: EvdJob,
     opts: &EvdOptions,
 ) -> Result<EvdGraph<T>> {
     admit::<T>(a.nrows(), a.ncols(), job, opts, None, true)?;
-    build(a, job, opts)
+    build(owned_lower(a, opts)?, job, opts)
+}
+
+/// The owned input with its [`EvdOptions::side`] triangle in the lower one
+/// (checked finite first, so an error names the entry as the caller stored it).
+fn owned_lower<T: Scalar>(mut a: Mat<T>, opts: &EvdOptions) -> Result<Mat<T>> {
+    side::check_finite_side(a.as_ref(), opts.side)?;
+    side::to_lower_in_place(a.as_mut(), opts.side);
+    Ok(a)
 }
 
 /// The stage grain of the options.
@@ -512,11 +509,13 @@ fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<Evd
     })
 }
 
-/// The symmetric eigendecomposition of `a` (lower triangle read) by the
-/// two-stage reduction, run as one task graph on `rt`.
+/// The symmetric eigendecomposition of `a` (the triangle [`EvdOptions::side`]
+/// is read, the lower one by default; the other is ignored) by the two-stage
+/// reduction, run as one task graph on `rt`. This is the configurable form;
+/// [`crate::eigh`] is the one-call form on a default runtime.
 ///
 /// Errors: [`Error::Shape`] for a non-square input, [`Error::NonFinite`] naming
-/// the first non-finite entry of the lower triangle, [`Error::OutOfMemory`] when
+/// the first non-finite entry of the triangle read, [`Error::OutOfMemory`] when
 /// the run does not fit in the memory available (checked before anything is
 /// allocated), and [`Error::NoConvergence`] if the tridiagonal solver does not
 /// converge.
@@ -527,7 +526,8 @@ pub fn eigh<T: Scalar>(
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
-    run(lower_copy(a), job, opts, rt)
+    side::check_finite_side(a, opts.side)?;
+    run(side::lower_copy(a, opts.side), job, opts, rt)
 }
 
 /// Like [`eigh`], consuming the matrix (no copy). On an error before the run
@@ -539,7 +539,7 @@ pub fn eigh_owned<T: Scalar>(
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), true)?;
-    run(a, job, opts, rt)
+    run(owned_lower(a, opts)?, job, opts, rt)
 }
 
 fn run<T: Scalar>(
