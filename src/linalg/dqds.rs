@@ -22,7 +22,7 @@
 //! eigenvalue deflates at the bottom, which makes every computed singular value
 //! accurate relative to itself, however small.
 //!
-//! The pieces, in this file and in [`shift`]:
+//! The pieces, in this file, `qd` and `shift`:
 //! * the matrix is scaled by a power of two so that its largest entry is about
 //!   `sqrt(eps / safmin)` (exact; then the squares can neither overflow nor
 //!   underflow harmfully, as in `dlasq1`);
@@ -30,7 +30,7 @@
 //! * per unreduced block (bottom block first): a flip when the smallest entries sit
 //!   at the top, a Gershgorin-type first shift, then iterations of
 //!   deflate-at-the-bottom (one or two eigenvalues) and one dqds step with a shift
-//!   from [`shift::choose`]; a failed step (some `d < 0`: shift too large) is
+//!   from `shift::choose`; a failed step (some `d < 0`: shift too large) is
 //!   retried with a smaller shift, finally with the guarded zero-shift dqd;
 //! * splits inside a block are searched whenever the smallest `e` is tiny.
 //!

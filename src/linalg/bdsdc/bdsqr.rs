@@ -11,7 +11,7 @@
 //! Off-diagonal entries are neglected by relative criteria (`|e_i| <= tol mu_i`, with
 //! `mu` the running estimate of the smallest singular value of the leading part),
 //! so small singular values keep high relative accuracy (to `tol = O(eps)` per
-//! entry). A remaining 2x2 block is finished by [`svd2x2`].
+//! entry). A remaining 2x2 block is finished by `svd2x2`.
 //!
 //! The rotations of a sweep are collected, then applied to the columns of `U` and
 //! `V` (contiguous column pairs when column-major).

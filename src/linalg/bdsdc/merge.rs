@@ -27,7 +27,7 @@
 //!
 //! 1. [`SvdMerge::new`]: scale by a power of two, form `z`, deflate (tiny `z_j`, close
 //!    poles merged by a rotation of both the `U` and the `V` columns; the shared
-//!    [`crate::linalg::dc::merge::deflate`] pass), group the kept columns by sparsity
+//!    `dc::merge::deflate` pass), group the kept columns by sparsity
 //!    type and copy them into the problem's workspace.
 //! 2. [`solve_roots`] (or [`super::secular::solve_svd_roots_into`] on the split borrow
 //!    of [`SvdMerge::roots_parts`], per range of roots, concurrently).

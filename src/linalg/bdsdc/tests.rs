@@ -483,3 +483,58 @@ fn rejects_bad_input_and_reports_no_convergence() {
         Err(Error::NoConvergence { stage: "bdsqr", .. })
     ));
 }
+
+/// Zeros exactly where the tree cuts: the removed row's `alpha = d[mid]` and `beta =
+/// e[mid]`, and the extra-column entry `e[mid - 1]` of the left child, at every merge
+/// (so `z_0` is forced, the `sqre` rotation is skipped or partial, and whole halves
+/// deflate); also a matrix that is zero except at the cuts.
+#[test]
+fn zeros_at_the_cuts() {
+    let params = BdsdcParams {
+        leaf_size: 4,
+        col_tile: 5,
+    };
+    for n in [9usize, 40, 77] {
+        let tree = BdTree::new(n, params.leaf_size);
+        let mids: Vec<usize> = tree
+            .nodes
+            .iter()
+            .filter_map(|x| match *x {
+                BdNode::Merge { mid, .. } => Some(mid),
+                _ => None,
+            })
+            .collect();
+        let mut r = Rng::new(n as u64);
+        let d0: Vec<f64> = (0..n).map(|_| r.uniform_in(-1.0, 1.0)).collect();
+        let e0: Vec<f64> = (0..n - 1).map(|_| r.uniform_in(-1.0, 1.0)).collect();
+        let variants: [(&str, &dyn Fn(usize, &mut Vec<f64>, &mut Vec<f64>)); 4] = [
+            ("alpha", &|m, d, _| d[m] = 0.0),
+            ("beta", &|m, _, e| e[m] = 0.0),
+            ("extra", &|m, _, e| e[m - 1] = 0.0),
+            ("all", &|m, d, e| {
+                d[m] = 0.0;
+                e[m] = 0.0;
+                e[m - 1] = 0.0;
+            }),
+        ];
+        for (name, f) in variants {
+            let (mut d, mut e) = (d0.clone(), e0.clone());
+            for &m in &mids {
+                f(m, &mut d, &mut e);
+            }
+            let (s, u, vt) = bdsdc(&d, &e, &params).unwrap();
+            let rt = ratios(&d, &e, 1.0, &s, &u, &vt);
+            assert!(rt.ok(), "{name} n={n}: {rt:?}");
+        }
+        // Only the cut rows are nonzero.
+        let mut d = vec![0.0; n];
+        let mut e = vec![0.0; n - 1];
+        for &m in &mids {
+            d[m] = d0[m];
+            e[m] = e0[m];
+        }
+        let (s, u, vt) = bdsdc(&d, &e, &params).unwrap();
+        let rt = ratios(&d, &e, 1.0, &s, &u, &vt);
+        assert!(rt.ok(), "cuts only n={n}: {rt:?}");
+    }
+}
