@@ -190,7 +190,7 @@ pub(crate) fn las2<T: Scalar>(f: T, g: T, h: T) -> (T, T) {
 }
 
 /// `floor(log2 |x|)` for finite nonzero `x` (exact, from the binary representation).
-fn exponent(x: f64) -> i32 {
+pub(crate) fn exponent(x: f64) -> i32 {
     let (mant, exp, _) = num_traits::Float::integer_decode(x);
     exp as i32 + (63 - mant.leading_zeros() as i32)
 }

@@ -145,7 +145,7 @@ fn sweep<T: Scalar>(
     worst
 }
 
-const QR_SIZES: [usize; 8] = [0, 1, 2, 3, 31, 32, 33, 65];
+const QR_SIZES: [usize; 9] = [0, 1, 2, 3, 31, 32, 33, 65, 200];
 
 #[test]
 fn bdsqr_families_f64() {
@@ -542,4 +542,24 @@ fn zeros_at_the_cuts() {
         let rt = ratios(&d, &e, 1.0, &s, &u, &vt);
         assert!(rt.ok(), "cuts only n={n}: {rt:?}");
     }
+}
+
+/// Power-of-two scales: exact, and no overflow next to the largest float.
+#[test]
+fn pow2_scale() {
+    use super::merge::pow2_at_least;
+    assert_eq!(pow2_at_least(0.75f64), 1.0);
+    assert_eq!(pow2_at_least(1.0f64), 1.0);
+    assert_eq!(pow2_at_least(1.5f64), 2.0);
+    assert_eq!(pow2_at_least(3e-310f64), 2f64.powi(-514) * 2f64.powi(-514));
+    assert_eq!(pow2_at_least(1e-44f32), 2f32.powi(-73) * 2f32.powi(-73));
+    assert_eq!(pow2_at_least(f64::MAX), 2f64.powi(1023));
+    assert_eq!(pow2_at_least(f32::MAX), 2f32.powi(127));
+    assert_eq!(pow2_at_least(0.0f32), 1.0);
+    // The driver near the overflow threshold: still an SVD.
+    let big = f64::MAX / 8.0;
+    let (d, e) = ([big, -big / 3.0, big / 2.0], [big / 5.0, big / 7.0]);
+    let (s, u, vt) = bdsdc(&d, &e, &BdsdcParams::default()).unwrap();
+    let r = ratios(&[1.0, -1.0 / 3.0, 0.5], &[0.2, 1.0 / 7.0], big, &s, &u, &vt);
+    assert!(r.ok(), "{r:?}");
 }
