@@ -138,10 +138,14 @@ fn sweep<T: Scalar>(
             }
         }
     }
-    println!(
-        "{label} {}: worst {worst:?}; worst relative error {worst_rel:.3} tol",
-        T::NAME
-    );
+    if rel {
+        println!(
+            "{label} {}: worst {worst:?}; worst relative error {worst_rel:.3} tol",
+            T::NAME
+        );
+    } else {
+        println!("{label} {}: worst {worst:?}", T::NAME);
+    }
     worst
 }
 
