@@ -22,7 +22,7 @@
 //! eigenvalue deflates at the bottom, which makes every computed singular value
 //! accurate relative to itself, however small.
 //!
-//! The pieces, in this file and in [`shift`]:
+//! The pieces, in this file, `qd` and `shift`:
 //! * the matrix is scaled by a power of two so that its largest entry is about
 //!   `sqrt(eps / safmin)` (exact; then the squares can neither overflow nor
 //!   underflow harmfully, as in `dlasq1`);
@@ -30,7 +30,7 @@
 //! * per unreduced block (bottom block first): a flip when the smallest entries sit
 //!   at the top, a Gershgorin-type first shift, then iterations of
 //!   deflate-at-the-bottom (one or two eigenvalues) and one dqds step with a shift
-//!   from [`shift::choose`]; a failed step (some `d < 0`: shift too large) is
+//!   from `shift::choose`; a failed step (some `d < 0`: shift too large) is
 //!   retried with a smaller shift, finally with the guarded zero-shift dqd;
 //! * splits inside a block are searched whenever the smallest `e` is tiny.
 //!
@@ -190,7 +190,7 @@ pub(crate) fn las2<T: Scalar>(f: T, g: T, h: T) -> (T, T) {
 }
 
 /// `floor(log2 |x|)` for finite nonzero `x` (exact, from the binary representation).
-fn exponent(x: f64) -> i32 {
+pub(crate) fn exponent(x: f64) -> i32 {
     let (mant, exp, _) = num_traits::Float::integer_decode(x);
     exp as i32 + (63 - mant.leading_zeros() as i32)
 }

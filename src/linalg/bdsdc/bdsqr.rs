@@ -11,10 +11,19 @@
 //! Off-diagonal entries are neglected by relative criteria (`|e_i| <= tol mu_i`, with
 //! `mu` the running estimate of the smallest singular value of the leading part),
 //! so small singular values keep high relative accuracy (to `tol = O(eps)` per
-//! entry). A remaining 2x2 block is finished by [`svd2x2`].
+//! entry). A remaining 2x2 block is finished by `svd2x2`.
 //!
 //! The rotations of a sweep are collected, then applied to the columns of `U` and
 //! `V` (contiguous column pairs when column-major).
+//!
+//! Orthogonality of the vectors degrades with the number of rotations a column
+//! receives (about two per sweep, about `2 n` sweeps): a rotation close to the
+//! identity or to a swap, with tangent `t^2 < eps`, is represented with its large
+//! component exactly 1, so `c^2 + s^2 = 1 + t^2` and column norms drift one way. On
+//! tightly clustered spectra (`1 + 1e-10` spread) this measured `||U^T U - I|| /
+//! (n eps)` of 18 at `n = 200` and 38 at `n = 1000` (dlartg-based `dbdsqr` has the
+//! same rotations). Divide and conquer ([`super`]) therefore uses it only on leaves
+//! of at most 32 rows.
 
 use faer::reborrow::ReborrowMut;
 use faer::MatMut;

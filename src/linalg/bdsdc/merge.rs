@@ -46,6 +46,7 @@ use faer::{Mat, MatMut, MatRef};
 
 use super::secular::solve_svd_roots_into;
 use crate::error::Error;
+use crate::linalg::dqds::exponent;
 use crate::linalg::stedc::merge::{
     deflate, emit_cols, gather_cols, gemm, group_by_type, lowner_zhat, merge_order, root_range,
     rotate_cols, sorted_by_value, unit_scale, values_in_order, ColType, OutCol,
@@ -125,18 +126,23 @@ pub struct SvdMerge<T> {
     vectors_done: bool,
 }
 
-/// The smallest power of two `>= x` (1 for zero or non-finite `x`): dividing by it is
-/// exact.
+/// The smallest power of two `>= x` (1 for zero or non-finite `x`; the largest
+/// finite power of two if that would overflow): dividing by it is exact.
 pub(crate) fn pow2_at_least<T: Scalar>(x: T) -> T {
     if x <= T::zero() || !x.is_finite() {
         return T::one();
     }
-    let e = x.f64().log2().ceil() as i32;
-    let mut p = T::of(2f64.powi(e));
-    while p < x {
-        p *= T::of(2.0);
+    let pow2 = |e: i32| T::of(2f64.powi(e / 2)) * T::of(2f64.powi(e - e / 2));
+    // Exponents from the binary representation (log2 rounds near powers of two).
+    let top = exponent(T::max_value().f64());
+    let e = exponent(x.f64());
+    // Two factors, each a normal number even when 2^e is subnormal.
+    let p = pow2(e);
+    if p < x && e < top {
+        pow2(e + 1)
+    } else {
+        p
     }
-    p
 }
 
 impl<T: Scalar> SvdMerge<T> {

@@ -11,7 +11,7 @@
 //!
 //! This is the EVD secular equation in the squares `D_j = d_j^2`, `lambda = sigma^2`,
 //! and the root finder is the EVD's ([`crate::linalg::stedc::secular`]) run in the
-//! [`Squared`] frame: the iterate is `t = sigma - d_o` relative to the origin pole,
+//! `Squared` frame: the iterate is `t = sigma - d_o` relative to the origin pole,
 //! and every difference `D_j - lambda` is formed as `((d_j - d_o) - t)((d_j + d_o) + t)`
 //! from the poles themselves. Subtracting rounded squares instead would lose all
 //! relative accuracy for poles closer than `sqrt(eps)` (Gu & Eisenstat 1995, the

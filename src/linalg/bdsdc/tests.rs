@@ -138,14 +138,18 @@ fn sweep<T: Scalar>(
             }
         }
     }
-    println!(
-        "{label} {}: worst {worst:?}; worst relative error {worst_rel:.3} tol",
-        T::NAME
-    );
+    if rel {
+        println!(
+            "{label} {}: worst {worst:?}; worst relative error {worst_rel:.3} tol",
+            T::NAME
+        );
+    } else {
+        println!("{label} {}: worst {worst:?}", T::NAME);
+    }
     worst
 }
 
-const QR_SIZES: [usize; 8] = [0, 1, 2, 3, 31, 32, 33, 65];
+const QR_SIZES: [usize; 9] = [0, 1, 2, 3, 31, 32, 33, 65, 200];
 
 #[test]
 fn bdsqr_families_f64() {
@@ -482,4 +486,84 @@ fn rejects_bad_input_and_reports_no_convergence() {
         ),
         Err(Error::NoConvergence { stage: "bdsqr", .. })
     ));
+}
+
+/// Zeros exactly where the tree cuts: the removed row's `alpha = d[mid]` and `beta =
+/// e[mid]`, and the extra-column entry `e[mid - 1]` of the left child, at every merge
+/// (so `z_0` is forced, the `sqre` rotation is skipped or partial, and whole halves
+/// deflate); also a matrix that is zero except at the cuts.
+#[test]
+fn zeros_at_the_cuts() {
+    let params = BdsdcParams {
+        leaf_size: 4,
+        col_tile: 5,
+    };
+    for n in [9usize, 40, 77] {
+        let tree = BdTree::new(n, params.leaf_size);
+        let mids: Vec<usize> = tree
+            .nodes
+            .iter()
+            .filter_map(|x| match *x {
+                BdNode::Merge { mid, .. } => Some(mid),
+                _ => None,
+            })
+            .collect();
+        let mut r = Rng::new(n as u64);
+        let d0: Vec<f64> = (0..n).map(|_| r.uniform_in(-1.0, 1.0)).collect();
+        let e0: Vec<f64> = (0..n - 1).map(|_| r.uniform_in(-1.0, 1.0)).collect();
+        // Which entries of each removed row to zero.
+        let variants = [
+            ("alpha", [true, false, false]),
+            ("beta", [false, true, false]),
+            ("extra", [false, false, true]),
+            ("all", [true, true, true]),
+        ];
+        for (name, [alpha, beta, extra]) in variants {
+            let (mut d, mut e) = (d0.clone(), e0.clone());
+            for &m in &mids {
+                if alpha {
+                    d[m] = 0.0;
+                }
+                if beta {
+                    e[m] = 0.0;
+                }
+                if extra {
+                    e[m - 1] = 0.0;
+                }
+            }
+            let (s, u, vt) = bdsdc(&d, &e, &params).unwrap();
+            let rt = ratios(&d, &e, 1.0, &s, &u, &vt);
+            assert!(rt.ok(), "{name} n={n}: {rt:?}");
+        }
+        // Only the cut rows are nonzero.
+        let mut d = vec![0.0; n];
+        let mut e = vec![0.0; n - 1];
+        for &m in &mids {
+            d[m] = d0[m];
+            e[m] = e0[m];
+        }
+        let (s, u, vt) = bdsdc(&d, &e, &params).unwrap();
+        let rt = ratios(&d, &e, 1.0, &s, &u, &vt);
+        assert!(rt.ok(), "cuts only n={n}: {rt:?}");
+    }
+}
+
+/// Power-of-two scales: exact, and no overflow next to the largest float.
+#[test]
+fn pow2_scale() {
+    use super::merge::pow2_at_least;
+    assert_eq!(pow2_at_least(0.75f64), 1.0);
+    assert_eq!(pow2_at_least(1.0f64), 1.0);
+    assert_eq!(pow2_at_least(1.5f64), 2.0);
+    assert_eq!(pow2_at_least(3e-310f64), 2f64.powi(-514) * 2f64.powi(-514));
+    assert_eq!(pow2_at_least(1e-44f32), 2f32.powi(-73) * 2f32.powi(-73));
+    assert_eq!(pow2_at_least(f64::MAX), 2f64.powi(1023));
+    assert_eq!(pow2_at_least(f32::MAX), 2f32.powi(127));
+    assert_eq!(pow2_at_least(0.0f32), 1.0);
+    // The driver near the overflow threshold: still an SVD.
+    let big = f64::MAX / 8.0;
+    let (d, e) = ([big, -big / 3.0, big / 2.0], [big / 5.0, big / 7.0]);
+    let (s, u, vt) = bdsdc(&d, &e, &BdsdcParams::default()).unwrap();
+    let r = ratios(&[1.0, -1.0 / 3.0, 0.5], &[0.2, 1.0 / 7.0], big, &s, &u, &vt);
+    assert!(r.ok(), "{r:?}");
 }

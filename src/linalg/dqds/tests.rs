@@ -445,3 +445,22 @@ fn starved_budget_reports_no_convergence() {
     ));
     assert!(singular_values_with_budget(&d, &e, STEPS_PER_ROW).is_ok());
 }
+
+/// Subnormal entries: the power-of-two scaling is exact, so the singular values come
+/// out to within a few units of the smallest subnormal (their own rounding).
+#[test]
+fn subnormal_entries() {
+    let t = 2f64.powi(-1060);
+    let (d, e) = ([3.0, 1.0, -2.0, 1.5], [1.0, 0.5, -1.0]);
+    let dt: Vec<f64> = d.iter().map(|x| x * t).collect();
+    let et: Vec<f64> = e.iter().map(|x| x * t).collect();
+    let s = singular_values(&dt, &et).unwrap();
+    let sref = bisection_sv(&d, &e);
+    for (a, b) in s.iter().zip(&sref) {
+        assert!(
+            (a - b * t).abs() <= 4.0 * f64::from_bits(1),
+            "{a:e} vs {:e}",
+            b * t
+        );
+    }
+}
