@@ -48,7 +48,6 @@ use faer::MatMut;
 
 use crate::error::Error;
 use crate::linalg::stedc::merge::rotate_cols;
-use crate::linalg::steqr::givens;
 use crate::scalar::Scalar;
 
 pub use crate::linalg::stedc::col_tiles;
@@ -218,7 +217,7 @@ pub fn solve_leaf<T: Scalar>(
         // the diagonal.
         let mut f = vec![zero; nb.saturating_sub(1)];
         for i in 0..nb {
-            let (c, s, r) = givens(d[i], ee[i]);
+            let (c, s, r) = bdsqr::rotation(d[i], ee[i]);
             d[i] = r;
             if i + 1 < nb {
                 f[i] = s * d[i + 1];
@@ -228,7 +227,7 @@ pub fn solve_leaf<T: Scalar>(
         }
         // Left rotations (i, i+1) zero the subdiagonal again.
         for i in 0..nb.saturating_sub(1) {
-            let (c, s, r) = givens(d[i], f[i]);
+            let (c, s, r) = bdsqr::rotation(d[i], f[i]);
             d[i] = r;
             ee[i] = s * d[i + 1];
             d[i + 1] = c * d[i + 1];
