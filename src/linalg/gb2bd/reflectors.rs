@@ -258,8 +258,15 @@ impl<T: Scalar> PassSlots<'_, T> {
     pub fn slot_mut(&mut self, r: usize, s: usize) -> (&mut [T], &mut [T]) {
         let len = task_geom(self.n, self.pass, r, s).len;
         let i = (self.offsets[r] + s) * (self.pass.d() + 1);
-        debug_assert!(i + len <= self.offsets.last().unwrap() * (self.pass.d() + 1));
-        // SAFETY: in bounds (the offset table covers every task of the pass);
+        // Checked in every build: the writer is reachable from safe code, so an
+        // out-of-range (r, s) must panic, not write past the arrays.
+        assert!(
+            r + 1 < self.offsets.len()
+                && self.offsets[r] + s < self.offsets[r + 1]
+                && i + len <= self.offsets.last().unwrap() * (self.pass.d() + 1),
+            "no reflector slot for task ({r}, {s})"
+        );
+        // SAFETY: in bounds (checked above);
         // exclusive by the contract of whoever created this writer (`&mut`
         // storage or `SharedGb2bdReflectors::slots`); the two arrays are distinct.
         unsafe {
