@@ -21,12 +21,14 @@ fn column_blocks(n: usize, w: usize) -> Vec<Range<usize>> {
     col_tiles(n, w.max(1))
 }
 
-fn check_order(what: &str, refl_n: usize, z_n: usize) -> Result<()> {
-    if refl_n == z_n {
+fn check_order<T>(what: &str, refl_n: usize, z: &Eigenvectors<T>) -> Result<()> {
+    if refl_n == z.nrows() && refl_n == z.ncols() {
         Ok(())
     } else {
         Err(Error::Shape(format!(
-            "{what}: reflectors of order {refl_n} applied to {z_n} x {z_n} eigenvectors"
+            "{what}: reflectors of order {refl_n} applied to {} x {} eigenvectors",
+            z.nrows(),
+            z.ncols()
         )))
     }
 }
@@ -48,13 +50,13 @@ pub fn back_transform_q2<T: Scalar>(
 ) -> Result<Eigenvectors<T>> {
     check_owned(g, "the Q2 reflectors", &reflectors.done)?;
     check_owned(g, "the eigenvectors", z.tasks())?;
-    check_order("back_transform_q2", reflectors.n(), z.n())?;
+    check_order("back_transform_q2", reflectors.n(), &z)?;
     if group == 0 || col_block == 0 {
         return Err(Error::InvalidArgument(format!(
             "back_transform_q2: group {group} and column block {col_block} must be positive"
         )));
     }
-    let n = z.n();
+    let n = z.nrows();
     let plan = Arc::new(Q2Plan::new(n, reflectors.b(), group));
     let nblocks = plan.blocks().len();
     if nblocks == 0 {
@@ -107,13 +109,13 @@ pub fn back_transform_q1<T: Scalar>(
 ) -> Result<Eigenvectors<T>> {
     check_owned(g, "the Q1 reflectors", &reflectors.done)?;
     check_owned(g, "the eigenvectors", z.tasks())?;
-    check_order("back_transform_q1", reflectors.n(), z.n())?;
+    check_order("back_transform_q1", reflectors.n(), &z)?;
     if col_block == 0 {
         return Err(Error::InvalidArgument(
             "back_transform_q1: column block must be positive".into(),
         ));
     }
-    let n = z.n();
+    let n = z.nrows();
     let Sy2sbReflectors {
         a,
         t,

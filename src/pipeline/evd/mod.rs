@@ -47,6 +47,7 @@ mod sy2sb;
 #[cfg(test)]
 mod tests;
 
+pub use crate::pipeline::columns::{ColumnBlocks, VectorsResult};
 pub use crate::pipeline::task::Slot;
 pub use back_transform::{back_transform_q1, back_transform_q2};
 pub use sb2st::{sb2st, Sb2stGrain, Sb2stReflectors, Sb2stStage, Tridiagonal};
@@ -96,30 +97,6 @@ pub struct SymmetricEigen<T> {
     pub vectors: Option<Mat<T>>,
     /// The run's timings (per task and per stage).
     pub report: RunReport,
-}
-
-impl<T> Eigenvectors<T> {
-    /// The matrix, readable once the graph has run successfully and been
-    /// dropped: see [`VectorsResult::get`].
-    pub fn into_result(self) -> VectorsResult<T> {
-        VectorsResult { z: self.z }
-    }
-}
-
-/// The eigenvector matrix of a pipeline, to be taken out after the run.
-pub struct VectorsResult<T> {
-    z: Arc<SharedMatrix<T>>,
-}
-
-impl<T: Scalar> VectorsResult<T> {
-    /// The matrix, once the graph that computes it has run and been dropped
-    /// ([`Runtime::run`] drops it); [`Error::NotRun`] while a task still holds
-    /// it (the graph has not been run).
-    pub fn get(self) -> Result<Mat<T>> {
-        Arc::try_unwrap(self.z)
-            .map(SharedMatrix::into_inner)
-            .map_err(|_| Error::NotRun)
-    }
 }
 
 /// The graph of one EVD and where its results land.

@@ -12,60 +12,11 @@ use crate::pipeline::task::{check_owned, with_access};
 use crate::{Error, Result, Scalar};
 use faer::Mat;
 use parking_lot::{Mutex, RwLock};
-use std::ops::Range;
 use std::sync::Arc;
 
-/// Eigenvectors (or any `n x n` matrix of columns) a stage produces: the
-/// matrix and, per block of columns, the tasks after which those columns are
-/// final. The next stage orders each of its column tasks after the blocks it
-/// overlaps.
-pub struct Eigenvectors<T> {
-    pub(super) z: Arc<SharedMatrix<T>>,
-    pub(super) blocks: Vec<(Range<usize>, Vec<TaskId>)>,
-}
-
-impl<T: Scalar> Eigenvectors<T> {
-    /// A square matrix given whole (no task produces it), for instance
-    /// eigenvectors of the tridiagonal computed elsewhere, to transform with
-    /// [`super::back_transform_q2()`] and [`super::back_transform_q1()`].
-    pub fn from_mat(z: Mat<T>) -> Result<Self> {
-        if z.nrows() != z.ncols() {
-            return Err(Error::Shape(format!(
-                "eigenvectors must be square, got {} x {}",
-                z.nrows(),
-                z.ncols()
-            )));
-        }
-        Ok(Eigenvectors {
-            z: Arc::new(SharedMatrix::new(z)),
-            blocks: Vec::new(),
-        })
-    }
-}
-
-impl<T> Eigenvectors<T> {
-    /// Order of the matrix.
-    pub fn n(&self) -> usize {
-        self.z.nrows()
-    }
-
-    /// The tasks after which columns `cols` are final.
-    pub(super) fn producers(&self, cols: &Range<usize>) -> Vec<TaskId> {
-        let mut v: Vec<TaskId> = self
-            .blocks
-            .iter()
-            .filter(|(c, _)| c.start < cols.end && cols.start < c.end)
-            .flat_map(|(_, t)| t.iter().copied())
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-
-    pub(super) fn tasks(&self) -> impl Iterator<Item = &TaskId> {
-        self.blocks.iter().flat_map(|(_, t)| t)
-    }
-}
+/// Eigenvectors of a stage: the `n x n` matrix and the tasks that produce its
+/// column blocks.
+pub type Eigenvectors<T> = crate::pipeline::columns::ColumnBlocks<T>;
 
 /// What the D&C stage leaves behind.
 pub struct StedcStage<T> {
