@@ -7,14 +7,16 @@
 //!     [--threads 1,2] [--precisions f64,f32] [--bandwidth B] [--tile T]
 //!     [--sweep-group G] [--step-chunk C] [--jobs values,vectors]`
 
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{faer_par, gemm_rate, list, median};
 use eigenflow::gallery;
-use eigenflow::graph::TaskGraph;
 use eigenflow::pipeline::evd::{reduction_seconds, stage_seconds};
 use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::Scalar;
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, Par, Side};
+use faer::{Mat, Side};
 use std::time::Instant;
 
 struct Args {
@@ -25,12 +27,6 @@ struct Args {
     precisions: Vec<String>,
     jobs: Vec<String>,
     opts: EvdOptions,
-}
-
-fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
-    s.split(',')
-        .map(|x| x.trim().parse().ok().expect("a comma-separated list"))
-        .collect()
 }
 
 fn args() -> Args {
@@ -63,55 +59,10 @@ fn args() -> Args {
     a
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// GFLOP/s of `threads` concurrent single-threaded n x n x n GEMMs (tasks on our runtime).
-fn gemm_rate<T: Scalar>(threads: usize, n: usize) -> f64 {
-    let mats: Vec<(Mat<T>, Mat<T>)> = (0..threads)
-        .map(|k| {
-            (
-                gallery::random_uniform(n, n, k as u64),
-                gallery::random_uniform(n, n, 10 + k as u64),
-            )
-        })
-        .collect();
-    let mut outs: Vec<Mat<T>> = (0..threads).map(|_| Mat::zeros(n, n)).collect();
-    let rt = Runtime::builder().threads(threads).build();
-    let mut best = f64::INFINITY;
-    for _ in 0..3 {
-        let mut g = TaskGraph::new();
-        for ((a, b), c) in mats.iter().zip(outs.iter_mut()) {
-            g.task("gemm", move |_| {
-                matmul(
-                    c.as_mut(),
-                    Accum::Replace,
-                    a.as_ref(),
-                    b.as_ref(),
-                    T::one(),
-                    Par::Seq,
-                );
-                Ok(())
-            });
-        }
-        let t = Instant::now();
-        rt.run(g).expect("gemm");
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    2.0 * (n as f64).powi(3) * threads as f64 / best / 1e9
-}
-
 fn case<T: Scalar>(args: &Args, job: EvdJob, n: usize, threads: usize, gemm: f64) {
     let a: Mat<T> = gallery::random_symmetric_uniform(n, 42);
     let rt = Runtime::builder().threads(threads).build();
-    let par = if threads == 1 {
-        Par::Seq
-    } else {
-        Par::rayon(threads)
-    };
-    faer::set_global_parallelism(par);
+    faer::set_global_parallelism(faer_par(threads));
     let (mut ours, mut theirs, mut stages) = (Vec::new(), Vec::new(), Vec::new());
     let mut reductions = Vec::new();
     let mut max_diff = 0.0f64;

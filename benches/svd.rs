@@ -1,0 +1,188 @@
+//! eigenflow's two-stage SVD (singular values; values and vectors) against
+//! faer's `singular_values` and `thin_svd`, timed alternately in the same
+//! process on the same matrix, with the machine's GEMM rate from the same run:
+//! times are also given as multiples of `T_gemm = 2 n^3 / rate` (issue 9: the
+//! algorithm needs about 1.33 T_gemm for values and 6.7 T_gemm with vectors).
+//!
+//! `cargo bench --bench svd -- [--json] [--sizes 1024,2048,4096] [--reps 3]
+//!     [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]
+//!     [--m-extra 0] [--bandwidth B] [--tile-width TW]`
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{faer_par, gemm_rate, list, median, t_gemm};
+use eigenflow::gallery;
+use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
+use eigenflow::runtime::Runtime;
+use eigenflow::Scalar;
+use faer::Mat;
+use std::time::Instant;
+
+/// Stage names the SVD pipeline may report (those that ran are printed).
+const STAGES: [&str; 8] = [
+    "ge2gb", "gb2bd", "bdsvd", "bdsdc", "q2u", "q2v", "q1u", "q1v",
+];
+
+struct Args {
+    json: bool,
+    sizes: Vec<usize>,
+    m_extra: usize,
+    reps: usize,
+    threads: Vec<usize>,
+    precisions: Vec<String>,
+    jobs: Vec<String>,
+    opts: SvdOptions,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        json: false,
+        sizes: vec![1024, 2048, 4096],
+        m_extra: 0,
+        reps: 3,
+        threads: vec![1, 2],
+        precisions: vec!["f64".into(), "f32".into()],
+        jobs: vec!["values".into(), "vectors".into()],
+        opts: SvdOptions::auto(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(x) = it.next() {
+        let mut val = || it.next().expect("flag needs a value");
+        match x.as_str() {
+            "--json" => a.json = true,
+            "--sizes" => a.sizes = list(&val()),
+            "--m-extra" => a.m_extra = val().parse().expect("--m-extra K"),
+            "--reps" => a.reps = val().parse().expect("--reps R"),
+            "--threads" => a.threads = list(&val()),
+            "--precisions" => a.precisions = list(&val()),
+            "--jobs" => a.jobs = list(&val()),
+            "--bandwidth" => a.opts.bandwidth = val().parse().expect("--bandwidth B"),
+            "--tile-width" => a.opts.tile_width = val().parse().expect("--tile-width TW"),
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    a
+}
+
+fn case<T: Scalar>(args: &Args, job: SvdJob, n: usize, threads: usize, gemm: f64) {
+    let m = n + args.m_extra;
+    let a: Mat<T> = gallery::random_gaussian(m, n, 42);
+    let rt = Runtime::builder().threads(threads).build();
+    faer::set_global_parallelism(faer_par(threads));
+    let jobname = match job {
+        SvdJob::Values => "values",
+        SvdJob::Vectors => "vectors",
+    };
+    let (mut ours, mut theirs, mut stages) = (Vec::new(), Vec::new(), Vec::new());
+    let mut max_diff = 0.0f64;
+    for _ in 0..args.reps {
+        let t = Instant::now();
+        let res = match svd(a.as_ref(), job, &args.opts, &rt) {
+            Ok(r) => r,
+            Err(e) => {
+                println!("# {jobname} n={n} {}: eigenflow: {e}", T::NAME);
+                return;
+            }
+        };
+        ours.push(t.elapsed().as_secs_f64());
+        stages.push(
+            STAGES
+                .iter()
+                .map(|s| res.report.stage_span(s).as_secs_f64())
+                .collect::<Vec<f64>>(),
+        );
+        let t = Instant::now();
+        let reference: Vec<T> = match job {
+            SvdJob::Values => a.singular_values().expect("faer"),
+            SvdJob::Vectors => {
+                let s = a.thin_svd().expect("faer");
+                (0..n).map(|i| s.S()[i]).collect()
+            }
+        };
+        theirs.push(t.elapsed().as_secs_f64());
+        let s1 = reference[0].f64().max(f64::MIN_POSITIVE);
+        for (x, y) in res.values.iter().zip(&reference) {
+            let d = (x.f64() - y.f64()).abs() / (m.max(n) as f64 * T::EPS.f64() * s1);
+            max_diff = max_diff.max(d);
+        }
+    }
+    let (ours_m, faer_m) = (median(ours), median(theirs));
+    let tg = t_gemm(n, gemm);
+    let stage_m: Vec<(&str, f64)> = STAGES
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (*s, median(stages.iter().map(|v| v[k]).collect())))
+        .filter(|&(_, t)| t > 0.0)
+        .collect();
+    if args.json {
+        let st: serde_json::Map<String, serde_json::Value> = stage_m
+            .iter()
+            .map(|(s, t)| (s.to_string(), (*t).into()))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({
+                "bench": "svd", "job": jobname, "m": m, "n": n, "precision": T::NAME,
+                "threads": threads, "gemm_gflops": gemm, "t_gemm_s": tg,
+                "eigenflow_median_s": ours_m, "faer_median_s": faer_m,
+                "eigenflow_t_gemm": ours_m / tg, "faer_t_gemm": faer_m / tg,
+                "speedup_vs_faer": faer_m / ours_m, "stages": st, "max_error_ratio": max_diff,
+            })
+        );
+    } else {
+        let st: Vec<String> = stage_m
+            .iter()
+            .map(|(s, t)| format!("{s} {:.2}", t / tg))
+            .collect();
+        println!(
+            "{:>7} {:>5} {:>5} {:>4} {:>3} {:>9.3} {:>6.2} {:>9.3} {:>6.2} {:>7.2}x {:>6.2}  {}",
+            jobname,
+            m,
+            n,
+            T::NAME,
+            threads,
+            ours_m,
+            ours_m / tg,
+            faer_m,
+            faer_m / tg,
+            faer_m / ours_m,
+            max_diff,
+            st.join(", ")
+        );
+    }
+}
+
+fn main() {
+    let args = args();
+    if !args.json {
+        println!(
+            "{:>7} {:>5} {:>5} {:>4} {:>3} {:>9} {:>6} {:>9} {:>6} {:>8} {:>6}  stages (T_gemm)",
+            "job", "m", "n", "prec", "thr", "ours (s)", "Tg", "faer (s)", "Tg", "speedup", "err"
+        );
+    }
+    for p in &args.precisions {
+        for &threads in &args.threads {
+            let gemm = match p.as_str() {
+                "f32" => gemm_rate::<f32>(threads, 2048),
+                _ => gemm_rate::<f64>(threads, 2048),
+            };
+            if !args.json {
+                println!("# {p}, {threads} thread(s): GEMM rate {gemm:.1} GFLOP/s");
+            }
+            for job in &args.jobs {
+                let job = if job == "vectors" {
+                    SvdJob::Vectors
+                } else {
+                    SvdJob::Values
+                };
+                for &n in &args.sizes {
+                    match p.as_str() {
+                        "f32" => case::<f32>(&args, job, n, threads, gemm),
+                        _ => case::<f64>(&args, job, n, threads, gemm),
+                    }
+                }
+            }
+        }
+    }
+}
