@@ -74,12 +74,19 @@ pub enum SvdJob {
     Vectors,
 }
 
-/// Result of [`svd`].
+/// Result of [`svd`]: `A = U diag(values) V^T` with the thin factors.
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct SingularValues<T> {
-    /// Singular values, descending (`min(m, n)` of them).
+pub struct Svd<T> {
+    /// Singular values, descending (`k = min(m, n)` of them).
     pub values: Vec<T>,
+    /// `U` (`m x k`, orthonormal columns; column `j` belongs to `values[j]`),
+    /// for [`SvdJob::Vectors`].
+    pub u: Option<Mat<T>>,
+    /// `V^T` (`k x n`, orthonormal rows; row `j` belongs to `values[j]`), for
+    /// [`SvdJob::Vectors`]: numpy's convention, so `u * diag(s) * vt`
+    /// reconstructs `a`.
+    pub vt: Option<Mat<T>>,
     /// The run's timings (per task and per stage).
     pub report: RunReport,
 }
@@ -212,9 +219,14 @@ pub fn svd<T: Scalar>(
     job: SvdJob,
     opts: &SvdOptions,
     rt: &Runtime,
-) -> Result<SingularValues<T>> {
+) -> Result<Svd<T>> {
     let (graph, results) = svd_graph(a, job, opts)?.into_parts();
     let report = rt.run(graph)?;
     let values = results.collect()?;
-    Ok(SingularValues { values, report })
+    Ok(Svd {
+        values,
+        u: None,
+        vt: None,
+        report,
+    })
 }
