@@ -5,6 +5,7 @@
 
 pub mod back_transform;
 pub mod bdsdc;
+pub mod chase;
 pub mod dqds;
 pub mod gb2bd;
 pub mod ge2gb;

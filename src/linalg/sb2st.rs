@@ -33,6 +33,7 @@
 //! chunk of C skewed steps; both are checked in the tests below by running many
 //! random topological orders and comparing bitwise with the sequential order.
 
+use super::chase::{self, SweepShape};
 use super::householder;
 use crate::matrix::access::Access;
 use crate::matrix::band::{BandMut, SymBand};
@@ -43,7 +44,7 @@ use std::ops::Range;
 
 /// Lag between consecutive sweeps, in steps: sweep `s` runs three tasks behind
 /// sweep `s - 1` (digest §4.3, "the rule is tight").
-pub const SWEEP_LAG: usize = 3;
+pub use super::chase::SWEEP_LAG;
 
 /// Number of sweeps for a matrix of order `n`: `n - 2` for `n >= 3`, else 0.
 #[inline]
@@ -136,149 +137,50 @@ fn fine_preds_lag(
 // Grouped super-tasks
 // ---------------------------------------------------------------------------
 
-/// The coarse task graph of bulge chasing (digest §4.4): super-task `(g, c)`
-/// runs, for the sweeps `s = gG + r` (`r = 0..G`, in order), the steps
-/// `m in [cC - 3r, (c+1)C - 3r) ∩ [0, M_s)`, each sweep's steps in order.
-///
-/// Edges: `(g, c-1) -> (g, c)` and
-/// `(g-1, min(c + ceil((3G-1)/C), lastchunk(g-1))) -> (g, c)`. Chunks
-/// `c = 0..=lastchunk(g)` all exist as nodes even when a few of them are empty
-/// (possible for `C < 3`), so the edges never name a missing node.
+/// The shape of the sweep DAG of an order-`n`, half-bandwidth-`b` band, for
+/// the coarse task graph of bulge chasing (digest §4.4, [`SweepGrouping`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SweepGrouping {
+pub struct Sb2stShape {
     n: usize,
     b: usize,
-    group: usize,
-    chunk: usize,
-    lag: usize,
 }
+
+impl SweepShape for Sb2stShape {
+    fn num_sweeps(&self) -> usize {
+        num_sweeps(self.n)
+    }
+
+    fn steps(&self, s: usize) -> usize {
+        steps(self.n, self.b, s)
+    }
+
+    fn footprint(&self, s: usize, m: usize) -> (Range<usize>, Range<usize>) {
+        task_footprint(self.n, self.b, s, m)
+    }
+}
+
+/// Super-tasks of G sweeps by C skewed steps ([`crate::linalg::chase`]).
+/// Super-tasks the grouped DAG leaves unordered have disjoint footprint boxes
+/// (checked in the tests), so one rectangle per super-task is a valid
+/// footprint for race checking.
+pub type SweepGrouping = chase::SweepGrouping<Sb2stShape>;
 
 impl SweepGrouping {
     /// Grouping of the sweeps of an order-`n`, half-bandwidth-`b` band into
     /// groups of `group` (G) sweeps and chunks of `chunk` (C) skewed steps.
     pub fn new(n: usize, b: usize, group: usize, chunk: usize) -> Self {
-        Self::with_lag(n, b, group, chunk, SWEEP_LAG)
-    }
-
-    /// Same partition with a different cross-group edge,
-    /// `ceil((lag G - 1) / C)` chunks; only the tests' negative control uses a
-    /// lag other than [`SWEEP_LAG`].
-    fn with_lag(n: usize, b: usize, group: usize, chunk: usize, lag: usize) -> Self {
-        assert!(
-            b >= 1 && group >= 1 && chunk >= 1,
-            "b, G and C must be >= 1"
-        );
-        SweepGrouping {
-            n,
-            b,
-            group,
-            chunk,
-            lag,
-        }
+        assert!(b >= 1, "b must be >= 1");
+        Self::with_lag(Sb2stShape { n, b }, group, chunk, SWEEP_LAG)
     }
 
     /// Order of the matrix.
     pub fn n(&self) -> usize {
-        self.n
+        self.shape().n
     }
 
     /// Half-bandwidth.
     pub fn b(&self) -> usize {
-        self.b
-    }
-
-    /// Sweeps per group (G).
-    pub fn group_size(&self) -> usize {
-        self.group
-    }
-
-    /// Skewed steps per chunk (C).
-    pub fn chunk_size(&self) -> usize {
-        self.chunk
-    }
-
-    /// Number of groups, `ceil((n - 2) / G)`.
-    pub fn num_groups(&self) -> usize {
-        num_sweeps(self.n).div_ceil(self.group)
-    }
-
-    /// Sweeps of group `g` (the last group may be short).
-    pub fn sweeps(&self, g: usize) -> Range<usize> {
-        let ns = num_sweeps(self.n);
-        (g * self.group).min(ns)..((g + 1) * self.group).min(ns)
-    }
-
-    /// `lastchunk(g) = max_r ceil((M_{gG+r} + 3r) / C) - 1`.
-    pub fn last_chunk(&self, g: usize) -> usize {
-        let first = g * self.group;
-        self.sweeps(g)
-            .map(|s| (steps(self.n, self.b, s) + SWEEP_LAG * (s - first)).div_ceil(self.chunk) - 1)
-            .max()
-            .expect("group has no sweeps")
-    }
-
-    /// Number of super-tasks (chunks) of group `g`.
-    pub fn num_chunks(&self, g: usize) -> usize {
-        self.last_chunk(g) + 1
-    }
-
-    /// Total number of super-tasks.
-    pub fn num_tasks(&self) -> usize {
-        (0..self.num_groups()).map(|g| self.num_chunks(g)).sum()
-    }
-
-    /// `ceil((3G - 1) / C)`: how many chunks group `g - 1` must be ahead.
-    pub fn chunk_lag(&self) -> usize {
-        (self.lag * self.group - 1).div_ceil(self.chunk)
-    }
-
-    /// Steps of sweep `s` (which must belong to group `g`) run by super-task `(g, c)`.
-    pub fn steps_in(&self, g: usize, c: usize, s: usize) -> Range<usize> {
-        let r = s - g * self.group;
-        let ms = steps(self.n, self.b, s);
-        let hi = ((c + 1) * self.chunk).saturating_sub(SWEEP_LAG * r).min(ms);
-        let lo = (c * self.chunk).saturating_sub(SWEEP_LAG * r).min(hi);
-        lo..hi
-    }
-
-    /// The tasks T(s, m) of super-task `(g, c)`, in execution order.
-    pub fn tasks(&self, g: usize, c: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.sweeps(g)
-            .flat_map(move |s| self.steps_in(g, c, s).map(move |m| (s, m)))
-    }
-
-    /// Predecessors of super-task `(g, c)`: `(g, c-1)` and
-    /// `(g-1, min(c + chunk_lag, lastchunk(g-1)))` when they exist.
-    pub fn preds(&self, g: usize, c: usize) -> [Option<(usize, usize)>; 2] {
-        let same = (c >= 1).then(|| (g, c - 1));
-        let prev = (g >= 1).then(|| (g - 1, (c + self.chunk_lag()).min(self.last_chunk(g - 1))));
-        [same, prev]
-    }
-
-    /// Bounding box `(rows, cols)` of the footprints of the tasks of `(g, c)`,
-    /// `None` for an empty super-task. Super-tasks the grouped DAG leaves
-    /// unordered have disjoint boxes (checked in the tests), so this one
-    /// rectangle is a valid footprint for race checking.
-    pub fn footprint(&self, g: usize, c: usize) -> Option<(Range<usize>, Range<usize>)> {
-        let mut acc: Option<(Range<usize>, Range<usize>)> = None;
-        for s in self.sweeps(g) {
-            let ms = self.steps_in(g, c, s);
-            if ms.is_empty() {
-                continue;
-            }
-            let (r_first, c_first) = task_footprint(self.n, self.b, s, ms.start);
-            let (r_last, c_last) = task_footprint(self.n, self.b, s, ms.end - 1);
-            let rows = r_first.start..r_last.end;
-            let cols = c_first.start..c_last.end;
-            acc = Some(match acc {
-                None => (rows, cols),
-                Some((r, c)) => (
-                    r.start.min(rows.start)..r.end.max(rows.end),
-                    c.start.min(cols.start)..c.end.max(cols.end),
-                ),
-            });
-        }
-        acc
+        self.shape().b
     }
 }
 
@@ -293,7 +195,7 @@ pub fn run_super_task<T: Scalar>(
 ) {
     for (s, m) in grouping.tasks(g, c) {
         let out = store.as_mut().map(|st| st.slot_mut(s, m));
-        chase_step(band, grouping.b, s, m, out);
+        chase_step(band, grouping.b(), s, m, out);
     }
 }
 

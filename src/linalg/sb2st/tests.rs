@@ -503,7 +503,7 @@ fn lag_two_is_caught() {
         let band = random_band::<f64>(n, b, 9);
         let mut seq = band.clone();
         sb2st_reference(&mut seq, b, None);
-        let gr = SweepGrouping::with_lag(n, b, gs, cs, 2);
+        let gr = SweepGrouping::with_lag(Sb2stShape { n, b }, gs, cs, 2);
         let (dag, nodes) = grouped_dag(&gr);
         let anc = dag.ancestors();
         let fps: Vec<_> = nodes.iter().map(|&(g, c)| gr.footprint(g, c)).collect();
