@@ -61,12 +61,12 @@
 //! [`pass_pred`] gives the one task of each earlier pass a task must follow,
 //! so a later pass starts on the columns an earlier one has finished (a full
 //! barrier is also valid: [`last_task`] of a pass follows all its tasks and
-//! `(0, 0)` precedes all tasks of the next). A grouped grain like
-//! [`super::sb2st::SweepGrouping`] is left for the pipeline: the in-pass rule
-//! has the same shape as the EVD's (`(r-1, s+2) -> (r, s)`), so the same
-//! super-task construction applies.
+//! `(0, 0)` precedes all tasks of the next). The grouped grain
+//! ([`grouping`]) uses the EVD's super-task construction
+//! ([`crate::linalg::chase`]): the in-pass rule has the same shape.
 
 mod band;
+pub mod grouping;
 mod kernel;
 pub mod reflectors;
 
@@ -84,7 +84,7 @@ use std::ops::Range;
 
 /// Lag between consecutive sweeps, in steps: sweep `r` step `s` may run with
 /// sweep `r - 1` step `s + 3` (seed 000 §IV-A, "three-cycle separation").
-pub const SWEEP_LAG: usize = 3;
+pub use crate::linalg::chase::SWEEP_LAG;
 
 /// One bandwidth-reduction pass `b -> b'` (digest §1.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -410,3 +410,4 @@ fn reflector_round_trip() {
 }
 
 mod dag;
+mod grouped;
