@@ -35,6 +35,8 @@
 //! ```
 
 mod bdsdc;
+#[cfg(test)]
+mod bdsdc_tests;
 pub mod dqds;
 mod gb2bd;
 mod ge2gb;
