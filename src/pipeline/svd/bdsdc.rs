@@ -158,21 +158,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
     let whole = |id| Region::new(id, 0..n, 0..n);
     if n == 0 {
         g.succeed(finish, &bd.all_done);
-        return Ok(BdsdcStage {
-            sub: SubGraph {
-                entries: vec![finish],
-                exits: vec![finish],
-            },
-            values: Slot { cell, task: finish },
-            u: ColumnBlocks {
-                z: st.u,
-                blocks: vec![(0..0, vec![finish])],
-            },
-            v: ColumnBlocks {
-                z: st.v,
-                blocks: vec![(0..0, vec![finish])],
-            },
-        });
+        return Ok(stage(st, finish, finish, cell, vec![(0..0, vec![finish])]));
     }
 
     let extract = {
@@ -254,18 +240,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         g.edge(extract, t);
         g.edge(t, finish);
         let blocks = vec![(0..n, vec![t])];
-        return Ok(BdsdcStage {
-            sub: SubGraph {
-                entries: vec![extract],
-                exits: vec![finish],
-            },
-            values: Slot { cell, task: finish },
-            u: ColumnBlocks {
-                z: st.u,
-                blocks: blocks.clone(),
-            },
-            v: ColumnBlocks { z: st.v, blocks },
-        });
+        return Ok(stage(st, extract, finish, cell, blocks));
     }
 
     let tree = BdTree::new(n, params.leaf_size);
@@ -491,22 +466,19 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                         })
                     };
                     let t = g.add(
-                        Task::new(
-                            format!("{name}.apply[{}..{}]", tile.start, tile.end),
-                            body,
-                        )
-                        .stage(BDSVD)
-                        .cost(
-                            (4 * len * len * tile.len()) as f64,
-                            (16 * len * (len + tile.len())) as f64,
-                        )
-                        .footprint(
-                            Footprint::new()
-                                .read(scale_reg.clone())
-                                .read(shared_part.clone())
-                                .write(Region::new(uid, r.clone(), dest.clone()))
-                                .write(Region::new(vid, c.clone(), dest.clone())),
-                        ),
+                        Task::new(format!("{name}.apply[{}..{}]", tile.start, tile.end), body)
+                            .stage(BDSVD)
+                            .cost(
+                                (4 * len * len * tile.len()) as f64,
+                                (16 * len * (len + tile.len())) as f64,
+                            )
+                            .footprint(
+                                Footprint::new()
+                                    .read(scale_reg.clone())
+                                    .read(shared_part.clone())
+                                    .write(Region::new(uid, r.clone(), dest.clone()))
+                                    .write(Region::new(vid, c.clone(), dest.clone())),
+                            ),
                     );
                     if apply_after_lowner {
                         g.edge(lowner, t);
@@ -541,9 +513,21 @@ pub(super) fn bdsdc_impl<T: Scalar>(
     g.succeed(finish, &exits[root]);
     // Ascending destination columns.
     blocks.reverse();
-    Ok(BdsdcStage {
+    Ok(stage(st, extract, finish, cell, blocks))
+}
+
+/// The stage's handles: `U` and `V` share the column blocks `blocks`
+/// (ascending, with their producers).
+fn stage<T>(
+    st: Stores<T>,
+    entry: TaskId,
+    finish: TaskId,
+    cell: Arc<Mutex<Option<Vec<T>>>>,
+    blocks: Vec<(Range<usize>, Vec<TaskId>)>,
+) -> BdsdcStage<T> {
+    BdsdcStage {
         sub: SubGraph {
-            entries: vec![extract],
+            entries: vec![entry],
             exits: vec![finish],
         },
         values: Slot { cell, task: finish },
@@ -552,7 +536,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
             blocks: blocks.clone(),
         },
         v: ColumnBlocks { z: st.v, blocks },
-    })
+    }
 }
 
 fn identity<T: Scalar>(mut m: MatMut<'_, T>) {

@@ -57,7 +57,10 @@ fn serial<T: Scalar>(d: &[T], e: &[T], params: &BdsdcParams) -> Out<T> {
 
 fn same_bits<T: Scalar>(a: &Out<T>, b: &Out<T>) -> bool {
     a.0.len() == b.0.len()
-        && a.0.iter().zip(&b.0).all(|(x, y)| x.f64().to_bits() == y.f64().to_bits())
+        && a.0
+            .iter()
+            .zip(&b.0)
+            .all(|(x, y)| x.f64().to_bits() == y.f64().to_bits())
         && a.1 == b.1
         && a.2 == b.2
 }
