@@ -269,3 +269,37 @@ fn from_vectors_checks_its_input() {
     let b = Bidiagonal::<f64>::from_vectors(vec![], vec![]).unwrap();
     assert_eq!(b.n(), 0);
 }
+
+/// After the reduction stages in one graph: race free with the band's
+/// producers (the extract task reads the band after gb2bd), the same bits on
+/// 1 and 3 threads, and the singular values of `A` (faer).
+#[test]
+fn after_ge2gb_and_gb2bd() {
+    let a = crate::gallery::random_gaussian::<f64>(90, 80, 5);
+    let run = |threads: usize| {
+        let mut g = TaskGraph::new();
+        let s1 = ge2gb(&mut g, a.clone(), 8, 16, 3).unwrap();
+        let s2 = gb2bd(&mut g, s1.band).unwrap();
+        let st = bdsdc(&mut g, s2.bidiagonal, &small()).unwrap();
+        g.check_races().unwrap();
+        Runtime::builder().threads(threads).build().run(g).unwrap();
+        let s = st.values.get().unwrap();
+        (
+            s,
+            st.u.into_result().get().unwrap(),
+            st.v.into_result().get().unwrap(),
+        )
+    };
+    let one = run(1);
+    assert!(same_bits(&one, &run(3)));
+    let mut reference = a.singular_values().unwrap();
+    reference.sort_by(|x, y| y.partial_cmp(x).unwrap());
+    let r = abs_ratio(&one.0, &reference, f64::EPSILON);
+    assert!(r < RATIO_MAX, "{r}");
+    // U and V are orthogonal.
+    let id = Mat::<f64>::identity(80, 80);
+    for m in [&one.1, &one.2] {
+        let o = (m.transpose() * m - &id).norm_l2() / (80.0 * f64::EPSILON);
+        assert!(o < RATIO_MAX, "{o}");
+    }
+}
