@@ -134,7 +134,12 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         let body = with_access(move |acc| {
             let scale = st.scale(acc);
             let dv = st.d.read(acc, 0..n, 0..1);
-            let mut s: Vec<T> = (0..n).map(|i| dv[(i, 0)] * scale).collect();
+            let mut s: Vec<T> = if scale == T::zero() {
+                // A zero bidiagonal (its entries may be -0).
+                vec![T::zero(); n]
+            } else {
+                (0..n).map(|i| dv[(i, 0)] * scale).collect()
+            };
             // The tree leaves the values ascending; implicit QR descending.
             if !direct {
                 s.reverse();

@@ -248,6 +248,18 @@ fn overflow_is_no_convergence() {
     }
 }
 
+/// A zero bidiagonal (with negative zeros) gives `U = V = I` and zero values,
+/// as the serial driver, on the direct path and on the tree.
+#[test]
+fn negative_zeros() {
+    for n in [3, 40] {
+        let (d, e) = (vec![-0.0f64; n], vec![-0.0f64; n - 1]);
+        let got = run_graph(&d, &e, &small(), 2, None).unwrap();
+        assert!(same_bits(&got, &serial(&d, &e, &small())), "n = {n}");
+        assert!(got.1 == Mat::<f64>::identity(n, n) && got.2 == got.1);
+    }
+}
+
 #[test]
 fn from_vectors_checks_its_input() {
     assert!(matches!(
