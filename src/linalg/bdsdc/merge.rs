@@ -29,8 +29,10 @@
 //!    poles merged by a rotation of both the `U` and the `V` columns; the shared
 //!    [`crate::linalg::stedc::merge::deflate`] pass), group the kept columns by sparsity
 //!    type and copy them into the problem's workspace.
-//! 2. [`solve_roots`] (or [`super::secular::solve_svd_roots_into`] on the split borrow
-//!    of [`SvdMerge::roots_parts`], per range of roots, concurrently).
+//! 2. [`SvdMerge::solve_roots_range`] per range of roots: several ranges may run
+//!    concurrently through `&self`, each borrowing only its own columns of the
+//!    root workspace (a run-time checked [`SplitColumns`]); [`solve_roots`] is the
+//!    sequential form.
 //! 3. [`SvdMerge::lowner`]: Gu–Eisenstat `z-hat` from all roots (so the computed
 //!    vectors are orthogonal to working precision), then the normalised `x_r`, `y_r`.
 //! 4. [`SvdMerge::apply_cols`] per column tile: `U = blockdiag(U1, 1, U2) X` and
@@ -40,6 +42,7 @@
 //!    [`SvdMerge::singular_values_into`].
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Mat, MatMut, MatRef};
@@ -52,6 +55,7 @@ use crate::linalg::stedc::merge::{
     rotate_cols, sorted_by_value, unit_scale, values_in_order, ColType, OutCol,
 };
 use crate::linalg::stedc::secular::Secular;
+use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
 
 /// Products `[top; bottom] = [top_src * C[top_rows]; bot_src * C[bot_rows]]` of one side
@@ -92,7 +96,6 @@ impl<T: Scalar> Side<T> {
 /// Everything one bidiagonal merge needs between its steps; owns its workspace, so
 /// the node's `U` and `V` blocks may be overwritten by [`SvdMerge::apply_cols`] after
 /// [`SvdMerge::new`] returns.
-#[derive(Clone, Debug)]
 pub struct SvdMerge<T> {
     n: usize,
     nl: usize,
@@ -101,14 +104,16 @@ pub struct SvdMerge<T> {
     scale: T,
     /// The kept rank-one problem: poles ascending with `d[0] = 0`, unit `z`.
     secular: Secular<T>,
-    /// Roots, ascending.
+    /// Roots, ascending; copied out of row `k` of `diff` by step 3.
     sigma: Vec<T>,
-    /// `k x k`: `d_j - sigma_r` after step 2; the left coefficients `x_r` (rows in U
-    /// order: the removed row first, then the U type groups) after step 3.
-    diff: Mat<T>,
+    /// `(k + 1) x k`: column `r` holds `d_j - sigma_r` in rows `0..k` and `sigma_r`
+    /// in row `k` after step 2; the left coefficients `x_r` (rows in U order: the
+    /// removed row first, then the U type groups) in rows `0..k` after step 3.
+    /// Step 2 fills disjoint column ranges concurrently.
+    diff: SplitColumns<T>,
     /// `k x k`: `d_j + sigma_r` after step 2; the right coefficients `y_r` (rows in V
     /// type order) after step 3.
-    sum: Mat<T>,
+    sum: SplitColumns<T>,
     /// Row of kept entry `j` in the U and in the V coefficient order.
     u_row: Vec<usize>,
     v_row: Vec<usize>,
@@ -121,8 +126,8 @@ pub struct SvdMerge<T> {
     /// The null vector of `B` (`sqre = 1`), `m x 1`.
     v_null: Mat<T>,
     out: Vec<OutCol>,
-    roots_solved: usize,
-    roots_done: bool,
+    /// Number of roots solved by [`SvdMerge::solve_roots_range`].
+    roots_solved: AtomicUsize,
     vectors_done: bool,
 }
 
@@ -358,8 +363,8 @@ impl<T: Scalar> SvdMerge<T> {
             scale,
             secular,
             sigma: vec![zero; k],
-            diff: Mat::zeros(k, k),
-            sum: Mat::zeros(k, k),
+            diff: SplitColumns::new(Mat::zeros(k + 1, k)),
+            sum: SplitColumns::new(Mat::zeros(k, k)),
             u_row,
             v_row,
             u_side,
@@ -369,8 +374,7 @@ impl<T: Scalar> SvdMerge<T> {
             ddefl,
             v_null,
             out: Vec::new(),
-            roots_solved: 0,
-            roots_done: k == 0,
+            roots_solved: AtomicUsize::new(0),
             vectors_done: false,
         })
     }
@@ -395,23 +399,35 @@ impl<T: Scalar> SvdMerge<T> {
         &self.secular
     }
 
-    /// Split borrow for step 2 run as several tasks: the (read-only) secular equation,
-    /// the roots (`k`) and the two `k x k` difference matrices. Give each task a
-    /// disjoint range `r` of roots with `&mut sigma[r]` and the columns `r` of both
-    /// matrices, and call [`solve_svd_roots_into`]; then
-    /// [`SvdMerge::mark_roots_solved`].
-    pub fn roots_parts(&mut self) -> (&Secular<T>, &mut [T], MatMut<'_, T>, MatMut<'_, T>) {
-        (
+    /// Step 2 for roots `range` (`range.end <= k`): solves them and stores them
+    /// in the problem. Several disjoint ranges may be solved concurrently through
+    /// `&self`: each borrows only its own columns of the root workspace (checked at
+    /// run time, so overlapping ranges panic instead of racing). The results do not
+    /// depend on how `0..k` is split; [`SvdMerge::lowner`] needs every root solved.
+    pub fn solve_roots_range(&self, range: Range<usize>) -> Result<(), Error> {
+        let k = self.k();
+        if range.start > range.end || range.end > k {
+            return Err(Error::Shape(format!(
+                "solve_roots: range {range:?} of {k} roots"
+            )));
+        }
+        let len = range.len();
+        let mut dcols = self.diff.cols_mut(range.clone());
+        let mut scols = self.sum.cols_mut(range.clone());
+        let mut dblock = dcols.mat();
+        let mut sigma = vec![T::zero(); len];
+        solve_svd_roots_into(
             &self.secular,
-            &mut self.sigma,
-            self.diff.as_mut(),
-            self.sum.as_mut(),
-        )
-    }
-
-    /// Records that every root has been solved through [`SvdMerge::roots_parts`].
-    pub fn mark_roots_solved(&mut self) {
-        self.roots_done = true;
+            range,
+            &mut sigma,
+            dblock.rb_mut().subrows_mut(0, k),
+            scols.mat(),
+        )?;
+        for (c, x) in sigma.into_iter().enumerate() {
+            dblock[(k, c)] = x;
+        }
+        self.roots_solved.fetch_add(len, Ordering::AcqRel);
+        Ok(())
     }
 
     /// Step 3: Löwner / Gu–Eisenstat `z-hat` (`dlasd3`):
@@ -420,14 +436,20 @@ impl<T: Scalar> SvdMerge<T> {
     /// `y_r = (D - sigma_r^2)^{-1} z-hat` and `x_r = (-1, d_j y_rj)`, each normalised.
     /// Also fixes the output order (ascending merge of roots and deflated values).
     pub fn lowner(&mut self) -> Result<(), Error> {
-        if !self.roots_done {
+        let k = self.k();
+        if self.roots_solved.load(Ordering::Acquire) != k {
             return Err(Error::InvalidArgument(
                 "SvdMerge::lowner called before all roots were solved".into(),
             ));
         }
-        let k = self.k();
         let dl = &self.secular.d;
-        let (diff, sum) = (&self.diff, &self.sum);
+        // Exclusive through `&mut self`: no root task can hold a borrow.
+        let diff = self.diff.as_mut();
+        for (r, x) in self.sigma.iter_mut().enumerate() {
+            *x = diff[(k, r)];
+        }
+        let mut diff = diff.subrows_mut(0, k);
+        let mut sum = self.sum.as_mut();
         let zhat = lowner_zhat(
             &self.secular.z,
             |i| diff[(i, i)] * sum[(i, i)],
@@ -437,7 +459,7 @@ impl<T: Scalar> SvdMerge<T> {
         let mut x = vec![T::zero(); k];
         for r in 0..k {
             for i in 0..k {
-                y[i] = zhat[i] / (self.diff[(i, r)] * self.sum[(i, r)]);
+                y[i] = zhat[i] / (diff[(i, r)] * sum[(i, r)]);
                 x[i] = if i == 0 { -T::one() } else { dl[i] * y[i] };
             }
             let (Some(sy), Some(sx)) = (unit_scale(&y), unit_scale(&x)) else {
@@ -449,8 +471,8 @@ impl<T: Scalar> SvdMerge<T> {
                 });
             };
             for i in 0..k {
-                self.diff[(self.u_row[i], r)] = x[i] * sx;
-                self.sum[(self.v_row[i], r)] = y[i] * sy;
+                diff[(self.u_row[i], r)] = x[i] * sx;
+                sum[(self.v_row[i], r)] = y[i] * sy;
             }
         }
         self.out = merge_order(&self.sigma, &self.ddefl);
@@ -488,13 +510,16 @@ impl<T: Scalar> SvdMerge<T> {
         let (mut ut, mut vt) = (Mat::<T>::zeros(0, 0), Mat::<T>::zeros(0, 0));
         if let Some(rr) = rr.clone() {
             let nr = rr.len();
-            let x = self.diff.as_ref().subcols(rr.start, nr);
+            let k = self.k();
+            // Shared borrows: every root task's column borrow ended before `lowner`.
+            let (dg, sg) = (self.diff.read(), self.sum.read());
+            let x = dg.mat().subrows(0, k).subcols(rr.start, nr);
             ut = Mat::zeros(n, nr);
             self.u_side.product(x, ut.as_mut());
             ut.as_mut().row_mut(self.nl).copy_from(x.row(0));
             vt = Mat::zeros(m, nr);
             self.v_side
-                .product(self.sum.as_ref().subcols(rr.start, nr), vt.as_mut());
+                .product(sg.mat().subcols(rr.start, nr), vt.as_mut());
         }
         let r0 = rr.map(|r| r.start).unwrap_or(0);
         emit_cols(srcs, ut.as_ref(), r0, self.u_defl.as_ref(), u_out);
@@ -510,28 +535,8 @@ impl<T: Scalar> SvdMerge<T> {
     }
 }
 
-/// Step 2 for roots `range` of a merge, storing into the problem (sequential use, or
-/// a runtime that serialises access). The ranges must partition `0..k`; the roots
-/// count as solved once `k` of them have been.
+/// Step 2 for roots `range` of a merge, sequentially: [`SvdMerge::solve_roots_range`]
+/// (kept as a free function for the serial driver).
 pub fn solve_roots<T: Scalar>(problem: &mut SvdMerge<T>, range: Range<usize>) -> Result<(), Error> {
-    let k = problem.k();
-    if range.end > k || range.start > range.end {
-        return Err(Error::Shape(format!(
-            "solve_roots: range {range:?} of {k} roots"
-        )));
-    }
-    let len = range.len();
-    let (sec, sigma, diff, sum) = problem.roots_parts();
-    solve_svd_roots_into(
-        sec,
-        range.clone(),
-        &mut sigma[range.clone()],
-        diff.subcols_mut(range.start, len),
-        sum.subcols_mut(range.start, len),
-    )?;
-    problem.roots_solved += len;
-    if problem.roots_solved >= k {
-        problem.mark_roots_solved();
-    }
-    Ok(())
+    problem.solve_roots_range(range)
 }

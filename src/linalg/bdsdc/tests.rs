@@ -4,7 +4,6 @@
 
 use super::bdsqr::{bdsqr, bdsqr_with_budget, svd2x2, TOLMUL};
 use super::merge::solve_roots;
-use super::secular::solve_svd_roots_into;
 use super::*;
 use crate::gallery::Rng;
 use crate::linalg::dqds::tests::{
@@ -359,20 +358,10 @@ fn root_ranges_are_independent() {
         let mut cuts: Vec<usize> = parts.iter().map(|&x| x * k / 100).collect();
         cuts.insert(0, 0);
         cuts.push(k);
-        // Solve the ranges in reverse order through the split borrow.
+        // Solve the ranges in reverse order, each through its own column borrow.
         for w in cuts.windows(2).rev() {
-            let (sec, sigma, diff, sum) = p.roots_parts();
-            let len = w[1] - w[0];
-            solve_svd_roots_into(
-                sec,
-                w[0]..w[1],
-                &mut sigma[w[0]..w[1]],
-                diff.subcols_mut(w[0], len),
-                sum.subcols_mut(w[0], len),
-            )
-            .unwrap();
+            p.solve_roots_range(w[0]..w[1]).unwrap();
         }
-        p.mark_roots_solved();
         p.lowner().unwrap();
         for t in col_tiles(n, 16) {
             p.apply_cols(

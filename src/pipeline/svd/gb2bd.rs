@@ -25,6 +25,47 @@ pub struct Bidiagonal<T> {
 }
 
 impl<T: Scalar> Bidiagonal<T> {
+    /// An upper bidiagonal given whole (diagonal `d`, superdiagonal `e` of
+    /// length `d.len() - 1`; `e` empty for an empty `d`), for the bidiagonal
+    /// solvers alone: no task produces it.
+    ///
+    /// Errors: [`crate::Error::Shape`] for mismatched lengths,
+    /// [`crate::Error::NonFinite`] for a non-finite entry (at its position in
+    /// the matrix).
+    pub fn from_vectors(d: Vec<T>, e: Vec<T>) -> Result<Self> {
+        let n = d.len();
+        if e.len() != n.saturating_sub(1) {
+            return Err(crate::Error::Shape(format!(
+                "bidiagonal of order {n} needs {} superdiagonal entries, got {}",
+                n.saturating_sub(1),
+                e.len()
+            )));
+        }
+        if let Some(i) = d.iter().chain(&e).position(|x| !x.is_finite()) {
+            let (row, col, x) = if i < n {
+                (i, i, d[i])
+            } else {
+                (i - n, i - n + 1, e[i - n])
+            };
+            return Err(crate::Error::NonFinite {
+                row,
+                col,
+                value: format!("{x}"),
+            });
+        }
+        let mut band = crate::linalg::gb2bd::UpperBand::zeros(n, 1, 0);
+        for (i, &x) in d.iter().enumerate() {
+            band.set(i, i, x);
+        }
+        for (i, &x) in e.iter().enumerate() {
+            band.set(i, i + 1, x);
+        }
+        Ok(Bidiagonal {
+            band: Arc::new(SharedUpperBand::new(band)),
+            all_done: Vec::new(),
+        })
+    }
+
     /// Order of the bidiagonal.
     pub fn n(&self) -> usize {
         self.band.n()

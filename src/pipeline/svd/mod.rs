@@ -34,6 +34,9 @@
 //! # Ok::<(), eigenflow::Error>(())
 //! ```
 
+mod bdsdc;
+#[cfg(test)]
+mod bdsdc_tests;
 pub mod dqds;
 mod gb2bd;
 mod ge2gb;
@@ -43,6 +46,7 @@ mod options;
 mod tests;
 
 pub use crate::pipeline::task::Slot;
+pub use bdsdc::{bdsdc, BdsdcStage};
 pub use dqds::singular_values;
 pub use gb2bd::{gb2bd, Bidiagonal, Gb2bdStage};
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};

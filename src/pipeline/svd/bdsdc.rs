@@ -1,0 +1,560 @@
+//! The bidiagonal divide and conquer with vectors as a task tree (LAPACK
+//! `dbdsdc`, Gu & Eisenstat 1995): an `extract` task, one task per leaf, and
+//! per merge the deflation, parallel secular-root tasks, the Löwner step and
+//! the products as column-tile tasks, like the EVD's
+//! [`crate::pipeline::evd::stedc()`].
+
+use super::gb2bd::Bidiagonal;
+use super::BDSVD;
+use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::linalg::bdsdc::merge::pow2_at_least;
+use crate::linalg::bdsdc::{bdsqr, col_tiles, solve_leaf, BdNode, BdTree, BdsdcParams, SvdMerge};
+use crate::matrix::access::Access;
+use crate::matrix::{MatrixId, SharedMatrix};
+use crate::pipeline::columns::ColumnBlocks;
+use crate::pipeline::task::{check_owned, with_access, Slot};
+use crate::{Error, Result, Scalar};
+use faer::reborrow::ReborrowMut;
+use faer::{Mat, MatMut, MatRef};
+use parking_lot::{Mutex, RwLock};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Secular roots per root task, about: a merge of `len` rows gets
+/// `len / ROOT_GRAIN` root tasks (at least 1, at most 8). The split does not
+/// change any result (each root is solved on its own).
+const ROOT_GRAIN: usize = 128;
+
+/// What the bidiagonal SVD stage leaves behind: `B = U diag(values) V^T`.
+pub struct BdsdcStage<T> {
+    /// Entry and exit tasks.
+    pub sub: SubGraph,
+    /// Singular values of the bidiagonal, descending (in the bidiagonal's own scale).
+    pub values: Slot<T>,
+    /// `U_bd` (`n x n`), column `j` belongs to `values[j]`.
+    pub u: ColumnBlocks<T>,
+    /// `V_bd` (`n x n`, not transposed), column `j` belongs to `values[j]`.
+    pub v: ColumnBlocks<T>,
+}
+
+/// A merge's problem, shared by its tasks (deflate -> roots -> lowner -> apply
+/// -> free). The graph orders them (footprints on the pseudo-matrix `id`); the
+/// lock makes any order sound, and is never contended in a correct graph.
+struct MergeSlot<T> {
+    problem: RwLock<Option<SvdMerge<T>>>,
+    id: MatrixId,
+}
+
+fn deflated<T>(p: &Option<SvdMerge<T>>) -> Result<&SvdMerge<T>> {
+    p.as_ref()
+        .ok_or_else(|| Error::InvalidArgument("bdsdc merge step before deflation".into()))
+}
+
+/// The shared stores of the stage: `d` (`(n + 1) x 1`: the scaled diagonal,
+/// then the singular values of each node in its rows; row `n` holds the
+/// scale, 0 for a zero bidiagonal), `e` (the scaled superdiagonal), `U`, `V`.
+#[derive(Clone)]
+struct Stores<T> {
+    n: usize,
+    d: Arc<SharedMatrix<T>>,
+    e: Arc<SharedMatrix<T>>,
+    u: Arc<SharedMatrix<T>>,
+    v: Arc<SharedMatrix<T>>,
+}
+
+impl<T: Scalar> Stores<T> {
+    /// Region of the scale entry (written by `extract` only).
+    fn scale_region(&self) -> Region {
+        Region::new(self.d.id(), self.n..self.n + 1, 0..1)
+    }
+
+    /// The scale the tasks divide by; zero for a zero bidiagonal.
+    fn scale(&self, acc: &Access<'_>) -> T {
+        self.d.read(acc, self.n..self.n + 1, 0..1)[(0, 0)]
+    }
+}
+
+/// Adds the SVD with vectors of the upper bidiagonal `bd` by divide and
+/// conquer (Gu & Eisenstat 1995, `linalg::bdsdc`): an `extract` task (reads the
+/// bidiagonal and scales it by a power of two, as LAPACK `dbdsdc`), one task per
+/// leaf of [`BdTree`] ([`solve_leaf`]), per merge a `deflate` task
+/// ([`SvdMerge::new`]), `roots` tasks over disjoint ranges of the secular roots
+/// (concurrent, [`SvdMerge::solve_roots_range`]), a `lowner` task (z-hat, the
+/// coefficient vectors, the node's singular values and null vector), `apply`
+/// tasks over the column tiles `col_tiles(len, params.col_tile)` and a `free`
+/// task, and a `finish` task that orders the values descending and undoes the
+/// scaling. The root merge's apply tasks write their columns straight into the
+/// descending order, so each column block of `U` and `V` has its own producer.
+/// A bidiagonal of order at most `max(leaf_size, 3)` is solved by one task
+/// (implicit QR, [`bdsqr::bdsqr`]).
+///
+/// Every operation and its order are fixed by the graph: the results are
+/// bitwise those of the serial driver with the same parameters, on any number
+/// of threads.
+///
+/// Errors (building): [`Error::InvalidArgument`] for a bidiagonal from another
+/// graph. Errors (running): [`Error::NoConvergence`] when implicit QR or a
+/// merge fails, or a singular value overflows when the scaling is undone.
+pub fn bdsdc<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    bd: Bidiagonal<T>,
+    params: &BdsdcParams,
+) -> Result<BdsdcStage<T>> {
+    bdsdc_impl(g, bd, params, true)
+}
+
+/// [`bdsdc()`]; with `apply_after_lowner` false the edges from each merge's
+/// Löwner task to its apply tasks are left out (a negative control for the
+/// race checker, tests only).
+pub(super) fn bdsdc_impl<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    bd: Bidiagonal<T>,
+    params: &BdsdcParams,
+    apply_after_lowner: bool,
+) -> Result<BdsdcStage<T>> {
+    check_owned(g, "the bidiagonal", &bd.all_done)?;
+    let band = bd.band;
+    let n = band.n();
+    let ne = n.saturating_sub(1);
+    let st = Stores {
+        n,
+        d: Arc::new(SharedMatrix::new(Mat::<T>::zeros(n + 1, 1))),
+        e: Arc::new(SharedMatrix::new(Mat::<T>::zeros(ne, 1))),
+        u: Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, n))),
+        v: Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, n))),
+    };
+    let (did, eid, uid, vid) = (st.d.id(), st.e.id(), st.u.id(), st.v.id());
+    let scale_reg = st.scale_region();
+    let band_id = band.id();
+    let cell = Arc::new(Mutex::new(None));
+    let direct = n <= params.leaf_size.max(3);
+
+    let finish = {
+        let (st, values) = (st.clone(), cell.clone());
+        let body = with_access(move |acc| {
+            let scale = st.scale(acc);
+            let dv = st.d.read(acc, 0..n, 0..1);
+            let mut s: Vec<T> = if scale == T::zero() {
+                // A zero bidiagonal (its entries may be -0).
+                vec![T::zero(); n]
+            } else {
+                (0..n).map(|i| dv[(i, 0)] * scale).collect()
+            };
+            // The tree leaves the values ascending; implicit QR descending.
+            if !direct {
+                s.reverse();
+            }
+            if let Some(i) = s.iter().position(|x| !x.is_finite()) {
+                return Err(Error::NoConvergence {
+                    stage: "bdsdc",
+                    detail: format!("singular value {i} overflowed when the scaling was undone"),
+                });
+            }
+            *values.lock() = Some(s);
+            Ok(())
+        });
+        g.add(
+            Task::new("bdsdc.finish", body)
+                .stage(BDSVD)
+                .cost(n as f64, (8 * n) as f64)
+                .footprint(Footprint::new().read(Region::new(did, 0..n + 1, 0..1))),
+        )
+    };
+    let whole = |id| Region::new(id, 0..n, 0..n);
+    if n == 0 {
+        g.succeed(finish, &bd.all_done);
+        return Ok(stage(st, finish, finish, cell, vec![(0..0, vec![finish])]));
+    }
+
+    let extract = {
+        let (st, band) = (st.clone(), band.clone());
+        let body = with_access(move |acc| {
+            let mut view = band.read(acc, 0..n, 0..n);
+            let d: Vec<T> = (0..n).map(|i| view.get(i, i)).collect();
+            let e: Vec<T> = (1..n).map(|i| view.get(i - 1, i)).collect();
+            crate::linalg::dqds::check_bidiagonal("bdsdc", &d, &e)?;
+            let anrm = d.iter().chain(&e).fold(T::zero(), |m, x| m.max(x.abs()));
+            // A power of two (exact): the merges see data of size about one.
+            let scale = if anrm == T::zero() {
+                T::zero()
+            } else {
+                pow2_at_least(anrm)
+            };
+            let inv = |x: T| if anrm == T::zero() { x } else { x / scale };
+            let mut dv = st.d.write(acc, 0..n + 1, 0..1);
+            for (i, &x) in d.iter().enumerate() {
+                dv[(i, 0)] = inv(x);
+            }
+            dv[(n, 0)] = scale;
+            let mut ev = st.e.write(acc, 0..ne, 0..1);
+            for (i, &x) in e.iter().enumerate() {
+                ev[(i, 0)] = inv(x);
+            }
+            Ok(())
+        });
+        g.add(
+            Task::new("bdsdc.extract", body)
+                .stage(BDSVD)
+                .cost((2 * n) as f64, (24 * n) as f64)
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(band_id, 0..n, 0..n))
+                        .write(Region::new(did, 0..n + 1, 0..1))
+                        .write(Region::new(eid, 0..ne, 0..1)),
+                ),
+        )
+    };
+    g.succeed(extract, &bd.all_done);
+
+    if direct {
+        let body = {
+            let st = st.clone();
+            with_access(move |acc| {
+                let scale = st.scale(acc);
+                let mut dv = st.d.write(acc, 0..n, 0..1);
+                let mut u = st.u.write(acc, 0..n, 0..n);
+                let mut v = st.v.write(acc, 0..n, 0..n);
+                identity(u.rb_mut());
+                identity(v.rb_mut());
+                if scale == T::zero() {
+                    return Ok(());
+                }
+                let mut ds: Vec<T> = (0..n).map(|i| dv[(i, 0)]).collect();
+                let ev = st.e.read(acc, 0..ne, 0..1);
+                let mut ew: Vec<T> = (0..ne).map(|i| ev[(i, 0)]).collect();
+                bdsqr::bdsqr(&mut ds, &mut ew, u, v)?;
+                for (i, x) in ds.into_iter().enumerate() {
+                    dv[(i, 0)] = x;
+                }
+                Ok(())
+            })
+        };
+        let t = g.add(
+            Task::new("bdsdc.direct", body)
+                .stage(BDSVD)
+                .cost((12 * n * n * n) as f64, (16 * n * n) as f64)
+                .footprint(
+                    Footprint::new()
+                        .read(scale_reg.clone())
+                        .read(Region::new(eid, 0..ne, 0..1))
+                        .write(Region::new(did, 0..n, 0..1))
+                        .write(whole(uid))
+                        .write(whole(vid)),
+                ),
+        );
+        g.edge(extract, t);
+        g.edge(t, finish);
+        let blocks = vec![(0..n, vec![t])];
+        return Ok(stage(st, extract, finish, cell, blocks));
+    }
+
+    let tree = BdTree::new(n, params.leaf_size);
+    let root = tree.nodes.len() - 1;
+    // Exit tasks of each node (what its parent must wait for).
+    let mut exits: Vec<Vec<TaskId>> = Vec::with_capacity(tree.nodes.len());
+    // Column blocks of the final U and V (descending order) and their producers.
+    let mut blocks: Vec<(Range<usize>, Vec<TaskId>)> = Vec::new();
+    for (idx, node) in tree.nodes.iter().enumerate() {
+        let (r, c) = (node.rows(), node.cols());
+        let len = r.len();
+        match *node {
+            BdNode::Leaf { begin, .. } => {
+                let body = {
+                    let (st, r, c) = (st.clone(), r.clone(), c.clone());
+                    with_access(move |acc| {
+                        // The leaf owns d[r], its U block and its V block, and
+                        // reads e[begin..c.end - 1] (the extra column's entry too).
+                        if st.scale(acc) == T::zero() {
+                            return Ok(());
+                        }
+                        let ev = st.e.read(acc, begin..c.end - 1, 0..1);
+                        let el: Vec<T> = (0..c.len() - 1).map(|i| ev[(i, 0)]).collect();
+                        let mut dv = st.d.write(acc, r.clone(), 0..1);
+                        let mut dl: Vec<T> = (0..r.len()).map(|i| dv[(i, 0)]).collect();
+                        let ub = st.u.write(acc, r.clone(), r.clone());
+                        let vb = st.v.write(acc, c.clone(), c.clone());
+                        solve_leaf(&mut dl, &el, ub, vb)?;
+                        for (i, x) in dl.into_iter().enumerate() {
+                            dv[(i, 0)] = x;
+                        }
+                        Ok(())
+                    })
+                };
+                let t = g.add(
+                    Task::new(format!("bdsdc.leaf[{}..{}]", r.start, r.end), body)
+                        .stage(BDSVD)
+                        .cost((12 * len * len * len) as f64, (16 * len * len) as f64)
+                        .footprint(
+                            Footprint::new()
+                                .read(scale_reg.clone())
+                                .read(Region::new(eid, begin..c.end - 1, 0..1))
+                                .write(Region::new(did, r.clone(), 0..1))
+                                .write(Region::new(uid, r.clone(), r.clone()))
+                                .write(Region::new(vid, c.clone(), c.clone())),
+                        ),
+                );
+                g.edge(extract, t);
+                exits.push(vec![t]);
+            }
+            BdNode::Merge {
+                begin,
+                mid,
+                end,
+                sqre,
+                left,
+                right,
+            } => {
+                let is_root = idx == root;
+                let roots = (len / ROOT_GRAIN).clamp(1, 8);
+                let slot = Arc::new(MergeSlot::<T> {
+                    problem: RwLock::new(None),
+                    id: MatrixId::fresh(),
+                });
+                // Pseudo-matrix rows of the slot: 0..roots = root ranges, `roots` = the rest.
+                let all = Region::new(slot.id, 0..roots + 1, 0..1);
+                let shared_part = Region::new(slot.id, roots..roots + 1, 0..1);
+                let dreg = Region::new(did, r.clone(), 0..1);
+                let ureg = Region::new(uid, r.clone(), r.clone());
+                let vreg = Region::new(vid, c.clone(), c.clone());
+                let name = format!("bdsdc.merge[{begin}..{end}]");
+                let slot_id = slot.id;
+
+                let deflate = {
+                    let (slot, st, r, c) = (slot.clone(), st.clone(), r.clone(), c.clone());
+                    let body = with_access(move |acc| {
+                        // After both children; owns the node's d, U and V blocks.
+                        if st.scale(acc) == T::zero() {
+                            return Ok(());
+                        }
+                        let dv = st.d.read(acc, r.clone(), 0..1);
+                        let dl: Vec<T> = (0..r.len()).map(|i| dv[(i, 0)]).collect();
+                        // d[mid] is still the scaled input: no child owns row mid.
+                        let alpha = dl[mid - begin];
+                        let beta = st.e.read(acc, mid..mid + 1, 0..1)[(0, 0)];
+                        let ub = st.u.write(acc, r.clone(), r.clone());
+                        let vb = st.v.write(acc, c.clone(), c.clone());
+                        let p = SvdMerge::new(&dl, alpha, beta, ub, vb, mid - begin)?;
+                        *slot.problem.write() = Some(p);
+                        Ok(())
+                    });
+                    g.add(
+                        Task::new(format!("{name}.deflate"), body)
+                            .stage(BDSVD)
+                            .cost((8 * len * len) as f64, (32 * len * len) as f64)
+                            .footprint(
+                                Footprint::new()
+                                    .read(scale_reg.clone())
+                                    .read(dreg.clone())
+                                    .read(Region::new(eid, mid..mid + 1, 0..1))
+                                    .write(ureg.clone())
+                                    .write(vreg.clone())
+                                    .write(all.clone()),
+                            ),
+                    )
+                };
+                for &t in exits[left].iter().chain(&exits[right]) {
+                    g.edge(t, deflate);
+                }
+
+                let mut root_tasks = Vec::with_capacity(roots);
+                for q in 0..roots {
+                    let (slot, st) = (slot.clone(), st.clone());
+                    let body = with_access(move |acc| {
+                        if st.scale(acc) == T::zero() {
+                            return Ok(());
+                        }
+                        // Root ranges borrow disjoint columns of the problem's
+                        // root workspace (checked by `SplitColumns`).
+                        let guard = slot.problem.read();
+                        let p = deflated(&guard)?;
+                        let k = p.k();
+                        p.solve_roots_range(q * k / roots..(q + 1) * k / roots)
+                    });
+                    let t = g.add(
+                        Task::new(format!("{name}.roots[{q}]"), body)
+                            .stage(BDSVD)
+                            .cost(
+                                (40 * len * len / roots) as f64,
+                                (16 * len * len / roots) as f64,
+                            )
+                            .footprint(
+                                Footprint::new()
+                                    .read(scale_reg.clone())
+                                    .read(shared_part.clone())
+                                    .write(Region::new(slot_id, q..q + 1, 0..1)),
+                            ),
+                    );
+                    g.edge(deflate, t);
+                    root_tasks.push(t);
+                }
+
+                let null_col = end..end + usize::from(sqre);
+                let null_reg = Region::new(vid, c.clone(), null_col.clone());
+                let lowner = {
+                    let (slot, st, r, c) = (slot.clone(), st.clone(), r.clone(), c.clone());
+                    let null_col = null_col.clone();
+                    let body = with_access(move |acc| {
+                        if st.scale(acc) == T::zero() {
+                            return Ok(());
+                        }
+                        let mut guard = slot.problem.write();
+                        let p = guard.as_mut().ok_or_else(|| {
+                            Error::InvalidArgument("bdsdc lowner before deflation".into())
+                        })?;
+                        p.lowner()?;
+                        if sqre {
+                            // The null vector is the last column of the V block.
+                            p.null_vector_into(st.v.write(acc, c.clone(), null_col.clone()));
+                        }
+                        let mut dl = vec![T::zero(); r.len()];
+                        p.singular_values_into(&mut dl);
+                        let mut dv = st.d.write(acc, r.clone(), 0..1);
+                        for (i, x) in dl.into_iter().enumerate() {
+                            dv[(i, 0)] = x;
+                        }
+                        Ok(())
+                    });
+                    g.add(
+                        Task::new(format!("{name}.lowner"), body)
+                            .stage(BDSVD)
+                            .cost((8 * len * len) as f64, (32 * len * len) as f64)
+                            .footprint(
+                                Footprint::new()
+                                    .read(scale_reg.clone())
+                                    .write(all.clone())
+                                    .write(dreg.clone())
+                                    .write(null_reg),
+                            ),
+                    )
+                };
+                g.succeed(lowner, &root_tasks);
+
+                let mut applies = Vec::new();
+                for tile in col_tiles(len, params.col_tile) {
+                    // Destination columns: the node's tile, or at the root the
+                    // mirrored tile of the final descending order.
+                    let dest = if is_root {
+                        n - tile.end..n - tile.start
+                    } else {
+                        begin + tile.start..begin + tile.end
+                    };
+                    let body = {
+                        let (slot, st, r, c) = (slot.clone(), st.clone(), r.clone(), c.clone());
+                        let (tile, dest) = (tile.clone(), dest.clone());
+                        with_access(move |acc| {
+                            let mut uo = st.u.write(acc, r.clone(), dest.clone());
+                            let mut vo = st.v.write(acc, c.clone(), dest.clone());
+                            if st.scale(acc) == T::zero() {
+                                // A zero bidiagonal: U = V = I (as the serial driver).
+                                if is_root {
+                                    for (j, col) in dest.clone().enumerate() {
+                                        uo.rb_mut().col_mut(j).fill(T::zero());
+                                        vo.rb_mut().col_mut(j).fill(T::zero());
+                                        uo[(col, j)] = T::one();
+                                        vo[(col, j)] = T::one();
+                                    }
+                                }
+                                return Ok(());
+                            }
+                            let guard = slot.problem.read();
+                            let p = deflated(&guard)?;
+                            if is_root {
+                                let mut ut = Mat::<T>::zeros(r.len(), tile.len());
+                                let mut vt = Mat::<T>::zeros(c.len(), tile.len());
+                                p.apply_cols(tile.clone(), ut.as_mut(), vt.as_mut());
+                                reverse_into(ut.as_ref(), uo);
+                                reverse_into(vt.as_ref(), vo);
+                            } else {
+                                p.apply_cols(tile.clone(), uo, vo);
+                            }
+                            Ok(())
+                        })
+                    };
+                    let t = g.add(
+                        Task::new(format!("{name}.apply[{}..{}]", tile.start, tile.end), body)
+                            .stage(BDSVD)
+                            .cost(
+                                (4 * len * len * tile.len()) as f64,
+                                (16 * len * (len + tile.len())) as f64,
+                            )
+                            .footprint(
+                                Footprint::new()
+                                    .read(scale_reg.clone())
+                                    .read(shared_part.clone())
+                                    .write(Region::new(uid, r.clone(), dest.clone()))
+                                    .write(Region::new(vid, c.clone(), dest.clone())),
+                            ),
+                    );
+                    if apply_after_lowner {
+                        g.edge(lowner, t);
+                    } else {
+                        g.edge(deflate, t);
+                    }
+                    if is_root {
+                        blocks.push((dest, vec![t]));
+                    }
+                    applies.push(t);
+                }
+                // The merge's workspace (O(len^2)) is freed as soon as the last
+                // apply is done, not when the graph is dropped.
+                let free = {
+                    let slot = slot.clone();
+                    g.add(
+                        Task::new(format!("{name}.free"), move |_| {
+                            slot.problem.write().take();
+                            Ok(())
+                        })
+                        .stage(BDSVD)
+                        .footprint(Footprint::new().write(all.clone())),
+                    )
+                };
+                g.succeed(free, &applies);
+                let mut node_exits = vec![lowner];
+                node_exits.extend(applies);
+                exits.push(node_exits);
+            }
+        }
+    }
+    g.succeed(finish, &exits[root]);
+    // Ascending destination columns.
+    blocks.reverse();
+    Ok(stage(st, extract, finish, cell, blocks))
+}
+
+/// The stage's handles: `U` and `V` share the column blocks `blocks`
+/// (ascending, with their producers).
+fn stage<T>(
+    st: Stores<T>,
+    entry: TaskId,
+    finish: TaskId,
+    cell: Arc<Mutex<Option<Vec<T>>>>,
+    blocks: Vec<(Range<usize>, Vec<TaskId>)>,
+) -> BdsdcStage<T> {
+    BdsdcStage {
+        sub: SubGraph {
+            entries: vec![entry],
+            exits: vec![finish],
+        },
+        values: Slot { cell, task: finish },
+        u: ColumnBlocks {
+            z: st.u,
+            blocks: blocks.clone(),
+        },
+        v: ColumnBlocks { z: st.v, blocks },
+    }
+}
+
+fn identity<T: Scalar>(mut m: MatMut<'_, T>) {
+    m.fill(T::zero());
+    for i in 0..m.nrows().min(m.ncols()) {
+        m[(i, i)] = T::one();
+    }
+}
+
+/// `dst[:, j] = src[:, last - j]`: the root's columns in descending order.
+fn reverse_into<T: Scalar>(src: MatRef<'_, T>, mut dst: MatMut<'_, T>) {
+    let w = src.ncols();
+    for j in 0..w {
+        dst.rb_mut().col_mut(j).copy_from(src.col(w - 1 - j));
+    }
+}
