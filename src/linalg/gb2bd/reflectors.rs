@@ -445,7 +445,7 @@ struct SharedPass<T> {
 /// Reflector storage shared by the tasks of one graph. Per pass, the right and
 /// the left slots are each a [`SharedMatrix`] (`(d + 1) x tasks`, task `(r, s)`
 /// owns one column), so every access is checked against the task's declared
-/// footprint like any tile ([`crate::matrix::access`]): a chase task writes
+/// footprint like any tile (`matrix::access`): a chase task writes
 /// [`SharedGb2bdReflectors::task_regions`], a back-transform reads
 /// [`SharedGb2bdReflectors::side_regions`].
 pub struct SharedGb2bdReflectors<T> {

@@ -178,7 +178,7 @@ fn random_cases<T: Scalar>() -> [f64; 3] {
     let schedules = [
         (b0, b0, 4, 16),
         (b0, 3, 3, 24),
-        (b0, 1, 1, 7),
+        (b0, 1, 1, 64),
         (32, 16, 16, 64),
     ];
     let rt = rt(2);
@@ -313,4 +313,30 @@ fn bad_arguments_are_errors() {
     let a = gallery::random_gaussian::<f64>(40, 30, 2);
     let s1 = ge2gb(&mut g, a, 4, 8, 2).unwrap();
     assert!(gb2bd(&mut g, s1.band).unwrap().reflectors.is_none());
+}
+
+/// Keeping the reflectors does not change the reduction: the band storage
+/// after gb2bd_with_reflectors is bitwise the one after gb2bd.
+#[test]
+fn keeping_reflectors_leaves_the_band_unchanged() {
+    let band_bits = |keep: bool| {
+        let a = gallery::random_gaussian::<f64>(90, 70, 4);
+        let mut g = TaskGraph::new();
+        let s1 = ge2gb(&mut g, a, 6, 12, 2).unwrap();
+        let s2 = if keep {
+            gb2bd_with_reflectors(&mut g, s1.band).unwrap()
+        } else {
+            gb2bd(&mut g, s1.band).unwrap()
+        };
+        assert_eq!(s2.reflectors.is_some(), keep);
+        let band = s2.bidiagonal.band.clone();
+        drop(s2);
+        rt(2).run(g).unwrap();
+        let band = Arc::try_unwrap(band).ok().unwrap().into_inner();
+        band.as_slice()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert!(band_bits(true) == band_bits(false));
 }
