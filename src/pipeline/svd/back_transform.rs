@@ -186,8 +186,9 @@ pub fn back_transform_q2v<T: Scalar>(
 }
 
 /// Adds `U := Q1_U [U; 0]`: the `n x k` `u` (the band's left vectors) becomes
-/// the `m x k` left vectors of `A`, in a new matrix, one task per column block
-/// (each copies its columns, then applies the QR panels last first).
+/// the `m x k` left vectors of `A`, one task per column block applying the QR
+/// panels last first: in place for a square `A`, else into a new `m x k`
+/// matrix (each task first copies its columns over the zero rows).
 ///
 /// Errors: as [`back_transform_q2u()`].
 pub fn back_transform_q1u<T: Scalar>(
@@ -199,15 +200,25 @@ pub fn back_transform_q1u<T: Scalar>(
     let Q1uReflectors { a, t, b, done } = refl;
     let (m, n) = (a.nrows(), a.ncols());
     check_args(g, Q1U, &done, n, &u, col_block)?;
-    let out = Arc::new(SharedMatrix::new(Mat::<T>::zeros(m, u.ncols())));
+    // Square A: no zero rows to append, so U is transformed in place.
+    let out = if m == n {
+        u.z.clone()
+    } else {
+        Arc::new(SharedMatrix::new(Mat::<T>::zeros(m, u.ncols())))
+    };
+    let in_place = m == n;
     let (aid, tid, uid, oid) = (a.id(), t.id(), u.z.id(), out.id());
     let tcols = qr_panel_count(n, b) * b;
     let fp = |cols: &Range<usize>| {
-        Footprint::new()
+        let f = Footprint::new()
             .read(Region::new(aid, 0..m, 0..n))
-            .read(Region::new(tid, 0..b, 0..tcols))
-            .read(Region::new(uid, 0..n, cols.clone()))
-            .write(Region::new(oid, 0..m, cols.clone()))
+            .read(Region::new(tid, 0..b, 0..tcols));
+        let f = if in_place {
+            f
+        } else {
+            f.read(Region::new(uid, 0..n, cols.clone()))
+        };
+        f.write(Region::new(oid, 0..m, cols.clone()))
     };
     let body = |cols: Range<usize>| {
         let (a, t, um, out) = (a.clone(), t.clone(), u.z.clone(), out.clone());
@@ -215,9 +226,11 @@ pub fn back_transform_q1u<T: Scalar>(
             let av = a.read(acc, 0..m, 0..n);
             let tv = t.read(acc, 0..b, 0..tcols);
             let mut ov = out.write(acc, 0..m, cols.clone());
-            ov.rb_mut()
-                .subrows_mut(0, n)
-                .copy_from(um.read(acc, 0..n, cols));
+            if !in_place {
+                ov.rb_mut()
+                    .subrows_mut(0, n)
+                    .copy_from(um.read(acc, 0..n, cols));
+            }
             let tq = |k: usize| {
                 let w = qr_panel_cols(n, b, k).len();
                 tv.submatrix(0, k * b, w, w)
