@@ -354,28 +354,61 @@ pub fn copy_band_cols<T: Scalar>(
 /// `C := Q1_U C` for a column block `c` (`m x k`) of `U` (LAPACK `dormbr`,
 /// `Q`, left, no transpose): QR panels last first. For the thin `U` of the
 /// SVD, `c` holds the band's left vectors in its first `n` rows and zeros below.
-pub fn apply_q1u<T: Scalar>(a: MatRef<'_, T>, f: &Ge2gbFactors<T>, mut c: MatMut<'_, T>) {
-    assert_eq!(c.nrows(), f.m, "apply_q1u: C must have m rows");
-    for k in (0..f.tq.len()).rev() {
-        let kb = k * f.b;
+pub fn apply_q1u<T: Scalar>(a: MatRef<'_, T>, f: &Ge2gbFactors<T>, c: MatMut<'_, T>) {
+    assert!(
+        a.nrows() == f.m && a.ncols() == f.n,
+        "apply_q1u: A is not the reduced matrix"
+    );
+    apply_q1u_with(a, f.b, |k| f.tq(k), c);
+}
+
+/// [`apply_q1u`] with the `T` factor of QR panel `k` given by `tq(k)` (the
+/// task-graph back-transform reads them packed side by side).
+pub(crate) fn apply_q1u_with<'t, T: Scalar + 't>(
+    a: MatRef<'_, T>,
+    b: usize,
+    tq: impl Fn(usize) -> MatRef<'t, T>,
+    mut c: MatMut<'_, T>,
+) {
+    let (m, n) = (a.nrows(), a.ncols());
+    assert_eq!(c.nrows(), m, "apply_q1u: C must have m rows");
+    for k in (0..qr_panel_count(n, b)).rev() {
+        let kb = k * b;
+        let cols = qr_panel_cols(n, b, k);
         apply_block_reflector_left(
-            f.vq(a, k),
-            f.tq(k),
-            c.rb_mut().subrows_mut(kb, f.m - kb),
+            a.submatrix(kb, cols.start, m - kb, cols.len()),
+            tq(k),
+            c.rb_mut().subrows_mut(kb, m - kb),
             false,
         );
     }
 }
 
 /// `C := Q1_V C` for a column block `c` (`n x k`) of `V`: LQ panels last first.
-pub fn apply_q1v<T: Scalar>(a: MatRef<'_, T>, f: &Ge2gbFactors<T>, mut c: MatMut<'_, T>) {
-    assert_eq!(c.nrows(), f.n, "apply_q1v: C must have n rows");
-    for k in (0..f.tl.len()).rev() {
-        let r0 = (k + 1) * f.b;
+pub fn apply_q1v<T: Scalar>(a: MatRef<'_, T>, f: &Ge2gbFactors<T>, c: MatMut<'_, T>) {
+    assert!(
+        a.nrows() == f.m && a.ncols() == f.n,
+        "apply_q1v: A is not the reduced matrix"
+    );
+    apply_q1v_with(a, f.b, |k| f.tl(k), c);
+}
+
+/// [`apply_q1v`] with the `T` factor of LQ panel `k` given by `tl(k)`.
+pub(crate) fn apply_q1v_with<'t, T: Scalar + 't>(
+    a: MatRef<'_, T>,
+    b: usize,
+    tl: impl Fn(usize) -> MatRef<'t, T>,
+    mut c: MatMut<'_, T>,
+) {
+    let n = a.ncols();
+    assert_eq!(c.nrows(), n, "apply_q1v: C must have n rows");
+    for k in (0..lq_panel_count(n, b)).rev() {
+        let r0 = (k + 1) * b;
+        let cols = lq_panel_cols(n, b, k);
         apply_block_reflector_left(
-            f.vl(a, k),
-            f.tl(k),
-            c.rb_mut().subrows_mut(r0, f.n - r0),
+            a.submatrix(k * b, cols.start, b, cols.len()).transpose(),
+            tl(k),
+            c.rb_mut().subrows_mut(r0, n - r0),
             false,
         );
     }

@@ -32,27 +32,29 @@
 //! groups last first, steps ascending, each with three GEMMs.
 
 use super::{num_sweeps, steps, task_geom, Pass};
+use crate::graph::Region;
 use crate::linalg::householder::{
     apply_block_reflector_left, apply_block_reflector_right, larf_left, larf_right, larft,
 };
+use crate::matrix::access::Access;
+use crate::matrix::SharedMatrix;
 use crate::Scalar;
 use faer::reborrow::*;
-use faer::{Mat, MatMut};
-use std::cell::UnsafeCell;
-use std::marker::PhantomData;
+use faer::{Mat, MatMut, MatRef};
 use std::ops::Range;
 
-/// The reflectors of one pass: task `(r, s)` owns the slot
-/// `[(off[r] + s) (d + 1) ..][..d + 1]` in each of `right` and `left`, whose
-/// first `L` entries hold `[tau, v_1, ..., v_{L-1}]` (`v_0 = 1` implicit).
-/// Slots of distinct tasks are disjoint, so concurrent tasks can write theirs.
+/// The reflectors of one pass: task `(r, s)` owns column `off[r] + s` of each
+/// of `right` and `left` (`(d + 1) x tasks`), whose first `L` entries hold
+/// `[tau, v_1, ..., v_{L-1}]` (`v_0 = 1` implicit). Columns of distinct tasks
+/// are disjoint, so concurrent tasks can write theirs (in a task graph, through
+/// [`SharedGb2bdReflectors`], each task's column declared in its footprint).
 #[derive(Clone, Debug)]
 pub struct PassReflectors<T> {
     n: usize,
     pass: Pass,
     offsets: Vec<usize>,
-    right: Vec<T>,
-    left: Vec<T>,
+    right: Mat<T>,
+    left: Mat<T>,
 }
 
 fn task_offsets(n: usize, pass: Pass) -> Vec<usize> {
@@ -66,17 +68,28 @@ fn task_offsets(n: usize, pass: Pass) -> Vec<usize> {
     off
 }
 
+/// Column of task `(r, s)` in the slot matrices of a pass, and its length `L`;
+/// panics (in every build: the writers are reachable from safe code) if the
+/// pass has no task `(r, s)`.
+fn slot_col(offsets: &[usize], n: usize, pass: Pass, r: usize, s: usize) -> (usize, usize) {
+    assert!(
+        r + 1 < offsets.len() && offsets[r] + s < offsets[r + 1],
+        "no reflector slot for task ({r}, {s})"
+    );
+    (offsets[r] + s, task_geom(n, pass, r, s).len)
+}
+
 impl<T: Scalar> PassReflectors<T> {
     /// Zeroed storage for `pass` on an order-`n` band.
     pub fn new(n: usize, pass: Pass) -> Self {
         let offsets = task_offsets(n, pass);
-        let len = offsets.last().copied().unwrap_or(0) * (pass.d() + 1);
+        let tasks = offsets.last().copied().unwrap_or(0);
         PassReflectors {
             n,
             pass,
             offsets,
-            right: vec![T::zero(); len],
-            left: vec![T::zero(); len],
+            right: Mat::zeros(pass.d() + 1, tasks),
+            left: Mat::zeros(pass.d() + 1, tasks),
         }
     }
 
@@ -95,57 +108,120 @@ impl<T: Scalar> PassReflectors<T> {
         self.offsets.last().copied().unwrap_or(0)
     }
 
-    fn range(&self, r: usize, s: usize) -> std::ops::Range<usize> {
-        let len = task_geom(self.n, self.pass, r, s).len;
-        let i = (self.offsets[r] + s) * (self.pass.d() + 1);
-        i..i + len
+    /// The left reflectors (`H_L`, the `U` side), read-only.
+    pub fn left_side(&self) -> PassSide<'_, T> {
+        PassSide {
+            n: self.n,
+            pass: self.pass,
+            offsets: &self.offsets,
+            slots: self.left.as_ref(),
+        }
+    }
+
+    /// The right reflectors (`H_R`, the `V` side), read-only.
+    pub fn right_side(&self) -> PassSide<'_, T> {
+        PassSide {
+            n: self.n,
+            pass: self.pass,
+            offsets: &self.offsets,
+            slots: self.right.as_ref(),
+        }
     }
 
     /// `[tau, v_1, ..]` of the right reflector of task `(r, s)` (length `L`).
     pub fn right(&self, r: usize, s: usize) -> &[T] {
-        &self.right[self.range(r, s)]
+        self.right_side().slot(r, s)
     }
 
     /// `[tau, v_1, ..]` of the left reflector of task `(r, s)` (length `L`).
     pub fn left(&self, r: usize, s: usize) -> &[T] {
-        &self.left[self.range(r, s)]
+        self.left_side().slot(r, s)
     }
 
     /// A slot writer for single-threaded use.
     pub fn slots(&mut self) -> PassSlots<'_, T> {
         PassSlots {
-            right: self.right.as_mut_ptr(),
-            left: self.left.as_mut_ptr(),
+            right: self.right.as_mut(),
+            left: self.left.as_mut(),
             offsets: &self.offsets,
             n: self.n,
             pass: self.pass,
-            _life: PhantomData,
         }
     }
 
     /// `Z := H_L(last) ... Z`: the left reflectors of this pass, last task
     /// first, applied to the `n x k` block `z` (any set of columns of `U`; unit
     /// row stride).
-    pub fn apply_u(&self, mut z: MatMut<'_, T>) {
+    pub fn apply_u(&self, z: MatMut<'_, T>) {
+        self.left_side().apply_left(z);
+    }
+
+    /// `Y := Y ... H_R(last)`: the right reflectors of this pass, last task
+    /// first, applied from the right to the `k x n` block `y` (any set of rows
+    /// of `V^T`; unit row stride).
+    pub fn apply_vt(&self, y: MatMut<'_, T>) {
+        self.right_side().apply_right(y);
+    }
+
+    /// [`PassReflectors::apply_u`] with compact-WY blocks of `group` sweeps
+    /// (three GEMMs per block instead of one rank-1 update per reflector).
+    pub fn apply_u_blocked(&self, group: usize, z: MatMut<'_, T>) {
+        self.left_side().apply_left_blocked(group, z);
+    }
+
+    /// [`PassReflectors::apply_vt`] with compact-WY blocks of `group` sweeps.
+    pub fn apply_vt_blocked(&self, group: usize, y: MatMut<'_, T>) {
+        self.right_side().apply_right_blocked(group, y);
+    }
+}
+
+/// The reflectors of one side (left `H_L` or right `H_R`) of one pass,
+/// read-only: what a back-transform needs, from a [`PassReflectors`] or from
+/// the [`SharedGb2bdReflectors`] of a task graph.
+#[derive(Clone, Copy)]
+pub struct PassSide<'a, T> {
+    n: usize,
+    pass: Pass,
+    offsets: &'a [usize],
+    slots: MatRef<'a, T>,
+}
+
+impl<'a, T: Scalar> PassSide<'a, T> {
+    /// `[tau, v_1, ..]` of the reflector of task `(r, s)` (length `L`).
+    pub fn slot(&self, r: usize, s: usize) -> &'a [T] {
+        let (c, len) = slot_col(self.offsets, self.n, self.pass, r, s);
+        self.slots
+            .col(c)
+            .subrows(0, len)
+            .try_as_col_major()
+            .expect("slot columns are contiguous")
+            .as_slice()
+    }
+
+    /// `Z := H(last) ... Z`: the reflectors, last task first, applied from the
+    /// left to the `n x k` block `z` (unit row stride). With the left
+    /// reflectors this is `Z := Q2_U Z` for the pass; with the right ones
+    /// `Z := Q2_V Z`.
+    pub fn apply_left(&self, mut z: MatMut<'_, T>) {
         assert_eq!(z.nrows(), self.n, "Z must have n = {} rows", self.n);
         for r in (0..num_sweeps(self.n, self.pass)).rev() {
             for s in (0..steps(self.n, self.pass, r)).rev() {
-                let slot = self.left(r, s);
+                let slot = self.slot(r, s);
                 let c = task_geom(self.n, self.pass, r, s).col;
                 larf_left(slot[0], &slot[1..], z.rb_mut().subrows_mut(c, slot.len()));
             }
         }
     }
 
-    /// `Y := Y ... H_R(last)`: the right reflectors of this pass, last task
-    /// first, applied from the right to the `k x n` block `y` (any set of rows
-    /// of `V^T`; unit row stride).
-    pub fn apply_vt(&self, mut y: MatMut<'_, T>) {
+    /// `Y := Y ... H(last)`: the reflectors, last task first, applied from the
+    /// right to the `k x n` block `y` (unit row stride); with the right
+    /// reflectors, `Y := Y Q2_V^T` for the pass.
+    pub fn apply_right(&self, mut y: MatMut<'_, T>) {
         assert_eq!(y.ncols(), self.n, "Y must have n = {} columns", self.n);
         let mut w = vec![T::zero(); y.nrows()];
         for r in (0..num_sweeps(self.n, self.pass)).rev() {
             for s in (0..steps(self.n, self.pass, r)).rev() {
-                let slot = self.right(r, s);
+                let slot = self.slot(r, s);
                 let c = task_geom(self.n, self.pass, r, s).col;
                 larf_right(
                     slot[0],
@@ -156,17 +232,15 @@ impl<T: Scalar> PassReflectors<T> {
             }
         }
     }
-}
 
-impl<T: Scalar> PassReflectors<T> {
     /// Builds the compact-WY block of the reflectors of sweeps `group` at step
-    /// `s` (left side if `left`, else right): `H(r0, s) H(r0+1, s) ... =
-    /// I - V T V^T` (forward, LAPACK `dlarft`). Column `i` of `V` is sweep
-    /// `r0 + i`, whose reflector starts `i` rows below the first (pivot columns
-    /// of consecutive sweeps at one step are one apart), so `V` is a
-    /// parallelogram in `dgeqrf` layout. Returns the first row and `(V, T)`,
-    /// or `None` if no sweep of the group has step `s`.
-    fn block(&self, left: bool, group: Range<usize>, s: usize) -> Option<(usize, Mat<T>, Mat<T>)> {
+    /// `s`: `H(r0, s) H(r0+1, s) ... = I - V T V^T` (forward, LAPACK
+    /// `dlarft`). Column `i` of `V` is sweep `r0 + i`, whose reflector starts
+    /// `i` rows below the first (pivot columns of consecutive sweeps at one
+    /// step are one apart), so `V` is a parallelogram in `dgeqrf` layout.
+    /// Returns the first row and `(V, T)`, or `None` if no sweep of the group
+    /// has step `s`.
+    fn block(&self, group: Range<usize>, s: usize) -> Option<(usize, Mat<T>, Mat<T>)> {
         let (n, pass) = (self.n, self.pass);
         // steps(r) is non-increasing: the sweeps with step s are a prefix.
         let k = group.clone().take_while(|&r| s < steps(n, pass, r)).count();
@@ -179,12 +253,7 @@ impl<T: Scalar> PassReflectors<T> {
         let mut v = Mat::<T>::zeros(rows, k);
         let mut tau = Vec::with_capacity(k);
         for i in 0..k {
-            let r = group.start + i;
-            let slot = if left {
-                self.left(r, s)
-            } else {
-                self.right(r, s)
-            };
+            let slot = self.slot(group.start + i, s);
             tau.push(slot[0]);
             for (e, &x) in slot[1..].iter().enumerate() {
                 v[(i + 1 + e, i)] = x;
@@ -198,24 +267,24 @@ impl<T: Scalar> PassReflectors<T> {
     /// The blocks of `group` sweeps, in the order the back-transforms apply
     /// them: groups last first, steps ascending (module docs, "Blocked
     /// version").
-    fn for_each_block(&self, left: bool, group: usize, mut f: impl FnMut(usize, Mat<T>, Mat<T>)) {
+    fn for_each_block(&self, group: usize, mut f: impl FnMut(usize, Mat<T>, Mat<T>)) {
         let group = group.max(1);
         let ns = num_sweeps(self.n, self.pass);
         for g in (0..ns.div_ceil(group)).rev() {
             let sweeps = g * group..((g + 1) * group).min(ns);
             for s in 0..steps(self.n, self.pass, sweeps.start) {
-                if let Some((r0, v, t)) = self.block(left, sweeps.clone(), s) {
+                if let Some((r0, v, t)) = self.block(sweeps.clone(), s) {
                     f(r0, v, t);
                 }
             }
         }
     }
 
-    /// [`PassReflectors::apply_u`] with compact-WY blocks of `group` sweeps
+    /// [`PassSide::apply_left`] with compact-WY blocks of `group` sweeps
     /// (three GEMMs per block instead of one rank-1 update per reflector).
-    pub fn apply_u_blocked(&self, group: usize, mut z: MatMut<'_, T>) {
+    pub fn apply_left_blocked(&self, group: usize, mut z: MatMut<'_, T>) {
         assert_eq!(z.nrows(), self.n, "Z must have n = {} rows", self.n);
-        self.for_each_block(true, group, |r0, v, t| {
+        self.for_each_block(group, |r0, v, t| {
             let rows = v.nrows();
             apply_block_reflector_left(
                 v.as_ref(),
@@ -226,10 +295,10 @@ impl<T: Scalar> PassReflectors<T> {
         });
     }
 
-    /// [`PassReflectors::apply_vt`] with compact-WY blocks of `group` sweeps.
-    pub fn apply_vt_blocked(&self, group: usize, mut y: MatMut<'_, T>) {
+    /// [`PassSide::apply_right`] with compact-WY blocks of `group` sweeps.
+    pub fn apply_right_blocked(&self, group: usize, mut y: MatMut<'_, T>) {
         assert_eq!(y.ncols(), self.n, "Y must have n = {} columns", self.n);
-        self.for_each_block(false, group, |c0, v, t| {
+        self.for_each_block(group, |c0, v, t| {
             let cols = v.nrows();
             apply_block_reflector_right(
                 v.as_ref(),
@@ -243,38 +312,30 @@ impl<T: Scalar> PassReflectors<T> {
 
 /// Writes the slots of individual tasks of one pass (see [`PassReflectors`]).
 pub struct PassSlots<'a, T> {
-    right: *mut T,
-    left: *mut T,
+    right: MatMut<'a, T>,
+    left: MatMut<'a, T>,
     offsets: &'a [usize],
     n: usize,
     pass: Pass,
-    _life: PhantomData<&'a mut [T]>,
 }
 
 impl<T: Scalar> PassSlots<'_, T> {
     /// The `(right, left)` slots of task `(r, s)` (length `L` each), to be filled
-    /// by that task.
+    /// by that task; panics if the pass has no task `(r, s)`.
     #[inline]
     pub fn slot_mut(&mut self, r: usize, s: usize) -> (&mut [T], &mut [T]) {
-        let len = task_geom(self.n, self.pass, r, s).len;
-        let i = (self.offsets[r] + s) * (self.pass.d() + 1);
-        // Checked in every build: the writer is reachable from safe code, so an
-        // out-of-range (r, s) must panic, not write past the arrays.
-        assert!(
-            r + 1 < self.offsets.len()
-                && self.offsets[r] + s < self.offsets[r + 1]
-                && i + len <= self.offsets.last().unwrap() * (self.pass.d() + 1),
-            "no reflector slot for task ({r}, {s})"
-        );
-        // SAFETY: in bounds (checked above);
-        // exclusive by the contract of whoever created this writer (`&mut`
-        // storage or `SharedGb2bdReflectors::slots`); the two arrays are distinct.
-        unsafe {
-            (
-                std::slice::from_raw_parts_mut(self.right.add(i), len),
-                std::slice::from_raw_parts_mut(self.left.add(i), len),
-            )
-        }
+        let (c, len) = slot_col(self.offsets, self.n, self.pass, r, s);
+        let right = self.right.rb_mut().col_mut(c).subrows_mut(0, len);
+        let left = self.left.rb_mut().col_mut(c).subrows_mut(0, len);
+        (
+            right
+                .try_as_col_major_mut()
+                .expect("slot columns are contiguous")
+                .as_slice_mut(),
+            left.try_as_col_major_mut()
+                .expect("slot columns are contiguous")
+                .as_slice_mut(),
+        )
     }
 }
 
@@ -359,62 +420,152 @@ pub fn apply_q2vt_blocked<T: Scalar>(
     }
 }
 
-/// Reflector storage shared by the tasks of one graph; each task writes only
-/// the slots of its own `(pass, r, s)`.
-pub struct SharedGb2bdReflectors<T> {
-    inner: UnsafeCell<Gb2bdReflectors<T>>,
-    /// `(right, left)` base pointers per pass, taken once at construction.
-    ptrs: Vec<(*mut T, *mut T)>,
+/// `Z := Q2 Z` for an `n x k` block `z`, with the reflectors of one side of
+/// every pass (last pass first; compact-WY blocks of `group` sweeps): `Q2_U`
+/// from the left sides, `Q2_V` from the right sides.
+pub fn apply_q2_sides_blocked<T: Scalar>(
+    sides: &[PassSide<'_, T>],
+    group: usize,
+    mut z: MatMut<'_, T>,
+) {
+    for p in sides.iter().rev() {
+        p.apply_left_blocked(group, z.rb_mut());
+    }
 }
 
-// SAFETY: access goes through `slots`/`get`, whose contracts make writers
-// disjoint and readers wait for the writers.
-unsafe impl<T: Send> Send for SharedGb2bdReflectors<T> {}
-unsafe impl<T: Send + Sync> Sync for SharedGb2bdReflectors<T> {}
+/// One pass of a [`SharedGb2bdReflectors`]: the slot matrices as
+/// [`SharedMatrix`]es, so footprints name a task's slots as its column.
+struct SharedPass<T> {
+    pass: Pass,
+    offsets: Vec<usize>,
+    right: SharedMatrix<T>,
+    left: SharedMatrix<T>,
+}
+
+/// Reflector storage shared by the tasks of one graph. Per pass, the right and
+/// the left slots are each a [`SharedMatrix`] (`(d + 1) x tasks`, task `(r, s)`
+/// owns one column), so every access is checked against the task's declared
+/// footprint like any tile (`matrix::access`): a chase task writes
+/// [`SharedGb2bdReflectors::task_regions`], a back-transform reads
+/// [`SharedGb2bdReflectors::side_regions`].
+pub struct SharedGb2bdReflectors<T> {
+    n: usize,
+    passes: Vec<SharedPass<T>>,
+}
 
 impl<T: Scalar> SharedGb2bdReflectors<T> {
     /// Takes ownership of `refl`.
-    pub fn new(mut refl: Gb2bdReflectors<T>) -> Self {
-        let ptrs = refl
-            .passes
-            .iter_mut()
-            .map(|p| (p.right.as_mut_ptr(), p.left.as_mut_ptr()))
-            .collect();
+    pub fn new(refl: Gb2bdReflectors<T>) -> Self {
         SharedGb2bdReflectors {
-            inner: UnsafeCell::new(refl),
-            ptrs,
+            n: refl.n,
+            passes: refl
+                .passes
+                .into_iter()
+                .map(|p| SharedPass {
+                    pass: p.pass,
+                    offsets: p.offsets,
+                    right: SharedMatrix::new(p.right),
+                    left: SharedMatrix::new(p.left),
+                })
+                .collect(),
         }
     }
 
-    /// A writer for the tasks of pass `p`.
-    ///
-    /// # Safety
-    /// Concurrent writers must write disjoint slots (each task only its own),
-    /// and nobody reads a slot before its task has finished.
-    pub unsafe fn slots(&self, p: usize) -> PassSlots<'_, T> {
-        let r = &*self.inner.get();
-        let pr = &r.passes[p];
-        PassSlots {
-            right: self.ptrs[p].0,
-            left: self.ptrs[p].1,
-            offsets: &pr.offsets,
-            n: pr.n,
-            pass: pr.pass,
-            _life: PhantomData,
-        }
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
     }
 
-    /// Read access to all reflectors.
-    ///
-    /// # Safety
-    /// Every task that writes a slot must have finished, and none may start
-    /// while the reference lives.
-    pub unsafe fn get(&self) -> &Gb2bdReflectors<T> {
-        &*self.inner.get()
+    /// Number of passes.
+    pub fn num_passes(&self) -> usize {
+        self.passes.len()
+    }
+
+    /// The `[right, left]` slot regions task `(r, s)` of pass `p` writes.
+    pub fn task_regions(&self, p: usize, r: usize, s: usize) -> [Region; 2] {
+        let sp = &self.passes[p];
+        let (c, _) = slot_col(&sp.offsets, self.n, sp.pass, r, s);
+        let rows = 0..sp.pass.d() + 1;
+        [
+            Region::new(sp.right.id(), rows.clone(), c..c + 1),
+            Region::new(sp.left.id(), rows, c..c + 1),
+        ]
+    }
+
+    /// The regions holding every reflector of one side (`left`: the `H_L`,
+    /// else the `H_R`), one per pass with tasks.
+    pub fn side_regions(&self, left: bool) -> Vec<Region> {
+        self.passes
+            .iter()
+            .filter(|sp| sp.right.ncols() > 0)
+            .map(|sp| {
+                let m = if left { &sp.left } else { &sp.right };
+                Region::new(m.id(), 0..m.nrows(), 0..m.ncols())
+            })
+            .collect()
+    }
+
+    /// The `(right, left)` slots of task `(r, s)` of pass `p`, for the task
+    /// whose footprint writes them ([`SharedGb2bdReflectors::task_regions`];
+    /// checked by `access`).
+    pub(crate) fn slot_mut<'s>(
+        &'s self,
+        access: &'s Access<'_>,
+        p: usize,
+        r: usize,
+        s: usize,
+    ) -> (&'s mut [T], &'s mut [T]) {
+        let sp = &self.passes[p];
+        let (c, len) = slot_col(&sp.offsets, self.n, sp.pass, r, s);
+        let as_slice = |m: MatMut<'s, T>| {
+            m.col_mut(0)
+                .try_as_col_major_mut()
+                .expect("slot columns are contiguous")
+                .as_slice_mut()
+        };
+        (
+            as_slice(sp.right.write(access, 0..len, c..c + 1)),
+            as_slice(sp.left.write(access, 0..len, c..c + 1)),
+        )
+    }
+
+    /// Every reflector of one side (`left`: the `H_L`, else the `H_R`), pass by
+    /// pass, for a task whose footprint reads
+    /// [`SharedGb2bdReflectors::side_regions`] (checked by `access`).
+    pub(crate) fn read_side<'s>(
+        &'s self,
+        access: &'s Access<'_>,
+        left: bool,
+    ) -> Vec<PassSide<'s, T>> {
+        self.passes
+            .iter()
+            .map(|sp| {
+                let m = if left { &sp.left } else { &sp.right };
+                PassSide {
+                    n: self.n,
+                    pass: sp.pass,
+                    offsets: &sp.offsets,
+                    slots: m.read(access, 0..m.nrows(), 0..m.ncols()),
+                }
+            })
+            .collect()
     }
 
     /// Gives the storage back once no task holds it.
     pub fn into_inner(self) -> Gb2bdReflectors<T> {
-        self.inner.into_inner()
+        Gb2bdReflectors {
+            n: self.n,
+            passes: self
+                .passes
+                .into_iter()
+                .map(|sp| PassReflectors {
+                    n: self.n,
+                    pass: sp.pass,
+                    offsets: sp.offsets,
+                    right: sp.right.into_inner(),
+                    left: sp.left.into_inner(),
+                })
+                .collect(),
+        }
     }
 }

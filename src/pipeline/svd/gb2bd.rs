@@ -3,11 +3,12 @@
 //! `research/seed-ringoot.md`), one task per (pass, sweep, step).
 
 use super::ge2gb::UpperBandHandle;
+use super::reflectors::Gb2bdReflectorsHandle;
 use super::GB2BD;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::gb2bd::{
-    chase_step, fine_preds_lag, num_sweeps, pass_pred, steps, task_footprint, SharedUpperBand,
-    SWEEP_LAG,
+    chase_step, fine_preds_lag, num_sweeps, pass_pred, steps, task_footprint, Gb2bdReflectors,
+    SharedGb2bdReflectors, SharedUpperBand, SWEEP_LAG,
 };
 use crate::matrix::access::Access;
 use crate::pipeline::task::{check_owned, subgraph_of, with_access};
@@ -78,6 +79,9 @@ pub struct Gb2bdStage<T> {
     pub sub: SubGraph,
     /// The bidiagonal.
     pub bidiagonal: Bidiagonal<T>,
+    /// The reflectors of every task, for the `Q2` back-transforms: `Some`
+    /// from [`gb2bd_with_reflectors()`], `None` from [`gb2bd()`].
+    pub reflectors: Option<Gb2bdReflectorsHandle<T>>,
 }
 
 /// Adds stage 2 (gb2bd): the passes of `band`'s schedule, one task per
@@ -94,16 +98,31 @@ pub fn gb2bd<T: Scalar>(
     g: &mut TaskGraph<'static>,
     band: UpperBandHandle<T>,
 ) -> Result<Gb2bdStage<T>> {
-    gb2bd_with_lag(g, band, SWEEP_LAG)
+    gb2bd_with_lag(g, band, SWEEP_LAG, false)
+}
+
+/// [`gb2bd()`] keeping the reflectors for the back-transforms: each task
+/// writes its `(right, left)` reflectors into its own column of the pass's
+/// slot matrices ([`SharedGb2bdReflectors`]), declared in its footprint, and
+/// the stage's `reflectors` is `Some`.
+///
+/// Errors: as [`gb2bd()`].
+pub fn gb2bd_with_reflectors<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    band: UpperBandHandle<T>,
+) -> Result<Gb2bdStage<T>> {
+    gb2bd_with_lag(g, band, SWEEP_LAG, true)
 }
 
 /// [`gb2bd()`] with another lag between consecutive sweeps: only 3 is
 /// correct; the tests use 2 to check that the race checker catches it (it
-/// races in the final pass, `b' = 1`).
+/// races in the final pass, `b' = 1`). With `keep`, the reflectors are stored
+/// as [`gb2bd_with_reflectors()`] says.
 pub(super) fn gb2bd_with_lag<T: Scalar>(
     g: &mut TaskGraph<'static>,
     band: UpperBandHandle<T>,
     lag: usize,
+    keep: bool,
 ) -> Result<Gb2bdStage<T>> {
     check_owned(g, "the band", band.feed.iter().map(|(_, t)| t))?;
     let UpperBandHandle {
@@ -111,6 +130,8 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
     } = band;
     let n = band.n();
     let bid = band.id();
+    let store =
+        keep.then(|| Arc::new(SharedGb2bdReflectors::new(Gb2bdReflectors::new(n, &passes))));
     let mut ids: Vec<TaskId> = Vec::new();
     // first[p][r]: index in `ids` of task (p, r, 0).
     let mut first: Vec<Vec<usize>> = Vec::with_capacity(passes.len());
@@ -125,14 +146,21 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
             for s in 0..steps(n, pass, r) {
                 let (rows, cols) = task_footprint(n, pass, r, s);
                 let body = {
-                    let band = band.clone();
+                    let (band, store) = (band.clone(), store.clone());
                     let (rows, cols) = (rows.clone(), cols.clone());
                     move |acc: &Access<'_>| {
                         let mut view = band.write(acc, rows, cols);
-                        chase_step(&mut view, pass, r, s, None);
+                        let out = store.as_ref().map(|st| st.slot_mut(acc, p, r, s));
+                        chase_step(&mut view, pass, r, s, out);
                         Ok(())
                     }
                 };
+                let mut fp = Footprint::new().write(Region::new(bid, rows, cols.clone()));
+                if let Some(st) = &store {
+                    for reg in st.task_regions(p, r, s) {
+                        fp = fp.write(reg);
+                    }
+                }
                 let t = g.add(
                     Task::new(
                         format!("gb2bd.pass[{p}].sweep[{r}].step[{s}]"),
@@ -140,7 +168,7 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
                     )
                     .stage(GB2BD)
                     .cost(cost, bytes)
-                    .footprint(Footprint::new().write(Region::new(bid, rows, cols.clone()))),
+                    .footprint(fp),
                 );
                 g.succeed(t, &band_producers(&feed, &cols));
                 let here = |rr: usize, ss: usize| fp_first[rr] + ss;
@@ -160,9 +188,15 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
     let sub = subgraph_of(g, &ids);
     let mut all_done = sub.exits.clone();
     all_done.extend(feed.iter().map(|&(_, t)| t));
+    // Every chase task precedes an exit (they were added in one run).
+    let reflectors = store.map(|store| Gb2bdReflectorsHandle {
+        store,
+        done: sub.exits.clone(),
+    });
     Ok(Gb2bdStage {
         sub,
         bidiagonal: Bidiagonal { band, all_done },
+        reflectors,
     })
 }
 

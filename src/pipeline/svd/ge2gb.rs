@@ -2,6 +2,7 @@
 //! PLASMA/MAGMA `ge2gb`): dense `m x n` (`m >= n`) to upper band, with the
 //! band handed to stage 2 column block by column block.
 
+use super::reflectors::Ge2gbReflectors;
 use super::GE2GB;
 use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::gb2bd::{schedule, storage_offsets, Pass, SharedUpperBand, UpperBand};
@@ -51,6 +52,9 @@ pub struct Ge2gbStage<T> {
     pub sub: SubGraph,
     /// The band, for stage 2.
     pub band: UpperBandHandle<T>,
+    /// The reflectors, for the `Q1` back-transforms (drop it for singular
+    /// values only: it only shares storage the stage allocates anyway).
+    pub reflectors: Ge2gbReflectors<T>,
 }
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
@@ -370,8 +374,15 @@ pub fn ge2gb<T: Scalar>(
         }
     }
     let sub = subgraph_of(g, &ids);
+    // Every task of the stage precedes an exit or a band copy (the tasks were
+    // added in one contiguous run), so these are all the writers of `a` and
+    // of the T factors.
+    let mut done = sub.exits.clone();
+    done.extend(feed.iter().map(|&(_, t)| t));
+    let reflectors = Ge2gbReflectors { a, tq, tl, b, done };
     Ok(Ge2gbStage {
         sub,
+        reflectors,
         band: UpperBandHandle {
             band,
             b,

@@ -34,24 +34,36 @@
 //! # Ok::<(), eigenflow::Error>(())
 //! ```
 
+mod back_transform;
 mod bdsdc;
 #[cfg(test)]
 mod bdsdc_tests;
+#[cfg(test)]
+mod bt_tests;
 pub mod dqds;
 mod gb2bd;
 mod ge2gb;
 mod memory;
 mod options;
+mod reflectors;
 #[cfg(test)]
 mod tests;
 
 pub use crate::pipeline::task::Slot;
+pub use back_transform::{
+    back_transform_q1u, back_transform_q1v, back_transform_q2u, back_transform_q2v, Q1U, Q1V, Q2U,
+    Q2V,
+};
 pub use bdsdc::{bdsdc, BdsdcStage};
 pub use dqds::singular_values;
-pub use gb2bd::{gb2bd, Bidiagonal, Gb2bdStage};
+pub use gb2bd::{gb2bd, gb2bd_with_reflectors, Bidiagonal, Gb2bdStage};
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
 pub use memory::{memory_bytes, task_count};
 pub use options::SvdOptions;
+pub use reflectors::{
+    Gb2bdReflectorsHandle, Ge2gbReflectors, Q1uReflectors, Q1vReflectors, Q2uReflectors,
+    Q2vReflectors,
+};
 
 use super::scale::safe_range_factor;
 use crate::graph::{Task, TaskGraph};

@@ -203,7 +203,7 @@ fn staged(
     let mut g = TaskGraph::new();
     let s1 = ge2gb(&mut g, a, 6, 12, 2).unwrap();
     assert_eq!(s1.band.passes().len(), 3);
-    let s2 = gb2bd::gb2bd_with_lag(&mut g, s1.band, lag).unwrap();
+    let s2 = gb2bd::gb2bd_with_lag(&mut g, s1.band, lag, false).unwrap();
     let band = s2.bidiagonal.band.clone();
     let slot = singular_values(&mut g, s2.bidiagonal).unwrap();
     (g, band, slot)
