@@ -32,13 +32,13 @@ use std::ops::Range;
 use std::sync::Arc;
 
 /// Stage name of `U := Q2_U U`.
-pub const Q2U: &str = "svd.q2u";
+pub const Q2U: &str = "q2u";
 /// Stage name of `V := Q2_V V`.
-pub const Q2V: &str = "svd.q2v";
+pub const Q2V: &str = "q2v";
 /// Stage name of `U := Q1_U [U; 0]`.
-pub const Q1U: &str = "svd.q1u";
+pub const Q1U: &str = "q1u";
 /// Stage name of `V := Q1_V V`.
-pub const Q1V: &str = "svd.q1v";
+pub const Q1V: &str = "q1v";
 
 fn check_args<T>(
     g: &TaskGraph<'static>,

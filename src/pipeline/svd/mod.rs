@@ -4,8 +4,13 @@
 //! counterpart; each stage takes the typed output of the stage it consumes
 //! and adds the edges that order it after its producers (`docs/ARCHITECTURE.md`).
 //!
-//! Singular values only for now ([`SvdJob::Values`]); the bidiagonal's values
-//! come from dqds ([`dqds`], LAPACK `dlasq1`-class, high relative accuracy).
+//! Singular values only ([`SvdJob::Values`]) come from dqds on the bidiagonal
+//! ([`dqds`], LAPACK `dlasq1`-class, high relative accuracy). With vectors
+//! ([`SvdJob::Vectors`], LAPACK `dgesdd`-class) both reductions keep their
+//! reflectors, the bidiagonal is solved by divide and conquer ([`bdsdc()`]),
+//! and `U = Q1_U Q2_U U_bd`, `V = Q1_V Q2_V V_bd` are formed by column-block
+//! tasks; the `U` chain and the `V` chain are independent and run
+//! concurrently.
 //!
 //! ```
 //! use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
@@ -67,6 +72,7 @@ pub use reflectors::{
 
 use super::scale::safe_range_factor;
 use crate::graph::{Task, TaskGraph};
+use crate::pipeline::columns::VectorsResult;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatRef};
@@ -85,8 +91,8 @@ pub const BDSVD: &str = "bdsvd";
 pub enum SvdJob {
     /// Singular values only.
     Values,
-    /// Singular values and vectors: **not implemented yet**; [`svd`] and
-    /// [`svd_graph`] return [`Error::InvalidArgument`].
+    /// Singular values and the thin singular vectors `U` (`m x k`) and `V^T`
+    /// (`k x n`), `k = min(m, n)`.
     Vectors,
 }
 
@@ -121,9 +127,18 @@ impl<T: Scalar> SvdGraph<T> {
     }
 }
 
+/// Singular values (descending), thin `U` and `V^T`, as
+/// [`SvdValues::into_results`] gives them.
+pub type SvdFactors<T> = (Vec<T>, Option<Mat<T>>, Option<Mat<T>>);
+
 /// Where the results of an [`SvdGraph`] land.
 pub struct SvdValues<T> {
     values: Slot<T>,
+    /// `U` and `V` of the working matrix (`a` or, for a wide `a`, its
+    /// transpose), with vectors.
+    vectors: Option<(VectorsResult<T>, VectorsResult<T>)>,
+    /// The working matrix is `a^T`: its `U` is `a`'s `V` and conversely.
+    transposed: bool,
     /// Set by the graph's last task: every result is complete.
     complete: Arc<AtomicBool>,
     /// The input was multiplied by this before the reduction.
@@ -144,14 +159,25 @@ impl<T: Scalar> SvdValues<T> {
             .map(|x| x / self.scale)
             .collect())
     }
-}
 
-fn check_job(job: SvdJob) -> Result<()> {
-    match job {
-        SvdJob::Values => Ok(()),
-        SvdJob::Vectors => Err(Error::InvalidArgument(
-            "singular vectors are not implemented yet".into(),
-        )),
+    /// Singular values (as [`SvdValues::collect`]) and, for
+    /// [`SvdJob::Vectors`], the thin `U` (`m x k`) and `V^T` (`k x n`) of the
+    /// input, once the graph ran successfully and was dropped;
+    /// [`Error::NotRun`] before that.
+    pub fn into_results(self) -> Result<SvdFactors<T>> {
+        let values = self.collect()?;
+        let Some((u, v)) = self.vectors else {
+            return Ok((values, None, None));
+        };
+        let (u, v) = (u.get()?, v.get()?);
+        // a = U S V^T; for a wide a the graph factored a^T = U' S V'^T, so
+        // U = V' and V^T = U'^T.
+        let (u, vt) = if self.transposed {
+            (v, u.transpose().to_owned())
+        } else {
+            (u, v.transpose().to_owned())
+        };
+        Ok((values, Some(u), Some(vt)))
     }
 }
 
@@ -192,8 +218,8 @@ pub fn svd_graph<T: Scalar>(
     job: SvdJob,
     opts: &SvdOptions,
 ) -> Result<SvdGraph<T>> {
-    check_job(job)?;
-    memory::admit::<T>(a.nrows(), a.ncols(), opts)?;
+    memory::admit::<T>(a.nrows(), a.ncols(), job, opts)?;
+    let transposed = a.nrows() < a.ncols();
     let (w, scale) = prepare(a)?;
     let n = w.ncols();
     let b = opts.bandwidth_for(n);
@@ -201,31 +227,71 @@ pub fn svd_graph<T: Scalar>(
     let tw = opts.tile_width_for::<T>(b);
     let mut g = TaskGraph::new();
     let s1 = ge2gb(&mut g, w, b, nb, tw)?;
-    let s2 = gb2bd(&mut g, s1.band)?;
-    let values = singular_values(&mut g, s2.bidiagonal)?;
+    let (values, vectors, mut last) = match job {
+        SvdJob::Values => {
+            let s2 = gb2bd(&mut g, s1.band)?;
+            let values = singular_values(&mut g, s2.bidiagonal)?;
+            let last = vec![values.task()];
+            (values, None, last)
+        }
+        SvdJob::Vectors => {
+            let (q1u, q1v) = s1.reflectors.split();
+            let s2 = gb2bd_with_reflectors(&mut g, s1.band)?;
+            let (q2u, q2v) = s2
+                .reflectors
+                .ok_or_else(|| Error::InvalidArgument("gb2bd kept no reflectors".into()))?
+                .split();
+            let bd = bdsdc(&mut g, s2.bidiagonal, &opts.bdsdc_params())?;
+            let (group, cb) = (opts.q2_group.max(1), opts.col_block_for(n));
+            let u = back_transform_q2u(&mut g, q2u, bd.u, group, cb)?;
+            let u = back_transform_q1u(&mut g, q1u, u, cb)?;
+            let v = back_transform_q2v(&mut g, q2v, bd.v, group, cb)?;
+            let v = back_transform_q1v(&mut g, q1v, v, cb)?;
+            let mut last = vec![bd.values.task()];
+            last.extend(u.tasks().chain(v.tasks()).copied());
+            (bd.values, Some((u.into_result(), v.into_result())), last)
+        }
+    };
     let complete = Arc::new(AtomicBool::new(false));
     let flag = complete.clone();
     let t = g.add(Task::new("svd.complete", move |_| {
         flag.store(true, Ordering::Release);
         Ok(())
     }));
-    g.succeed(t, &[values.task()]);
+    last.sort_unstable();
+    last.dedup();
+    g.succeed(t, &last);
     Ok(SvdGraph {
         graph: g,
         results: SvdValues {
             values,
+            vectors,
+            transposed,
             complete,
             scale,
         },
     })
 }
 
-/// The singular values of `a` (`m x n`, any shape) by the two-stage
-/// reduction, run as one task graph on `rt`; `a` is not modified. A wide `a`
+/// The singular values of `a` (`m x n`, any shape) and, for
+/// [`SvdJob::Vectors`], its thin singular vectors, by the two-stage
+/// reduction run as one task graph on `rt`; `a` is not modified. A wide `a`
 /// is reduced through (a copy of) its transpose.
 ///
-/// Errors: [`Error::InvalidArgument`] for [`SvdJob::Vectors`] (not
-/// implemented yet), [`Error::OutOfMemory`] when the run does not fit in the
+/// ```
+/// use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
+/// use eigenflow::runtime::Runtime;
+/// let a = faer::Mat::<f64>::from_fn(50, 70, |i, j| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+/// let rt = Runtime::builder().threads(2).build();
+/// let r = svd(a.as_ref(), SvdJob::Vectors, &SvdOptions::auto(), &rt).unwrap();
+/// let (u, vt) = (r.u.unwrap(), r.vt.unwrap());
+/// assert_eq!((u.nrows(), u.ncols(), vt.nrows(), vt.ncols()), (50, 50, 50, 70));
+/// let s = faer::Mat::<f64>::from_fn(50, 50, |i, j| if i == j { r.values[i] } else { 0.0 });
+/// let err = (&u * &s * &vt - &a).norm_max();
+/// assert!(err < 1e-10 * a.norm_max());
+/// ```
+///
+/// Errors: [`Error::OutOfMemory`] when the run does not fit in the
 /// memory available (checked before anything is allocated, see
 /// [`memory_bytes`]), [`Error::NonFinite`] naming the first non-finite entry
 /// (column by column), and [`Error::NoConvergence`] if the bidiagonal solver
@@ -238,11 +304,11 @@ pub fn svd<T: Scalar>(
 ) -> Result<Svd<T>> {
     let (graph, results) = svd_graph(a, job, opts)?.into_parts();
     let report = rt.run(graph)?;
-    let values = results.collect()?;
+    let (values, u, vt) = results.into_results()?;
     Ok(Svd {
         values,
-        u: None,
-        vt: None,
+        u,
+        vt,
         report,
     })
 }

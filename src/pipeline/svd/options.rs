@@ -22,6 +22,15 @@ pub struct SvdOptions {
     /// Tile size of the stage-1 trailing updates (rounded up to a multiple of
     /// `b`).
     pub tile: usize,
+    /// Bidiagonal divide and conquer: largest leaf solved by implicit QR.
+    pub leaf_size: usize,
+    /// Bidiagonal divide and conquer: column tile of each merge's products.
+    pub dc_tile: usize,
+    /// Q2 back-transformations: sweeps per compact-WY block.
+    pub q2_group: usize,
+    /// Back-transformations: columns of `U` and `V` per task (lowered to about
+    /// `n / 8`, at least 64, so small problems still split into tasks).
+    pub back_col_block: usize,
 }
 
 impl Default for SvdOptions {
@@ -30,6 +39,10 @@ impl Default for SvdOptions {
             bandwidth: 0,
             tile_width: 0,
             tile: 256,
+            leaf_size: 32,
+            dc_tile: 256,
+            q2_group: 16,
+            back_col_block: 512,
         }
     }
 }
@@ -59,6 +72,20 @@ impl SvdOptions {
             self.tile_width
         };
         tw.min(b.saturating_sub(1)).max(1)
+    }
+
+    /// The column block of the back-transformations actually used for `n`
+    /// columns.
+    pub fn col_block_for(&self, n: usize) -> usize {
+        self.back_col_block.min((n / 8).max(64)).max(1)
+    }
+
+    /// Parameters of the bidiagonal divide and conquer.
+    pub fn bdsdc_params(&self) -> crate::linalg::bdsdc::BdsdcParams {
+        crate::linalg::bdsdc::BdsdcParams {
+            leaf_size: self.leaf_size.max(3),
+            col_tile: self.dc_tile.max(1),
+        }
     }
 
     /// The tile size actually used: a positive multiple of `b`.
