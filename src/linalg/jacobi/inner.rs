@@ -1,0 +1,109 @@
+//! The inner eigensolver of the blocked method: cyclic two-sided Jacobi on
+//! the `2nb x 2nb` Gram matrix of a block pair, in round-robin order, limited
+//! to a fixed number of sweeps (one by default: "Design-2" of [004 §6.1],
+//! an inexact eigendecomposition is enough because later iterations of the
+//! same outer sweep destroy the pair's orthogonality anyway).
+
+use crate::Scalar;
+
+/// The plane rotation that diagonalises the symmetric 2 x 2 matrix
+/// `[[gjj, gjk], [gjk, gkk]]` (digest A.3, real case, `e = sign(gjk)`).
+///
+/// Returns `(c, s)` such that the column update
+/// `x_j' = c x_j + s x_k`, `x_k' = -s x_j + c x_k` makes the pair orthogonal
+/// (one-sided) or zeroes `gjk` (two-sided `J^T G J`). `t = s / c` is the small
+/// root of `b t^2 + d t - b = 0` (`d = gjj - gkk`, `b = |gjk|`), so
+/// `|t| <= 1`: the rotation angle is at most pi/4 and the larger diagonal
+/// entry stays in position `j` when `d > 0`.
+///
+/// `gjk` must be nonzero (callers rotate only above the threshold).
+#[inline]
+pub fn rot2<T: Scalar>(gjj: T, gkk: T, gjk: T) -> (T, T) {
+    let two = T::of(2.0);
+    let d = gjj - gkk;
+    let b = gjk.abs();
+    // copysign(b, d): for d = +0 this is +b, so t = 1 (angle pi/4).
+    let sb = if d.is_sign_negative() { -b } else { b };
+    let t = two * sb / (d.abs() + (d * d + T::of(4.0) * b * b).sqrt());
+    let c = T::one() / (T::one() + t * t).sqrt();
+    let s = c * t;
+    let e = if gjk < T::zero() { -T::one() } else { T::one() };
+    (c, s * e)
+}
+
+/// Rotates columns `p` and `q` of the column-major `rows x *` array `x`
+/// (leading dimension `ld`): `x_p' = c x_p + s x_q`, `x_q' = -s x_p + c x_q`.
+#[inline]
+fn rotate_cols<T: Scalar>(x: &mut [T], ld: usize, rows: usize, p: usize, q: usize, c: T, s: T) {
+    let (lo, hi, swap) = if p < q { (p, q, false) } else { (q, p, true) };
+    let (a, b) = x.split_at_mut(hi * ld);
+    let (xl, xh) = (&mut a[lo * ld..lo * ld + rows], &mut b[..rows]);
+    // The column that plays "p" gets +s, the one that plays "q" gets -s.
+    let (xp, xq) = if swap { (xh, xl) } else { (xl, xh) };
+    for (u, v) in xp.iter_mut().zip(xq.iter_mut()) {
+        let (x0, y0) = (*u, *v);
+        *u = c * x0 + s * y0;
+        *v = c * y0 - s * x0;
+    }
+}
+
+/// Rotates rows `p` and `q` of the column-major `* x cols` array `x`.
+#[inline]
+fn rotate_rows<T: Scalar>(x: &mut [T], ld: usize, cols: usize, p: usize, q: usize, c: T, s: T) {
+    for i in 0..cols {
+        let (x0, y0) = (x[p + i * ld], x[q + i * ld]);
+        x[p + i * ld] = c * x0 + s * y0;
+        x[q + i * ld] = c * y0 - s * x0;
+    }
+}
+
+/// Runs up to `sweeps` cyclic Jacobi sweeps on the symmetric `nn x nn` matrix
+/// `g` (column-major, full storage, overwritten by `J^T G J`) in the
+/// round-robin order `schedule` (from
+/// [`sweep_schedule(nn)`](super::order::sweep_schedule)), accumulating the
+/// rotations into `jac` (set to the identity first, then `J`).
+///
+/// A pair `(p, q)` is rotated iff `|g_pq| > tol_abs * sqrt(|g_pp| |g_qq|)`
+/// (digest A.3; MAGMA's strict `>`). Returns whether any rotation was applied;
+/// if not, `jac` is exactly the identity. Stops early after a sweep without
+/// rotation.
+pub fn jacobi_sweeps<T: Scalar>(
+    g: &mut [T],
+    jac: &mut [T],
+    nn: usize,
+    schedule: &[Vec<(usize, usize)>],
+    tol_abs: T,
+    sweeps: usize,
+) -> bool {
+    debug_assert_eq!(g.len(), nn * nn);
+    debug_assert_eq!(jac.len(), nn * nn);
+    jac.fill(T::zero());
+    for i in 0..nn {
+        jac[i + i * nn] = T::one();
+    }
+    let mut any = false;
+    for _ in 0..sweeps {
+        let mut rotated = false;
+        for step in schedule {
+            for &(p, q) in step {
+                let (gpp, gqq, gpq) = (g[p + p * nn], g[q + q * nn], g[p + q * nn]);
+                if gpq.abs() > tol_abs * (gpp.abs() * gqq.abs()).sqrt() {
+                    rotated = true;
+                    let (c, s) = rot2(gpp, gqq, gpq);
+                    rotate_cols(g, nn, nn, p, q, c, s);
+                    rotate_rows(g, nn, nn, p, q, c, s);
+                    // Exactly zero by construction of the rotation; storing the
+                    // rounding residue would only feed the next test noise.
+                    g[p + q * nn] = T::zero();
+                    g[q + p * nn] = T::zero();
+                    rotate_cols(jac, nn, nn, p, q, c, s);
+                }
+            }
+        }
+        any |= rotated;
+        if !rotated {
+            break;
+        }
+    }
+    any
+}
