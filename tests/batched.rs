@@ -468,3 +468,42 @@ fn bad_input_is_a_clear_error() {
         other => panic!("expected BatchItem 2, got {other:?}"),
     }
 }
+
+#[test]
+fn graph_form_has_one_named_task_per_chunk_and_composes() {
+    use eigenflow::graph::TaskGraph;
+    use eigenflow::pipeline::batched::svd_batched_graph;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (m, n) = (6, 5);
+    let mats: Vec<Mat<f64>> = (0..10).map(|i| member::<f64>("random", m, n, i)).collect();
+    let data = pack(&mats);
+    let b = BatchRef::new(&data, 10, m, n, BatchLayout::ColMajor).unwrap();
+    let mut opts = BatchedOptions::default();
+    opts.chunk = Some(4);
+    let after = AtomicBool::new(false);
+    let mut g = TaskGraph::new();
+    let h = svd_batched_graph(&mut g, b, SvdJob::Vectors, &opts).unwrap();
+    let names: Vec<String> = h.tasks().iter().map(|&t| g.name(t).to_string()).collect();
+    assert_eq!(names, ["jacobi[0..4)", "jacobi[4..8)", "jacobi[8..10)"]);
+    assert!(h.tasks().iter().all(|&t| g.stage_of(t) == "jacobi"));
+    // A caller's task ordered after every chunk.
+    let done = g.task("after", |_| {
+        after.store(true, Ordering::SeqCst);
+        Ok(())
+    });
+    g.succeed(done, &h.subgraph().exits);
+    assert_eq!(g.len(), 4);
+    rt(2).run(g).unwrap();
+    assert!(after.load(Ordering::SeqCst));
+    let s = h.collect().unwrap();
+    assert_eq!(s.stats.chunks, 3);
+    let r = check(&mats, &s);
+    assert!(
+        r.rec < 30.0 && r.u < 30.0 && r.v < 30.0 && r.val < 30.0,
+        "{r:?}"
+    );
+    // Collecting before the run is an error, not garbage.
+    let mut g2 = TaskGraph::new();
+    let h2 = svd_batched_graph(&mut g2, b, SvdJob::Values, &opts).unwrap();
+    assert!(matches!(h2.collect(), Err(Error::NotRun)));
+}

@@ -47,14 +47,27 @@ fn rotate_cols<T: Scalar>(x: &mut [T], ld: usize, rows: usize, p: usize, q: usiz
     }
 }
 
-/// Rotates rows `p` and `q` of the column-major `* x cols` array `x`.
+/// Two-sided rotation `G <- J^T G J` of the symmetric `nn x nn` matrix `g`
+/// (full storage) in the plane `(p, q)`. Only columns `p` and `q` are
+/// rotated (contiguous, vectorisable); rows `p` and `q` are then copies of
+/// them by symmetry (no strided arithmetic), and the 2 x 2 block is set from
+/// the closed form: `g_pq = 0` (what the rotation is for) and the new
+/// diagonal `g_pp + t g_pq`, `g_qq - t g_pq` (`t = s / c`, the exact
+/// eigenvalues of the 2 x 2 block in exact arithmetic, and the usual
+/// accurate update of cyclic Jacobi codes).
 #[inline]
-fn rotate_rows<T: Scalar>(x: &mut [T], ld: usize, cols: usize, p: usize, q: usize, c: T, s: T) {
-    for i in 0..cols {
-        let (x0, y0) = (x[p + i * ld], x[q + i * ld]);
-        x[p + i * ld] = c * x0 + s * y0;
-        x[q + i * ld] = c * y0 - s * x0;
+fn rotate_sym<T: Scalar>(g: &mut [T], nn: usize, p: usize, q: usize, c: T, s: T) {
+    let (gpp, gqq, gpq) = (g[p + p * nn], g[q + q * nn], g[p + q * nn]);
+    rotate_cols(g, nn, nn, p, q, c, s);
+    for i in 0..nn {
+        g[p + i * nn] = g[i + p * nn];
+        g[q + i * nn] = g[i + q * nn];
     }
+    let t = s / c;
+    g[p + p * nn] = gpp + t * gpq;
+    g[q + q * nn] = gqq - t * gpq;
+    g[p + q * nn] = T::zero();
+    g[q + p * nn] = T::zero();
 }
 
 /// Runs up to `sweeps` cyclic Jacobi sweeps on the symmetric `nn x nn` matrix
@@ -90,12 +103,7 @@ pub fn jacobi_sweeps<T: Scalar>(
                 if gpq.abs() > tol_abs * (gpp.abs() * gqq.abs()).sqrt() {
                     rotated = true;
                     let (c, s) = rot2(gpp, gqq, gpq);
-                    rotate_cols(g, nn, nn, p, q, c, s);
-                    rotate_rows(g, nn, nn, p, q, c, s);
-                    // Exactly zero by construction of the rotation; storing the
-                    // rounding residue would only feed the next test noise.
-                    g[p + q * nn] = T::zero();
-                    g[q + p * nn] = T::zero();
+                    rotate_sym(g, nn, p, q, c, s);
                     rotate_cols(jac, nn, nn, p, q, c, s);
                 }
             }

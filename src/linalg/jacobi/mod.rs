@@ -39,7 +39,11 @@ use faer::{Mat, MatRef};
 pub struct JacobiParams {
     /// Target block width `nb`. The block count is `ceil(n / block)`
     /// rounded up to even (at least 2), and the width is then shrunk to
-    /// `ceil(n / l)` to pad as little as possible. Default 16.
+    /// `ceil(n / l)` to pad as little as possible. Default 8: the inner
+    /// solver's cost grows with the width (about `36 n^2 nb` flops per sweep,
+    /// against `12 m n^2` for the Gram matrices and updates), and on the
+    /// benchmark's 32 x 32 and 128 x 128 batches 8 was faster than 4 and 16
+    /// (`benches/batched.rs --block`).
     pub block: usize,
     /// Rotation threshold at the end of the schedule, in multiples of the
     /// unit roundoff: the `k` of [004 §5.5], "typically 30". Default 30.
@@ -59,7 +63,7 @@ pub struct JacobiParams {
 impl Default for JacobiParams {
     fn default() -> Self {
         JacobiParams {
-            block: 16,
+            block: 8,
             tol_floor: 30.0,
             tol_start: None,
             max_sweeps: 100,
