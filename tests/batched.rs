@@ -478,8 +478,10 @@ fn graph_form_has_one_named_task_per_chunk_and_composes() {
     let mats: Vec<Mat<f64>> = (0..10).map(|i| member::<f64>("random", m, n, i)).collect();
     let data = pack(&mats);
     let b = BatchRef::new(&data, 10, m, n, BatchLayout::ColMajor).unwrap();
-    let mut opts = BatchedOptions::default();
-    opts.chunk = Some(4);
+    let opts = BatchedOptions {
+        chunk: Some(4),
+        ..BatchedOptions::default()
+    };
     let after = AtomicBool::new(false);
     let mut g = TaskGraph::new();
     let h = svd_batched_graph(&mut g, b, SvdJob::Vectors, &opts).unwrap();

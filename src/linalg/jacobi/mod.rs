@@ -81,7 +81,9 @@ impl JacobiParams {
                 "JacobiParams: block, max_sweeps and inner_sweeps must be at least 1".into(),
             ));
         }
-        if !(self.tol_floor >= 1.0) || self.tol_start.is_some_and(|t| !(t >= 1.0)) {
+        // Written so that NaN fails too.
+        let ok = |t: f64| t >= 1.0;
+        if !ok(self.tol_floor) || self.tol_start.is_some_and(|t| !ok(t)) {
             return Err(Error::InvalidArgument(
                 "JacobiParams: tolerances must be at least 1 (in units of eps)".into(),
             ));

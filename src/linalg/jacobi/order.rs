@@ -14,7 +14,7 @@ fn next(l: usize, c: usize) -> usize {
         0
     } else if c == l - 1 || c == 2 {
         c - 1
-    } else if c % 2 == 0 {
+    } else if c.is_multiple_of(2) {
         c - 2
     } else {
         c + 2
@@ -30,7 +30,7 @@ fn next(l: usize, c: usize) -> usize {
 /// If `l` is odd or zero (a caller error: the solvers pad to even counts).
 pub fn round_robin_into(l: usize, r: usize, out: &mut Vec<(usize, usize)>) {
     assert!(
-        l >= 2 && l % 2 == 0,
+        l >= 2 && l.is_multiple_of(2),
         "round robin needs an even count, got {l}"
     );
     out.clear();

@@ -457,7 +457,7 @@ fn complete_column<T: Scalar>(u: &mut Mat<T>, k: usize) {
             let col = u.col_as_slice(c);
             let dot = col.iter().zip(&x).fold(T::zero(), |s, (&a, &b)| s + a * b);
             for (xi, &a) in x.iter_mut().zip(col) {
-                *xi = *xi - dot * a;
+                *xi -= dot * a;
             }
         }
     }
