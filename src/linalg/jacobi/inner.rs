@@ -5,6 +5,8 @@
 //! same outer sweep destroy the pair's orthogonality anyway).
 
 use crate::Scalar;
+use faer::linalg::jacobi::JacobiRotation;
+use faer::MatMut;
 
 /// The plane rotation that diagonalises the symmetric 2 x 2 matrix
 /// `[[gjj, gjk], [gjk, gkk]]` (digest A.3, real case, `e = sign(gjk)`).
@@ -31,20 +33,16 @@ pub fn rot2<T: Scalar>(gjj: T, gkk: T, gjk: T) -> (T, T) {
     (c, s * e)
 }
 
-/// Rotates columns `p` and `q` of the column-major `rows x *` array `x`
-/// (leading dimension `ld`): `x_p' = c x_p + s x_q`, `x_q' = -s x_p + c x_q`.
+/// Rotates columns `p` and `q` of the column-major square `nn x nn` array
+/// `x`: `x_p' = c x_p + s x_q`, `x_q' = -s x_p + c x_q`. faer's rotation
+/// kernel does the arithmetic (SIMD, dispatched at run time for the CPU;
+/// the crate itself is built for the baseline target), with the same
+/// convention: its "apply on the right" is `[x_p x_q] [[c, -s], [s, c]]`.
 #[inline]
-fn rotate_cols<T: Scalar>(x: &mut [T], ld: usize, rows: usize, p: usize, q: usize, c: T, s: T) {
-    let (lo, hi, swap) = if p < q { (p, q, false) } else { (q, p, true) };
-    let (a, b) = x.split_at_mut(hi * ld);
-    let (xl, xh) = (&mut a[lo * ld..lo * ld + rows], &mut b[..rows]);
-    // The column that plays "p" gets +s, the one that plays "q" gets -s.
-    let (xp, xq) = if swap { (xh, xl) } else { (xl, xh) };
-    for (u, v) in xp.iter_mut().zip(xq.iter_mut()) {
-        let (x0, y0) = (*u, *v);
-        *u = c * x0 + s * y0;
-        *v = c * y0 - s * x0;
-    }
+fn rotate_cols<T: Scalar>(x: &mut [T], nn: usize, p: usize, q: usize, c: T, s: T) {
+    let m = MatMut::from_column_major_slice_mut(x, nn, nn);
+    let (xp, xq) = m.two_cols_mut(p, q);
+    JacobiRotation { c, s }.apply_on_the_right_in_place((xp, xq));
 }
 
 /// Two-sided rotation `G <- J^T G J` of the symmetric `nn x nn` matrix `g`
@@ -58,7 +56,7 @@ fn rotate_cols<T: Scalar>(x: &mut [T], ld: usize, rows: usize, p: usize, q: usiz
 #[inline]
 fn rotate_sym<T: Scalar>(g: &mut [T], nn: usize, p: usize, q: usize, c: T, s: T) {
     let (gpp, gqq, gpq) = (g[p + p * nn], g[q + q * nn], g[p + q * nn]);
-    rotate_cols(g, nn, nn, p, q, c, s);
+    rotate_cols(g, nn, p, q, c, s);
     for i in 0..nn {
         g[p + i * nn] = g[i + p * nn];
         g[q + i * nn] = g[i + q * nn];
@@ -104,7 +102,7 @@ pub fn jacobi_sweeps<T: Scalar>(
                     rotated = true;
                     let (c, s) = rot2(gpp, gqq, gpq);
                     rotate_sym(g, nn, p, q, c, s);
-                    rotate_cols(jac, nn, nn, p, q, c, s);
+                    rotate_cols(jac, nn, p, q, c, s);
                 }
             }
         }
