@@ -10,10 +10,12 @@
 //! identical across thread counts and chunkings.
 //!
 //! Speed (measured with `benches/batched.rs` on a loaded 2-core machine,
-//! 2 workers): this route is correct but not yet fast. It was 1.2-1.5x
-//! slower than a loop of faer SVDs at 8 x 8, about 3-5x slower at 32 x 32,
-//! and 8-12x slower at 128 x 128 and 512 x 512. The inner eigensolver (scalar
-//! rotation loops) is most of the time; the GEMMs are a small share.
+//! 2 workers, f64, against a loop of faer SVDs): this route is correct but
+//! not fast on the CPU. It took 1.2-1.8x the faer loop's time at 8 x 8,
+//! 2.5-5x at 32 x 32, 6-7x at 128 x 128 and about 14x at 512 x 512. Small
+//! sizes spend most of their time in the inner eigensolver (rotation setup
+//! and strided row copies); large ones in the GEMMs, of which the method
+//! needs about `12 n^3` flops per sweep over 8-14 sweeps.
 //!
 //! ```
 //! use eigenflow::pipeline::batched::{svd_batched, BatchLayout, BatchRef, BatchedOptions};
