@@ -98,6 +98,17 @@ pub enum Error {
         /// The value, formatted.
         value: String,
     },
+    /// One matrix of a batch failed (see [`crate::pipeline::batched`]):
+    /// `source` says how, e.g. [`Error::NonFinite`] with the row and column
+    /// inside that matrix, or [`Error::NoConvergence`].
+    #[error("matrix {index} of the batch: {source}")]
+    BatchItem {
+        /// Index of the matrix in the batch.
+        index: usize,
+        /// What went wrong with it.
+        #[source]
+        source: Box<Error>,
+    },
     /// Wrong shape or inconsistent dimensions.
     #[error("shape error: {0}")]
     Shape(String),

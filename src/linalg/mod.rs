@@ -10,6 +10,7 @@ pub mod dqds;
 pub mod gb2bd;
 pub mod ge2gb;
 pub mod householder;
+pub mod jacobi;
 pub mod panel_qr;
 pub mod sb2st;
 pub mod stedc;

@@ -4,6 +4,7 @@
 //! order it after its producers itself, so stages compose only in an order that
 //! is free of data races (see `docs/ARCHITECTURE.md`).
 
+pub mod batched;
 pub mod columns;
 pub mod evd;
 mod options;

@@ -1,0 +1,145 @@
+//! Batched small SVDs (issue 12): eigenflow's blocked one-sided Jacobi
+//! (`svd_batched`, 2 runtime workers) against a loop of faer SVDs over the
+//! same batch (`thin_svd` for vectors, `singular_values` for values), run
+//! serially and as a 2-thread rayon loop (faer itself sequential inside),
+//! timed alternately in the same process; medians of `--reps` runs.
+//!
+//! `cargo bench --bench batched -- [--cases 10000x8,10000x32,1000x128,100x512]
+//!     [--reps 3] [--threads 2] [--precisions f64,f32] [--jobs values,vectors]
+//!     [--block 16]`
+
+use eigenflow::gallery::Rng;
+use eigenflow::pipeline::batched::{svd_batched, BatchLayout, BatchRef, BatchedOptions};
+use eigenflow::pipeline::SvdJob;
+use eigenflow::runtime::Runtime;
+use eigenflow::Scalar;
+use faer::{MatRef, Par};
+use rayon::prelude::*;
+use std::time::Instant;
+
+struct Args {
+    cases: Vec<(usize, usize)>,
+    reps: usize,
+    threads: usize,
+    precisions: Vec<String>,
+    jobs: Vec<String>,
+    block: Option<usize>,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        cases: vec![(10_000, 8), (10_000, 32), (1_000, 128), (100, 512)],
+        reps: 3,
+        threads: 2,
+        precisions: vec!["f64".into(), "f32".into()],
+        jobs: vec!["values".into(), "vectors".into()],
+        block: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(x) = it.next() {
+        let mut val = || it.next().expect("flag needs a value");
+        match x.as_str() {
+            "--cases" => {
+                a.cases = val()
+                    .split(',')
+                    .map(|c| {
+                        let (b, n) = c.split_once('x').expect("--cases BxN,...");
+                        (b.parse().expect("batch"), n.parse().expect("size"))
+                    })
+                    .collect()
+            }
+            "--reps" => a.reps = val().parse().expect("--reps R"),
+            "--threads" => a.threads = val().parse().expect("--threads T"),
+            "--precisions" => a.precisions = val().split(',').map(String::from).collect(),
+            "--jobs" => a.jobs = val().split(',').map(String::from).collect(),
+            "--block" => a.block = Some(val().parse().expect("--block NB")),
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    a
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn faer_one<T: Scalar>(a: MatRef<'_, T>, vectors: bool) -> T {
+    if vectors {
+        let s = a.thin_svd().expect("faer svd");
+        s.S().column_vector()[0]
+    } else {
+        a.singular_values().expect("faer values")[0]
+    }
+}
+
+fn case<T: Scalar>(a: &Args, batch: usize, n: usize, job: &str, pool: &rayon::ThreadPool) {
+    let mut rng = Rng::new(batch as u64 * 1000 + n as u64);
+    let data: Vec<T> = (0..batch * n * n).map(|_| T::of(rng.uniform())).collect();
+    let b = BatchRef::new(&data, batch, n, n, BatchLayout::ColMajor).expect("batch");
+    let vectors = job == "vectors";
+    let sj = if vectors {
+        SvdJob::Vectors
+    } else {
+        SvdJob::Values
+    };
+    let rt = Runtime::builder().threads(a.threads).build();
+    let mut opts = BatchedOptions::default();
+    if let Some(nb) = a.block {
+        opts.params.block = nb;
+    }
+    let (mut ours, mut serial, mut par) = (Vec::new(), Vec::new(), Vec::new());
+    let mut sweeps = 0.0;
+    for _ in 0..a.reps {
+        let t = Instant::now();
+        let s = svd_batched(b, sj, &opts, &rt).expect("svd_batched");
+        ours.push(t.elapsed().as_secs_f64());
+        assert!(s.failed.is_empty());
+        sweeps = s.stats.sweeps.iter().sum::<usize>() as f64 / batch as f64;
+        let t = Instant::now();
+        let mut acc = T::zero();
+        for i in 0..batch {
+            acc += faer_one(b.matrix(i), vectors);
+        }
+        serial.push(t.elapsed().as_secs_f64());
+        std::hint::black_box(acc);
+        let t = Instant::now();
+        let acc: f64 = pool.install(|| {
+            (0..batch)
+                .into_par_iter()
+                .map(|i| faer_one(b.matrix(i), vectors).f64())
+                .sum()
+        });
+        par.push(t.elapsed().as_secs_f64());
+        std::hint::black_box(acc);
+    }
+    let (o, s, p) = (median(ours), median(serial), median(par));
+    println!(
+        "{:>6} x {:>3}x{:<3} {} {:7}: jacobi {:8.3} s ({:4.1} sweeps) | faer loop 1 thread {:8.3} s ({:5.2}x) | faer loop {} threads {:8.3} s ({:5.2}x)",
+        batch, n, n, T::NAME, job, o, sweeps, s, s / o, a.threads, p, p / o
+    );
+}
+
+fn main() {
+    let a = args();
+    // faer runs sequentially inside each SVD; the loop supplies the threads.
+    faer::set_global_parallelism(Par::Seq);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads)
+        .build()
+        .expect("pool");
+    println!(
+        "batched SVD, {} threads, median of {} (speedup = faer time / jacobi time)",
+        a.threads, a.reps
+    );
+    for &(batch, n) in &a.cases {
+        for p in &a.precisions {
+            for job in &a.jobs {
+                match p.as_str() {
+                    "f32" => case::<f32>(&a, batch, n, job, &pool),
+                    _ => case::<f64>(&a, batch, n, job, &pool),
+                }
+            }
+        }
+    }
+}

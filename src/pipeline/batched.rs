@@ -1,0 +1,490 @@
+//! Many small SVDs of one shape at once, by blocked one-sided Jacobi
+//! ([`crate::linalg::jacobi`], seed 004): the batch is split into chunks
+//! sized for the L2 cache, one task per chunk, and the runtime's workers
+//! balance the chunks. Inside a chunk the matrices advance one outer sweep
+//! at a time and a converged matrix leaves the active set (the batch mask of
+//! [004 §8], Design-4).
+//!
+//! Every matrix is solved by the same serial, deterministic kernel whatever
+//! chunk it lands in and whichever worker runs it, so results are bitwise
+//! identical across thread counts and chunkings.
+//!
+//! Speed (measured with `benches/batched.rs` on a loaded 2-core machine,
+//! 2 workers, f64, against a loop of faer SVDs): this route is correct but
+//! not fast on the CPU. It took 1.2-1.8x the faer loop's time at 8 x 8,
+//! 2.5-5x at 32 x 32, 6-7x at 128 x 128 and about 14x at 512 x 512. Small
+//! sizes spend most of their time in the inner eigensolver (rotation setup
+//! and strided row copies); large ones in the GEMMs, of which the method
+//! needs about `12 n^3` flops per sweep over 8-14 sweeps.
+//!
+//! ```
+//! use eigenflow::pipeline::batched::{svd_batched, BatchLayout, BatchRef, BatchedOptions};
+//! use eigenflow::pipeline::SvdJob;
+//! use eigenflow::runtime::Runtime;
+//! // Three 4 x 3 matrices, column-major, one after another.
+//! let data: Vec<f64> = (0..36).map(|x| ((x * 7) % 11) as f64).collect();
+//! let batch = BatchRef::new(&data, 3, 4, 3, BatchLayout::ColMajor)?;
+//! let rt = Runtime::builder().threads(2).build();
+//! let svd = svd_batched(batch, SvdJob::Vectors, &BatchedOptions::default(), &rt)?;
+//! assert!(svd.failed.is_empty());
+//! assert_eq!(svd.values_of(2).len(), 3);
+//! let (u, vt) = (svd.u_of(0).unwrap(), svd.vt_of(0).unwrap());
+//! assert_eq!((u.nrows(), u.ncols(), vt.nrows(), vt.ncols()), (4, 3, 3, 3));
+//! # Ok::<(), eigenflow::Error>(())
+//! ```
+
+use super::svd::SvdJob;
+use crate::graph::{SubGraph, Task, TaskGraph, TaskId};
+use crate::linalg::jacobi::{JacobiParams, JacobiState, JacobiWorkspace, Status};
+use crate::runtime::Runtime;
+use crate::{Error, Result, Scalar};
+use faer::MatRef;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// How each matrix is stored inside the batch buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchLayout {
+    /// Each matrix column-major (faer, LAPACK), matrices one after another.
+    ColMajor,
+    /// Each matrix row-major, matrices one after another: numpy's C-order
+    /// `batch x m x n` array.
+    RowMajor,
+}
+
+/// A batch of `batch` matrices of shape `m x n` in one contiguous buffer,
+/// borrowed (never copied as a whole).
+#[derive(Clone, Copy, Debug)]
+pub struct BatchRef<'a, T> {
+    data: &'a [T],
+    batch: usize,
+    m: usize,
+    n: usize,
+    layout: BatchLayout,
+}
+
+impl<'a, T: Scalar> BatchRef<'a, T> {
+    /// Views `data` as `batch` matrices of shape `m x n` in `layout`.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for an empty batch, [`Error::Shape`]
+    /// for `m == 0`, `n == 0` or `data.len() != batch * m * n`.
+    pub fn new(
+        data: &'a [T],
+        batch: usize,
+        m: usize,
+        n: usize,
+        layout: BatchLayout,
+    ) -> Result<Self> {
+        if batch == 0 {
+            return Err(Error::InvalidArgument("empty batch (0 matrices)".into()));
+        }
+        if m == 0 || n == 0 {
+            return Err(Error::Shape(format!("batch of empty {m} x {n} matrices")));
+        }
+        let want = batch.checked_mul(m).and_then(|x| x.checked_mul(n));
+        if want != Some(data.len()) {
+            return Err(Error::Shape(format!(
+                "a batch of {batch} matrices of {m} x {n} needs {} entries, the buffer has {}",
+                want.map_or("too many".to_string(), |w| w.to_string()),
+                data.len()
+            )));
+        }
+        Ok(BatchRef {
+            data,
+            batch,
+            m,
+            n,
+            layout,
+        })
+    }
+
+    /// Number of matrices.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// `(m, n)`, the shape of each matrix.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.m, self.n)
+    }
+
+    /// Matrix `i` as a faer view (no copy).
+    ///
+    /// # Panics
+    /// If `i >= batch`.
+    pub fn matrix(&self, i: usize) -> MatRef<'a, T> {
+        assert!(i < self.batch, "matrix {i} of a batch of {}", self.batch);
+        let mn = self.m * self.n;
+        let s = &self.data[i * mn..(i + 1) * mn];
+        match self.layout {
+            BatchLayout::ColMajor => MatRef::from_column_major_slice(s, self.m, self.n),
+            BatchLayout::RowMajor => MatRef::from_row_major_slice(s, self.m, self.n),
+        }
+    }
+
+    /// [`Error::BatchItem`] wrapping [`Error::NonFinite`] (row and column in
+    /// that matrix) for the first matrix with a NaN or infinite entry.
+    pub fn check_finite(&self) -> Result<()> {
+        for i in 0..self.batch {
+            crate::matrix::check_finite(self.matrix(i), false).map_err(|e| Error::BatchItem {
+                index: i,
+                source: Box::new(e),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Options of [`svd_batched`].
+#[derive(Clone, Debug)]
+pub struct BatchedOptions {
+    /// The Jacobi kernel's parameters (block width, tolerances, sweep limit).
+    pub params: JacobiParams,
+    /// Matrices per chunk task; `None` to size chunks for `l2_bytes`.
+    pub chunk: Option<usize>,
+    /// The cache a chunk's working set should fit in (bytes). Default 1 MiB.
+    pub l2_bytes: usize,
+    /// Automatic chunking makes at least this many chunks when the batch
+    /// allows, so that the runtime can balance them over its workers.
+    /// Default 16.
+    pub min_chunks: usize,
+    /// Converged matrices leave the active set of their chunk (default
+    /// `true`). `false` keeps sweeping them until the whole chunk converged,
+    /// as an unmasked batch solver would; the results are the same (see
+    /// [`JacobiState::idle_sweep`]), it is only slower. For tests.
+    pub mask: bool,
+}
+
+impl Default for BatchedOptions {
+    fn default() -> Self {
+        BatchedOptions {
+            params: JacobiParams::default(),
+            chunk: None,
+            l2_bytes: 1 << 20,
+            min_chunks: 16,
+            mask: true,
+        }
+    }
+}
+
+impl BatchedOptions {
+    /// The number of matrices per chunk for this batch.
+    pub fn chunk_for<T: Scalar>(&self, batch: usize, m: usize, n: usize, vectors: bool) -> usize {
+        if let Some(c) = self.chunk {
+            return c.clamp(1, batch.max(1));
+        }
+        let (mt, nt) = (m.max(n), m.min(n));
+        let (l, nb) = crate::linalg::jacobi::blocking_for(nt, &self.params);
+        let n2 = l * nb;
+        // Input view, working matrix, and with vectors V and the outputs.
+        let mut words = m * n + mt * n2 + nt;
+        if vectors {
+            words += nt * n2 + m * nt + nt * n;
+        }
+        let fit = (self.l2_bytes / (words * std::mem::size_of::<T>()).max(1)).max(1);
+        let balance = batch.div_ceil(self.min_chunks.max(1)).max(1);
+        fit.min(balance)
+    }
+}
+
+/// Counters of a batched run (for tests and tuning).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BatchedStats {
+    /// Chunk tasks.
+    pub chunks: usize,
+    /// Outer sweeps per matrix (the final sweep without rotation included).
+    pub sweeps: Vec<usize>,
+    /// Matrix-sweeps not run because the matrix had converged while others
+    /// of its chunk still iterated (what masking saves).
+    pub masked_sweeps: usize,
+    /// Sweeps run on already converged matrices (unmasked mode only).
+    pub idle_sweeps: usize,
+    /// Block pairs whose update was skipped because the inner solver applied
+    /// no rotation (`J = I`).
+    pub pair_skips: usize,
+}
+
+/// The SVDs of a batch: for matrix `i`, `values_of(i)` (descending),
+/// `u_of(i)` (`m x k`) and `vt_of(i)` (`k x n`), `k = min(m, n)`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct BatchedSvd<T> {
+    /// Number of matrices.
+    pub batch: usize,
+    /// Rows of each input matrix.
+    pub m: usize,
+    /// Columns of each input matrix.
+    pub n: usize,
+    /// `min(m, n)`.
+    pub k: usize,
+    /// `batch x k`: row `i` holds matrix `i`'s singular values, descending.
+    pub values: Vec<T>,
+    /// `batch` column-major `m x k` matrices one after another, if vectors
+    /// were asked for.
+    pub u: Option<Vec<T>>,
+    /// `batch` column-major `k x n` matrices (`V^T`) one after another, if
+    /// vectors were asked for.
+    pub vt: Option<Vec<T>>,
+    /// Matrices that did not converge within the sweep limit, each with an
+    /// [`Error::NoConvergence`] naming it; ascending. Their slots hold the
+    /// last iterate (not trustworthy); every other matrix's result is
+    /// complete. [`Self::into_result`] turns a non-empty list into an error.
+    pub failed: Vec<(usize, Error)>,
+    /// Counters.
+    pub stats: BatchedStats,
+}
+
+impl<T: Scalar> BatchedSvd<T> {
+    /// Singular values of matrix `i`, descending.
+    pub fn values_of(&self, i: usize) -> &[T] {
+        &self.values[i * self.k..(i + 1) * self.k]
+    }
+
+    /// `U` of matrix `i` (`m x k`), if computed.
+    pub fn u_of(&self, i: usize) -> Option<MatRef<'_, T>> {
+        let mk = self.m * self.k;
+        self.u
+            .as_ref()
+            .map(|u| MatRef::from_column_major_slice(&u[i * mk..(i + 1) * mk], self.m, self.k))
+    }
+
+    /// `V^T` of matrix `i` (`k x n`), if computed.
+    pub fn vt_of(&self, i: usize) -> Option<MatRef<'_, T>> {
+        let kn = self.k * self.n;
+        self.vt
+            .as_ref()
+            .map(|v| MatRef::from_column_major_slice(&v[i * kn..(i + 1) * kn], self.k, self.n))
+    }
+
+    /// `Ok(self)` if every matrix converged, else the first failure
+    /// ([`Error::BatchItem`] naming the matrix); the partial results are
+    /// dropped, so use [`Self::failed`] to keep them.
+    pub fn into_result(mut self) -> Result<Self> {
+        if self.failed.is_empty() {
+            return Ok(self);
+        }
+        let (index, e) = self.failed.swap_remove(0);
+        Err(Error::BatchItem {
+            index,
+            source: Box::new(e),
+        })
+    }
+}
+
+/// One chunk's results.
+struct ChunkOut<T> {
+    values: Vec<T>,
+    u: Vec<T>,
+    vt: Vec<T>,
+    sweeps: Vec<usize>,
+    failed: Vec<(usize, Error)>,
+    masked: usize,
+    idle: usize,
+    pair_skips: usize,
+}
+
+/// Solves matrices `lo..hi` of `batch` in lockstep, one outer sweep per
+/// round over the active set.
+fn run_chunk<T: Scalar>(
+    batch: &BatchRef<'_, T>,
+    lo: usize,
+    hi: usize,
+    vectors: bool,
+    opts: &BatchedOptions,
+) -> ChunkOut<T> {
+    let (m, n) = batch.shape();
+    let k = m.min(n);
+    let len = hi - lo;
+    let mut ws = JacobiWorkspace::new();
+    let mut states: Vec<JacobiState<T>> = (lo..hi)
+        .map(|i| JacobiState::new(batch.matrix(i), vectors, &opts.params))
+        .collect();
+    let mut active: Vec<usize> = (0..len).collect();
+    let (mut masked, mut idle) = (0, 0);
+    while !active.is_empty() {
+        for &i in &active {
+            states[i].sweep(&mut ws);
+        }
+        active.retain(|&i| states[i].status() == Status::Running);
+        if active.is_empty() {
+            break;
+        }
+        if opts.mask {
+            masked += len - active.len();
+        } else {
+            for s in states.iter_mut() {
+                if s.status() == Status::Converged {
+                    s.idle_sweep(&mut ws);
+                    idle += 1;
+                }
+            }
+        }
+    }
+    let mut out = ChunkOut {
+        values: vec![T::zero(); len * k],
+        u: vec![T::zero(); if vectors { len * m * k } else { 0 }],
+        vt: vec![T::zero(); if vectors { len * k * n } else { 0 }],
+        sweeps: Vec::with_capacity(len),
+        failed: Vec::new(),
+        masked,
+        idle,
+        pair_skips: 0,
+    };
+    for (j, s) in states.iter().enumerate() {
+        let u = vectors.then(|| &mut out.u[j * m * k..(j + 1) * m * k]);
+        let vt = vectors.then(|| &mut out.vt[j * k * n..(j + 1) * k * n]);
+        s.finish(&mut out.values[j * k..(j + 1) * k], u, vt);
+        let st = s.stats();
+        out.sweeps.push(st.sweeps);
+        out.pair_skips += st.pair_skips;
+        if s.status() != Status::Converged {
+            out.failed.push((
+                lo + j,
+                Error::NoConvergence {
+                    stage: "jacobi",
+                    detail: format!(
+                        "matrix {} of the batch: {} sweeps without convergence",
+                        lo + j,
+                        st.sweeps
+                    ),
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// Where the results of [`svd_batched_graph`] land.
+pub struct BatchedHandle<T> {
+    batch: usize,
+    m: usize,
+    n: usize,
+    vectors: bool,
+    chunks: Vec<Arc<Mutex<Option<ChunkOut<T>>>>>,
+    tasks: Vec<TaskId>,
+}
+
+impl<T: Scalar> BatchedHandle<T> {
+    /// The chunk tasks, in batch order (independent of one another).
+    pub fn tasks(&self) -> &[TaskId] {
+        &self.tasks
+    }
+
+    /// The chunk tasks as a [`SubGraph`], to order them after or before
+    /// other work of the same graph.
+    pub fn subgraph(&self) -> SubGraph {
+        SubGraph {
+            entries: self.tasks.clone(),
+            exits: self.tasks.clone(),
+        }
+    }
+
+    /// Assembles the results once the graph ran; [`Error::NotRun`] if a chunk
+    /// task has not run successfully.
+    pub fn collect(self) -> Result<BatchedSvd<T>> {
+        let k = self.m.min(self.n);
+        let mut r = BatchedSvd {
+            batch: self.batch,
+            m: self.m,
+            n: self.n,
+            k,
+            values: Vec::with_capacity(self.batch * k),
+            u: self
+                .vectors
+                .then(|| Vec::with_capacity(self.batch * self.m * k)),
+            vt: self
+                .vectors
+                .then(|| Vec::with_capacity(self.batch * k * self.n)),
+            failed: Vec::new(),
+            stats: BatchedStats {
+                chunks: self.chunks.len(),
+                ..BatchedStats::default()
+            },
+        };
+        for c in &self.chunks {
+            let out = c.lock().take().ok_or(Error::NotRun)?;
+            r.values.extend_from_slice(&out.values);
+            if let Some(u) = r.u.as_mut() {
+                u.extend_from_slice(&out.u);
+            }
+            if let Some(vt) = r.vt.as_mut() {
+                vt.extend_from_slice(&out.vt);
+            }
+            r.stats.sweeps.extend_from_slice(&out.sweeps);
+            r.stats.masked_sweeps += out.masked;
+            r.stats.idle_sweeps += out.idle;
+            r.stats.pair_skips += out.pair_skips;
+            r.failed.extend(out.failed);
+        }
+        Ok(r)
+    }
+}
+
+/// Adds the batched SVD of `batch` to `g`: one task per chunk (named
+/// `jacobi[lo..hi)`, stage `"jacobi"`, so a trace shows one slice per
+/// chunk), all independent; the runtime's workers balance them. The tasks
+/// borrow the batch, so `g` cannot outlive it.
+///
+/// Errors (nothing is added): [`Error::BatchItem`] wrapping
+/// [`Error::NonFinite`] for the first matrix with a NaN or infinite entry,
+/// [`Error::InvalidArgument`] for bad [`JacobiParams`].
+pub fn svd_batched_graph<'a, T: Scalar>(
+    g: &mut TaskGraph<'a>,
+    batch: BatchRef<'a, T>,
+    job: SvdJob,
+    opts: &BatchedOptions,
+) -> Result<BatchedHandle<T>> {
+    opts.params.validate()?;
+    batch.check_finite()?;
+    let vectors = job == SvdJob::Vectors;
+    let (m, n) = batch.shape();
+    let chunk = opts.chunk_for::<T>(batch.batch(), m, n, vectors);
+    let mut handle = BatchedHandle {
+        batch: batch.batch(),
+        m,
+        n,
+        vectors,
+        chunks: Vec::new(),
+        tasks: Vec::new(),
+    };
+    // Rough cost hint: about 8 sweeps of 12 m n^2 flops (Gram and updates).
+    let (mt, nt) = (m.max(n) as f64, m.min(n) as f64);
+    let per = 8.0 * 12.0 * mt * nt * nt;
+    let bytes = (std::mem::size_of::<T>() * m * n) as f64;
+    for lo in (0..batch.batch()).step_by(chunk) {
+        let hi = (lo + chunk).min(batch.batch());
+        let slot = Arc::new(Mutex::new(None));
+        let dst = slot.clone();
+        let o = opts.clone();
+        let t = g.add(
+            Task::new(format!("jacobi[{lo}..{hi})"), move |_| {
+                *dst.lock() = Some(run_chunk(&batch, lo, hi, vectors, &o));
+                Ok(())
+            })
+            .stage("jacobi")
+            .cost(per * (hi - lo) as f64, bytes * (hi - lo) as f64),
+        );
+        handle.chunks.push(slot);
+        handle.tasks.push(t);
+    }
+    Ok(handle)
+}
+
+/// The thin SVDs of every matrix of `batch` (values only, or with `U` and
+/// `V^T` for [`SvdJob::Vectors`]), run on `rt`'s workers.
+///
+/// Errors: as [`svd_batched_graph`], and the runtime's. A matrix that does
+/// not converge is not an error here: it is listed in
+/// [`BatchedSvd::failed`] with the others' results complete (call
+/// [`BatchedSvd::into_result`] to make it one).
+pub fn svd_batched<T: Scalar>(
+    batch: BatchRef<'_, T>,
+    job: SvdJob,
+    opts: &BatchedOptions,
+    rt: &Runtime,
+) -> Result<BatchedSvd<T>> {
+    let mut g = TaskGraph::new();
+    let h = svd_batched_graph(&mut g, batch, job, opts)?;
+    rt.run(g)?;
+    h.collect()
+}

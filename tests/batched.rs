@@ -1,0 +1,511 @@
+//! Batched one-sided Jacobi SVD (issue 12, seed 004): the digest's oracles
+//! J1-J5 on its matrix families, and J9-J11 (masking, mixed batches, edge
+//! cases), bitwise reproducibility across threads and chunkings, errors.
+//!
+//! Ratios are LAPACK-style, in units of the unit roundoff `u` of the working
+//! precision, and must stay below 30 (the digest's `k = 30`):
+//! * J1 `||A - U S V^T||_1 / (max(m, n) ||A||_1 u)`,
+//! * J2 `||I - U^T U||_1 / (m u)` and `||I - V^T V||_1 / (n u)`,
+//! * J3 `||S - S_ref||_F / (k ||S_ref||_F u)` with `S_ref` from faer in f64
+//!   on the same (exactly converted) input.
+
+use eigenflow::gallery::{self, Rng};
+use eigenflow::pipeline::batched::{
+    svd_batched, BatchLayout, BatchRef, BatchedOptions, BatchedSvd,
+};
+use eigenflow::pipeline::SvdJob;
+use eigenflow::runtime::Runtime;
+use eigenflow::{Error, Scalar};
+use faer::{Mat, MatRef};
+
+const FAMILIES: [&str; 6] = ["random", "arith", "cluster0", "cluster1", "logrand", "geo"];
+
+/// Digest Table 1 spectra (descending) for `k` values at condition `kappa`.
+fn sigma(family: &str, k: usize, kappa: f64, rng: &mut Rng) -> Vec<f64> {
+    let t = |i: usize| {
+        if k == 1 {
+            0.0
+        } else {
+            i as f64 / (k - 1) as f64
+        }
+    };
+    (0..k)
+        .map(|i| match family {
+            "arith" => 1.0 - t(i) * (1.0 - 1.0 / kappa),
+            "cluster0" => {
+                if i == 0 {
+                    1.0
+                } else {
+                    1.0 / kappa
+                }
+            }
+            "cluster1" => {
+                if i + 1 < k || k == 1 {
+                    1.0
+                } else {
+                    1.0 / kappa
+                }
+            }
+            "logrand" => (rng.uniform() * (1.0 / kappa).ln()).exp(),
+            "geo" => kappa.powf(-t(i)),
+            _ => unreachable!(),
+        })
+        .collect()
+}
+
+/// One `m x n` member of `family` (J5): uniform [0, 1] entries for
+/// "random", else `Q1 diag(sigma) Q2^T` with Haar-random `Q1`, `Q2`.
+fn member<T: Scalar>(family: &str, m: usize, n: usize, seed: u64) -> Mat<T> {
+    let kappa = if T::NAME == "f32" { 1e5 } else { 1e10 };
+    let mut rng = Rng::new(seed);
+    if family == "random" {
+        return Mat::from_fn(m, n, |_, _| T::of(rng.uniform()));
+    }
+    let s: Vec<T> = sigma(family, m.min(n), kappa, &mut rng)
+        .into_iter()
+        .map(T::of)
+        .collect();
+    gallery::with_singular_values::<T>(m, n, &s, seed ^ 0x5eed)
+}
+
+/// Column-major matrices one after another.
+fn pack<T: Scalar>(mats: &[Mat<T>]) -> Vec<T> {
+    let mut v = Vec::new();
+    for a in mats {
+        for j in 0..a.ncols() {
+            for i in 0..a.nrows() {
+                v.push(a[(i, j)]);
+            }
+        }
+    }
+    v
+}
+
+fn f64_of<T: Scalar>(a: MatRef<'_, T>) -> Mat<f64> {
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)].f64())
+}
+
+fn norm1(a: MatRef<'_, f64>) -> f64 {
+    (0..a.ncols())
+        .map(|j| (0..a.nrows()).map(|i| a[(i, j)].abs()).sum::<f64>())
+        .fold(0.0, f64::max)
+}
+
+fn orth_ratio(q: MatRef<'_, f64>, rows: usize, u: f64) -> f64 {
+    let mut e = q.transpose() * q;
+    for i in 0..e.nrows() {
+        e[(i, i)] -= 1.0;
+    }
+    norm1(e.as_ref()) / (rows as f64 * u)
+}
+
+/// Worst ratios over a batch: (J1, J2 of U, J2 of V, J3).
+#[derive(Default, Debug, Clone, Copy)]
+struct Ratios {
+    rec: f64,
+    u: f64,
+    v: f64,
+    val: f64,
+}
+
+impl Ratios {
+    fn max(self, o: Ratios) -> Ratios {
+        Ratios {
+            rec: self.rec.max(o.rec),
+            u: self.u.max(o.u),
+            v: self.v.max(o.v),
+            val: self.val.max(o.val),
+        }
+    }
+}
+
+/// J1-J4 of every matrix of `svd` against the inputs `mats`.
+fn check<T: Scalar>(mats: &[Mat<T>], svd: &BatchedSvd<T>) -> Ratios {
+    let u_eps = T::EPS.f64();
+    let mut worst = Ratios::default();
+    for (i, a) in mats.iter().enumerate() {
+        let a = f64_of(a.as_ref());
+        let (m, n) = (a.nrows(), a.ncols());
+        let k = m.min(n);
+        let s: Vec<f64> = svd.values_of(i).iter().map(|x| x.f64()).collect();
+        // J4: descending and non-negative.
+        assert!(
+            s.windows(2).all(|w| w[0] >= w[1]) && s[k - 1] >= 0.0,
+            "matrix {i}: not sorted"
+        );
+        let s_ref = a.as_ref().singular_values().unwrap();
+        let (mut d2, mut r2) = (0.0, 0.0);
+        for (x, y) in s.iter().zip(&s_ref) {
+            d2 += (x - y) * (x - y);
+            r2 += y * y;
+        }
+        let val = if r2 == 0.0 {
+            d2.sqrt()
+        } else {
+            d2.sqrt() / (k as f64 * r2.sqrt() * u_eps)
+        };
+        let mut r = Ratios {
+            val,
+            ..Ratios::default()
+        };
+        if let (Some(uu), Some(vt)) = (svd.u_of(i), svd.vt_of(i)) {
+            let (uu, vt) = (f64_of(uu), f64_of(vt));
+            let us = Mat::from_fn(m, k, |p, q| uu[(p, q)] * s[q]);
+            let resid = &a - &us * &vt;
+            let an = norm1(a.as_ref());
+            r.rec = if an == 0.0 {
+                norm1(resid.as_ref())
+            } else {
+                norm1(resid.as_ref()) / (m.max(n) as f64 * an * u_eps)
+            };
+            r.u = orth_ratio(uu.as_ref(), m, u_eps);
+            r.v = orth_ratio(vt.transpose(), n, u_eps);
+        }
+        worst = worst.max(r);
+    }
+    worst
+}
+
+fn rt(threads: usize) -> Runtime {
+    Runtime::builder().threads(threads).build()
+}
+
+/// Every family at every size and shape, in `T`: the worst ratios must be
+/// below 30, except the V orthogonality of geo and logrand in f64 (the
+/// paper's one documented exception, [004 §10.1]), allowed 3x.
+fn families<T: Scalar>() {
+    let sizes = [1usize, 2, 3, 8, 31, 32, 33, 100];
+    let rt = rt(2);
+    let opts = BatchedOptions::default();
+    for family in FAMILIES {
+        let mut worst = Ratios::default();
+        for &s in &sizes {
+            // square, tall (m = 3s/2 + 1), wide (its transpose shape)
+            for (m, n) in [(s, s), (s + s / 2 + 1, s), (s, s + s / 2 + 1)] {
+                let count = if s >= 100 { 2 } else { 3 };
+                let mats: Vec<Mat<T>> = (0..count)
+                    .map(|i| member::<T>(family, m, n, 1000 * s as u64 + 10 * m as u64 + i))
+                    .collect();
+                let data = pack(&mats);
+                let b = BatchRef::new(&data, count as usize, m, n, BatchLayout::ColMajor).unwrap();
+                let svd = svd_batched(b, SvdJob::Vectors, &opts, &rt).unwrap();
+                assert!(svd.failed.is_empty(), "{family} {m}x{n}: {:?}", svd.failed);
+                let r = check(&mats, &svd);
+                let v_lim = if T::NAME == "f64" && (family == "geo" || family == "logrand") {
+                    90.0
+                } else {
+                    30.0
+                };
+                assert!(
+                    r.rec < 30.0 && r.u < 30.0 && r.v < v_lim && r.val < 30.0,
+                    "{} {family} {m}x{n}: {r:?}",
+                    T::NAME
+                );
+                worst = worst.max(r);
+            }
+        }
+        eprintln!(
+            "{} {family:9}: J1 {:6.2}  J2(U) {:6.2}  J2(V) {:6.2}  J3 {:6.2}",
+            T::NAME,
+            worst.rec,
+            worst.u,
+            worst.v,
+            worst.val
+        );
+    }
+}
+
+#[test]
+fn families_f64() {
+    families::<f64>();
+}
+
+#[test]
+fn families_f32() {
+    families::<f32>();
+}
+
+#[test]
+fn size_512_values_only_once() {
+    let a = member::<f64>("random", 512, 512, 512);
+    let data = pack(std::slice::from_ref(&a));
+    let b = BatchRef::new(&data, 1, 512, 512, BatchLayout::ColMajor).unwrap();
+    let svd = svd_batched(b, SvdJob::Values, &BatchedOptions::default(), &rt(2)).unwrap();
+    assert!(svd.failed.is_empty());
+    let r = check(std::slice::from_ref(&a), &svd);
+    eprintln!(
+        "f64 random 512x512 values: J3 {:.2}, sweeps {:?}",
+        r.val, svd.stats.sweeps
+    );
+    assert!(r.val < 30.0, "{r:?}");
+}
+
+/// A batch mixing fast and slow convergers, zero and rank-deficient
+/// matrices, repeated values, with an odd block count before padding
+/// (n = 20, block 8: 3 blocks padded to 4).
+fn mixed_batch(m: usize, n: usize) -> Vec<Mat<f64>> {
+    let mut v = Vec::new();
+    for i in 0..24u64 {
+        let a = match i % 6 {
+            0 => member::<f64>("geo", m, n, i),
+            1 => member::<f64>("cluster1", m, n, i),
+            2 => Mat::zeros(m, n),
+            3 => {
+                // rank 5: B (m x 5) C (5 x n)
+                let b = gallery::random_gaussian::<f64>(m, 5, i);
+                let c = gallery::random_gaussian::<f64>(5, n, i + 99);
+                &b * &c
+            }
+            4 => member::<f64>("logrand", m, n, i),
+            _ => {
+                // already orthogonal columns: Q diag(d), converges at once
+                let q = gallery::random_orthogonal::<f64>(m, i);
+                Mat::from_fn(m, n, |r, c| q[(r, c)] * (1.0 + c as f64))
+            }
+        };
+        v.push(a);
+    }
+    v
+}
+
+fn small_block() -> BatchedOptions {
+    let mut o = BatchedOptions::default();
+    o.params.block = 8;
+    o
+}
+
+fn bits(s: &BatchedSvd<f64>) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+    let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    (
+        b(&s.values),
+        b(s.u.as_ref().unwrap()),
+        b(s.vt.as_ref().unwrap()),
+    )
+}
+
+#[test]
+fn mixed_batch_is_accurate_and_matches_solo_runs() {
+    let (m, n) = (33, 20);
+    let mats = mixed_batch(m, n);
+    let data = pack(&mats);
+    let b = BatchRef::new(&data, mats.len(), m, n, BatchLayout::ColMajor).unwrap();
+    let opts = small_block();
+    let all = svd_batched(b, SvdJob::Vectors, &opts, &rt(2)).unwrap();
+    assert!(all.failed.is_empty());
+    let r = check(&mats, &all);
+    eprintln!("mixed batch 33x20: {r:?}, sweeps {:?}", all.stats.sweeps);
+    assert!(
+        r.rec < 30.0 && r.u < 30.0 && r.v < 90.0 && r.val < 30.0,
+        "{r:?}"
+    );
+    // The zero matrix: values 0, U orthonormal (completion), checked above.
+    assert!(all.values_of(2).iter().all(|&x| x == 0.0));
+    // Rank 5: 15 values at roundoff level.
+    assert!(all.values_of(3)[5] < 1e-13 * all.values_of(3)[0]);
+    // J10: each matrix alone gives the same bits.
+    let (vals, us, vts) = bits(&all);
+    let (k, mk, kn) = (n, m * n, n * n);
+    for (i, a) in mats.iter().enumerate() {
+        let d = pack(std::slice::from_ref(a));
+        let one = BatchRef::new(&d, 1, m, n, BatchLayout::ColMajor).unwrap();
+        let s = svd_batched(one, SvdJob::Vectors, &opts, &rt(1)).unwrap();
+        let (v1, u1, t1) = bits(&s);
+        assert_eq!(
+            v1,
+            vals[i * k..(i + 1) * k],
+            "matrix {i}: values differ from the batch"
+        );
+        assert_eq!(u1, us[i * mk..(i + 1) * mk], "matrix {i}: U differs");
+        assert_eq!(t1, vts[i * kn..(i + 1) * kn], "matrix {i}: V^T differs");
+    }
+}
+
+#[test]
+fn masked_and_unmasked_runs_are_identical() {
+    let (m, n) = (33, 20);
+    let mats = mixed_batch(m, n);
+    let data = pack(&mats);
+    let b = BatchRef::new(&data, mats.len(), m, n, BatchLayout::ColMajor).unwrap();
+    let mut opts = small_block();
+    opts.chunk = Some(mats.len()); // one chunk: all matrices in lockstep
+    let masked = svd_batched(b, SvdJob::Vectors, &opts, &rt(1)).unwrap();
+    opts.mask = false;
+    let unmasked = svd_batched(b, SvdJob::Vectors, &opts, &rt(1)).unwrap();
+    assert_eq!(bits(&masked), bits(&unmasked));
+    assert_eq!(masked.stats.sweeps, unmasked.stats.sweeps);
+    eprintln!(
+        "masking: {} matrix-sweeps skipped (masked run), {} idle sweeps (unmasked run), {} pair updates skipped",
+        masked.stats.masked_sweeps, unmasked.stats.idle_sweeps, masked.stats.pair_skips
+    );
+    assert!(masked.stats.masked_sweeps > 0 && masked.stats.idle_sweeps == 0);
+    assert!(unmasked.stats.idle_sweeps > 0 && unmasked.stats.masked_sweeps == 0);
+    assert!(masked.stats.pair_skips > 0);
+}
+
+#[test]
+fn bitwise_identical_across_threads_and_chunkings() {
+    let (m, n) = (33, 20);
+    let mats = mixed_batch(m, n);
+    let data = pack(&mats);
+    let b = BatchRef::new(&data, mats.len(), m, n, BatchLayout::ColMajor).unwrap();
+    let mut reference = None;
+    for threads in [1, 2, 4] {
+        for chunk in [None, Some(1), Some(5), Some(24)] {
+            let mut opts = small_block();
+            opts.chunk = chunk;
+            let s = svd_batched(b, SvdJob::Vectors, &opts, &rt(threads)).unwrap();
+            let got = bits(&s);
+            match &reference {
+                None => reference = Some(got),
+                Some(r) => assert!(*r == got, "threads {threads}, chunk {chunk:?} differ"),
+            }
+        }
+    }
+}
+
+#[test]
+fn row_major_and_wide_give_the_same_bits() {
+    // numpy C order holds each matrix row-major; the same matrices column-major
+    // must give identical results, and a wide matrix is solved as the transpose
+    // of its tall twin (J9e: values equal, U and V swapped).
+    let (m, n) = (7, 12);
+    let mats: Vec<Mat<f64>> = (0..3).map(|i| member::<f64>("geo", m, n, i)).collect();
+    let col = pack(&mats);
+    let mut row = Vec::new();
+    for a in &mats {
+        for i in 0..m {
+            for j in 0..n {
+                row.push(a[(i, j)]);
+            }
+        }
+    }
+    let opts = BatchedOptions::default();
+    let c = svd_batched(
+        BatchRef::new(&col, 3, m, n, BatchLayout::ColMajor).unwrap(),
+        SvdJob::Vectors,
+        &opts,
+        &rt(2),
+    )
+    .unwrap();
+    let r = svd_batched(
+        BatchRef::new(&row, 3, m, n, BatchLayout::RowMajor).unwrap(),
+        SvdJob::Vectors,
+        &opts,
+        &rt(2),
+    )
+    .unwrap();
+    assert_eq!(bits(&c), bits(&r));
+    // `row` read column-major is the batch of transposes (n x m, tall).
+    let t = svd_batched(
+        BatchRef::new(&row, 3, n, m, BatchLayout::ColMajor).unwrap(),
+        SvdJob::Vectors,
+        &opts,
+        &rt(2),
+    )
+    .unwrap();
+    for i in 0..3 {
+        assert_eq!(c.values_of(i), t.values_of(i));
+        let (u, vt) = (c.u_of(i).unwrap(), c.vt_of(i).unwrap());
+        let (tu, tvt) = (t.u_of(i).unwrap(), t.vt_of(i).unwrap());
+        assert!(u == tvt.transpose() && vt == tu.transpose(), "matrix {i}");
+    }
+}
+
+#[test]
+fn non_convergence_names_the_matrix_and_keeps_the_others() {
+    let n = 16;
+    let diag = Mat::<f64>::from_fn(n, n, |i, j| if i == j { (n - i) as f64 } else { 0.0 });
+    let rand = member::<f64>("random", n, n, 3);
+    let mats = vec![diag.clone(), rand, diag];
+    let data = pack(&mats);
+    let b = BatchRef::new(&data, 3, n, n, BatchLayout::ColMajor).unwrap();
+    let mut opts = BatchedOptions::default();
+    // A diagonal matrix needs 2 sweeps (none rotates); a random one needs more
+    // than 3 (its first sweep rotates, so the floor is reached no earlier).
+    opts.params.max_sweeps = 3;
+    let s = svd_batched(b, SvdJob::Vectors, &opts, &rt(2)).unwrap();
+    assert_eq!(s.failed.len(), 1);
+    assert_eq!(s.failed[0].0, 1);
+    assert!(matches!(s.failed[0].1, Error::NoConvergence { .. }));
+    assert!(
+        s.failed[0].1.to_string().contains("matrix 1"),
+        "{}",
+        s.failed[0].1
+    );
+    for i in [0, 2] {
+        let want: Vec<f64> = (0..n).map(|j| (n - j) as f64).collect();
+        assert_eq!(s.values_of(i), &want[..]);
+    }
+    match s.into_result() {
+        Err(Error::BatchItem { index: 1, source }) => {
+            assert!(matches!(*source, Error::NoConvergence { .. }))
+        }
+        other => panic!("expected BatchItem 1, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let mut data = vec![1.0f64; 4 * 3 * 2];
+    assert!(matches!(
+        BatchRef::new(&data[..0], 0, 3, 2, BatchLayout::ColMajor),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        BatchRef::new(&data[..23], 4, 3, 2, BatchLayout::ColMajor),
+        Err(Error::Shape(_))
+    ));
+    // Matrix 2, row-major: entry (1, 0) is at offset 2 * 6 + 1 * 2 + 0.
+    data[2 * 6 + 2] = f64::NAN;
+    let b = BatchRef::new(&data, 4, 3, 2, BatchLayout::RowMajor).unwrap();
+    match svd_batched(b, SvdJob::Values, &BatchedOptions::default(), &rt(1)) {
+        Err(Error::BatchItem { index: 2, source }) => {
+            assert!(
+                matches!(*source, Error::NonFinite { row: 1, col: 0, .. }),
+                "{source}"
+            )
+        }
+        other => panic!("expected BatchItem 2, got {other:?}"),
+    }
+}
+
+#[test]
+fn graph_form_has_one_named_task_per_chunk_and_composes() {
+    use eigenflow::graph::TaskGraph;
+    use eigenflow::pipeline::batched::svd_batched_graph;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (m, n) = (6, 5);
+    let mats: Vec<Mat<f64>> = (0..10).map(|i| member::<f64>("random", m, n, i)).collect();
+    let data = pack(&mats);
+    let b = BatchRef::new(&data, 10, m, n, BatchLayout::ColMajor).unwrap();
+    let opts = BatchedOptions {
+        chunk: Some(4),
+        ..BatchedOptions::default()
+    };
+    let after = AtomicBool::new(false);
+    let mut g = TaskGraph::new();
+    let h = svd_batched_graph(&mut g, b, SvdJob::Vectors, &opts).unwrap();
+    let names: Vec<String> = h.tasks().iter().map(|&t| g.name(t).to_string()).collect();
+    assert_eq!(names, ["jacobi[0..4)", "jacobi[4..8)", "jacobi[8..10)"]);
+    assert!(h.tasks().iter().all(|&t| g.stage_of(t) == "jacobi"));
+    // A caller's task ordered after every chunk.
+    let done = g.task("after", |_| {
+        after.store(true, Ordering::SeqCst);
+        Ok(())
+    });
+    g.succeed(done, &h.subgraph().exits);
+    assert_eq!(g.len(), 4);
+    rt(2).run(g).unwrap();
+    assert!(after.load(Ordering::SeqCst));
+    let s = h.collect().unwrap();
+    assert_eq!(s.stats.chunks, 3);
+    let r = check(&mats, &s);
+    assert!(
+        r.rec < 30.0 && r.u < 30.0 && r.v < 30.0 && r.val < 30.0,
+        "{r:?}"
+    );
+    // Collecting before the run is an error, not garbage.
+    let mut g2 = TaskGraph::new();
+    let h2 = svd_batched_graph(&mut g2, b, SvdJob::Values, &opts).unwrap();
+    assert!(matches!(h2.collect(), Err(Error::NotRun)));
+}
