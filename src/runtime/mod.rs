@@ -11,12 +11,23 @@
 //!   which is how cross-lane edges are honoured without a global barrier.
 //! * Idle workers park on a condition variable (parking_lot); they do not spin.
 //! * A task that returns `Err` or panics stops the run: no new task starts, the
-//!   running ones finish, every thread is joined and `run` returns the first error
-//!   (see [`Runtime::run`] for which errors name the task). A thread that cannot
-//!   start, and a cancel through [`RunHandle::cancel`], stop the run the same way.
+//!   running ones finish, every thread leaves the run and `run` returns the first
+//!   error (see [`Runtime::run`] for which errors name the task). A cancel through
+//!   [`RunHandle::cancel`] stops the run the same way. The threads stay with the
+//!   runtime: the next run on it works as usual.
+//! * Threads are persistent: a runtime starts its CPU workers and lane threads
+//!   (a *crew*) at its first non-empty run, not at build, and keeps them, parked
+//!   when idle after a spin of at most 50 us, until the last clone of the
+//!   [`Runtime`] is dropped, which joins them. A thread that cannot start makes
+//!   that run fail with [`crate::Error::ThreadSpawn`] (the others are joined) and
+//!   the next run tries again. Runs from several threads at once (or a run nested
+//!   in a task body) each take a crew of their own: an idle one, or a new one
+//!   started for it and kept afterwards (at most 4 idle crews are kept), so
+//!   concurrent runs proceed side by side and never wait for each other.
 
 mod executor;
 mod handle;
+mod pool;
 mod report;
 mod wake;
 
@@ -173,16 +184,37 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The runtime.
+    /// The runtime. Starts no thread: its threads start at the first run that
+    /// has a task (see the [module documentation](self)), so a thread that
+    /// cannot start is reported by that run.
     pub fn build(self) -> Runtime {
-        Runtime { cfg: self }
+        let shape = pool::CrewShape {
+            threads: self.threads,
+            streams: self.streams,
+            stack_size: self.stack_size,
+            stream_stack_size: self.stream_stack_size,
+        };
+        Runtime {
+            cfg: self,
+            pool: Arc::new(pool::Pool::new(shape)),
+        }
     }
 }
 
-/// Runs task graphs. Cheap to clone; threads are started per run.
-#[derive(Clone, Debug, Default)]
+/// Runs task graphs on persistent threads: started at the first run with a
+/// task, parked when idle, joined when the last clone is dropped. Cheap to
+/// clone; clones share the threads.
+#[derive(Clone, Debug)]
 pub struct Runtime {
     cfg: RuntimeBuilder,
+    pool: Arc<pool::Pool>,
+}
+
+impl Default for Runtime {
+    /// [`Runtime::builder`]`().build()`.
+    fn default() -> Self {
+        Runtime::builder().build()
+    }
 }
 
 impl Runtime {
@@ -212,7 +244,9 @@ impl Runtime {
     ///   [`Error::InvalidArgument`](crate::Error::InvalidArgument) for more than
     ///   [`MAX_THREADS`] workers or [`MAX_STREAMS`] lanes. No task runs.
     /// * [`Error::ThreadSpawn`](crate::Error::ThreadSpawn) if a worker or lane
-    ///   thread cannot start; the threads that did start are joined first.
+    ///   thread cannot start (at the runtime's first run with a task, or when
+    ///   concurrent runs need another set of threads); the threads that did
+    ///   start are joined first and no task runs.
     /// * A task body's error, by this rule: errors about the computation or its
     ///   data, which already say what failed (`NoConvergence`, `NonFinite`,
     ///   `Shape`, `OutOfMemory`, `Npy`, `Io`, `InvalidArgument`, `NoGpu`), reach
@@ -224,7 +258,7 @@ impl Runtime {
     /// * [`Error::Cancelled`](crate::Error::Cancelled) for a submitted run
     ///   cancelled before it finished.
     pub fn run(&self, graph: TaskGraph<'_>) -> Result<RunReport> {
-        executor::run(&self.cfg, graph, None)
+        executor::run(&self.cfg, &self.pool, graph, None)
     }
 
     /// Runs `graph` on a background thread. The handle is a `Future` (await it
@@ -235,6 +269,6 @@ impl Runtime {
     /// returns [`Error::ThreadSpawn`](crate::Error::ThreadSpawn).
     pub fn submit(&self, graph: TaskGraph<'static>) -> RunHandle {
         let rt = self.clone();
-        RunHandle::spawn(move |cancel| executor::run(&rt.cfg, graph, Some(cancel)))
+        RunHandle::spawn(move |cancel| executor::run(&rt.cfg, &rt.pool, graph, Some(cancel)))
     }
 }
