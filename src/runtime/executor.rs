@@ -111,7 +111,11 @@ pub(super) fn run<'g>(
         injector: Injector::new(),
         finished: AtomicUsize::new(0),
         error: Mutex::new(None),
-        wake: Arc::new(Wake::new(cfg.streams, n == 0)),
+        wake: Arc::new(Wake::new(
+            cfg.streams,
+            n == 0,
+            crew.as_ref().and_then(|c| c.helpers()),
+        )),
         graph: tag,
         running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
         progress: cfg.progress.as_deref(),
@@ -142,17 +146,30 @@ pub(super) fn run<'g>(
     if let Some(crew) = &crew {
         let seed = cfg.shuffle_seed;
         let shared = &shared;
-        let job = move |role: Role<'_>| match role {
-            Role::Cpu(w, local) => shared.cpu_worker(w, local, seed),
-            Role::Stream(s) => shared.stream_lane(s),
+        let job = move |role: Role<'_>| {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match role {
+                Role::Cpu(w, local, helper) => shared.cpu_worker(w, local, seed, helper),
+                Role::Stream(s) => shared.stream_lane(s),
+            }));
+            if outcome.is_err() {
+                // A defect of the runtime itself (task panics are caught per task).
+                shared.fail(Error::TaskPanicked {
+                    task: "(runtime)".into(),
+                    message: "a runtime thread panicked outside any task".into(),
+                });
+            }
         };
-        if crew.run_job(&job).is_err() {
-            // A defect of the runtime itself (task panics are caught per task).
-            shared.fail(Error::TaskPanicked {
-                task: "(runtime)".into(),
-                message: "a runtime thread panicked outside any task".into(),
-            });
+        // Call the crew's threads in at once only for parallel work: several
+        // ready tasks, or stream tasks (whose lanes must run them). Otherwise
+        // the caller starts alone and calls helpers in when tasks are pushed.
+        let parallel =
+            shared.injector.len() > 1 || shared.plan.streams.iter().any(|l| !l.is_empty());
+        let open = crew.open(&job, parallel);
+        match crew.local0() {
+            Some(local) => job(Role::Cpu(0, local, false)),
+            None => shared.wake.wait_stopped(),
         }
+        drop(open);
     }
     if let Some(crew) = crew {
         pool.give_back(crew);
@@ -224,7 +241,9 @@ impl<'g> Shared<'g> {
         self.wake.stopped()
     }
 
-    fn cpu_worker(&self, w: usize, local: &Worker<u32>, shuffle: Option<u64>) {
+    /// CPU worker `w`'s loop. A `helper` leaves as soon as it finds no task (it
+    /// is called in again when tasks are pushed); the others stay to the end.
+    fn cpu_worker(&self, w: usize, local: &Worker<u32>, shuffle: Option<u64>, helper: bool) {
         let _current = wake::enter(&self.wake);
         let mut rng =
             shuffle.map(|s| Rng(s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (w as u64 + 1) | 1));
@@ -248,6 +267,9 @@ impl<'g> Shared<'g> {
                     .or_else(|| self.steal(w, w)),
             };
             let Some(t) = task else {
+                if helper {
+                    break;
+                }
                 self.park();
                 continue;
             };
@@ -273,6 +295,9 @@ impl<'g> Shared<'g> {
                 self.wake_workers(ready.len() - 1);
             }
         }
+        // A stopped run may leave tasks here; they must not reach the next run
+        // (the deques belong to the crew, which outlives the run).
+        while local.pop().is_some() {}
     }
 
     fn steal(&self, me: usize, first: usize) -> Option<u32> {

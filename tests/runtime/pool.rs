@@ -57,22 +57,35 @@ fn graph_on_every_thread<'a>(seen: &'a Seen, threads: usize, streams: usize) -> 
 
 #[test]
 fn the_same_threads_run_every_run_under_their_track_names() {
-    let rt = Runtime::builder().threads(3).streams(2).build();
-    let mut first: Option<BTreeMap<String, (ThreadId, Option<String>)>> = None;
-    for _ in 0..5 {
-        let seen = Seen::default();
-        rt.run(graph_on_every_thread(&seen, 3, 2)).unwrap();
-        let seen = seen.into_inner().unwrap();
-        let keys: Vec<&str> = seen.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["cpu-0", "cpu-1", "cpu-2", "stream-0", "stream-1"]);
-        for (key, (_, name)) in &seen {
-            assert_eq!(name.as_deref(), Some(key.as_str()), "thread name of {key}");
+    for dedicated in [false, true] {
+        let mut rt = Runtime::builder().threads(3).streams(2);
+        if dedicated {
+            rt = rt.stack_size(4 << 20);
         }
-        match &first {
-            None => first = Some(seen),
-            // Thread ids are never reused within a process: equal ids mean the
-            // very same threads, not new ones.
-            Some(f) => assert_eq!(f, &seen, "a run started new threads"),
+        let rt = rt.build();
+        let caller = std::thread::current().id();
+        let mut first: Option<BTreeMap<String, (ThreadId, Option<String>)>> = None;
+        for _ in 0..5 {
+            let seen = Seen::default();
+            rt.run(graph_on_every_thread(&seen, 3, 2)).unwrap();
+            let seen = seen.into_inner().unwrap();
+            let keys: Vec<&str> = seen.keys().map(String::as_str).collect();
+            assert_eq!(keys, ["cpu-0", "cpu-1", "cpu-2", "stream-0", "stream-1"]);
+            for (key, (id, name)) in &seen {
+                if key == "cpu-0" && !dedicated {
+                    // Without a stack size the calling thread is worker 0.
+                    assert_eq!(*id, caller, "worker 0 runs on the caller");
+                } else {
+                    assert_ne!(*id, caller, "{key} on the caller (dedicated {dedicated})");
+                    assert_eq!(name.as_deref(), Some(key.as_str()), "thread name of {key}");
+                }
+            }
+            match &first {
+                None => first = Some(seen),
+                // Thread ids are never reused within a process: equal ids mean
+                // the very same threads, not new ones.
+                Some(f) => assert_eq!(f, &seen, "a run started new threads"),
+            }
         }
     }
 }
