@@ -100,11 +100,13 @@ struct Slot {
 /// What a crew's threads and the thread running a graph on it share.
 pub(super) struct Control {
     slot: Mutex<Slot>,
-    /// Crew threads wait here for a signal.
+    /// Helpers wait here for a signal (a poke wakes only them).
     start: Condvar,
+    /// The other crew threads (lanes, dedicated workers) wait here for a job.
+    lane_start: Condvar,
     /// Bumped to call threads into the open job (a new job, or more work).
     signal: AtomicU64,
-    /// Crew threads parked on `start`.
+    /// Helpers parked on `start`.
     sleepers: AtomicUsize,
     /// Threads inside the open job.
     busy: AtomicUsize,
@@ -154,6 +156,7 @@ impl Crew {
                 shutdown: false,
             }),
             start: Condvar::new(),
+            lane_start: Condvar::new(),
             signal: AtomicU64::new(0),
             sleepers: AtomicUsize::new(0),
             busy: AtomicUsize::new(0),
@@ -244,9 +247,13 @@ impl Crew {
                 std::mem::transmute::<*const Job<'_>, *const Job<'static>>(ptr)
             }));
             slot.generation += 1;
-        }
-        if call || !c.helpers {
-            c.poke(usize::MAX);
+            if call || !c.helpers {
+                // Under the lock: a thread about to wait checks the signal
+                // under it.
+                c.signal.fetch_add(1, Ordering::SeqCst);
+                c.start.notify_all();
+                c.lane_start.notify_all();
+            }
         }
         Open(self)
     }
@@ -270,8 +277,8 @@ impl Drop for Open<'_> {
 }
 
 impl Control {
-    /// Calls up to `count` parked threads (and every spinning one) into the
-    /// open job: new ready work they may take.
+    /// Calls up to `count` parked helpers (and every spinning crew thread) into
+    /// the open job: new ready work they may take.
     pub(super) fn poke(&self, count: usize) {
         self.signal.fetch_add(1, Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) > 0 {
@@ -327,6 +334,11 @@ impl Control {
                 }
                 continue;
             }
+            if !reenter {
+                // Only a new job (signalled under this lock) concerns this thread.
+                self.lane_start.wait(&mut slot);
+                continue;
+            }
             // Announce the sleep, then look once more: a poke either sees this
             // sleeper (and notifies under the lock) or is seen here.
             self.sleepers.fetch_add(1, Ordering::SeqCst);
@@ -347,11 +359,12 @@ fn drain(local: &Worker<u32>) {
 impl Drop for Crew {
     fn drop(&mut self) {
         let c = &*self.control;
-        c.slot.lock().shutdown = true;
-        c.signal.fetch_add(1, Ordering::SeqCst);
         {
-            let _slot = c.slot.lock();
+            let mut slot = c.slot.lock();
+            slot.shutdown = true;
+            c.signal.fetch_add(1, Ordering::SeqCst);
             c.start.notify_all();
+            c.lane_start.notify_all();
         }
         for h in self.handles.drain(..) {
             // A crew thread catches every panic of its jobs, so it ends normally.
