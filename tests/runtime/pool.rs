@@ -207,3 +207,41 @@ fn a_run_nested_in_a_task_on_the_same_runtime_returns() {
     });
     assert_eq!(inner_ran, 12);
 }
+
+/// After a run nested in a task body, the task still sees its own run's stop
+/// (the nested run must restore the thread's link to the outer run).
+#[test]
+fn a_task_sees_its_run_stop_after_a_nested_run() {
+    let rt = Runtime::builder().threads(2).build();
+    let saw_stop = returns("outer run", move || {
+        let saw_stop = std::sync::atomic::AtomicBool::new(false);
+        let (nested_done, wait_nested) = std::sync::mpsc::channel();
+        let wait_nested = Mutex::new(wait_nested);
+        let cap = std::time::Duration::from_secs(10);
+        let mut g = TaskGraph::new();
+        g.task("nests", |ctx| {
+            let mut inner = TaskGraph::new();
+            inner.task("inner", |_| Ok(()));
+            rt.run(inner)?;
+            nested_done.send(()).unwrap();
+            // A hang guard, not a speed requirement: the stop comes at once.
+            let t = std::time::Instant::now();
+            while !ctx.is_stopping() && t.elapsed() < cap {
+                std::thread::yield_now();
+            }
+            saw_stop.store(ctx.is_stopping(), Ordering::SeqCst);
+            Ok(())
+        });
+        g.task("fails", |_| {
+            let _ = wait_nested.lock().unwrap().recv_timeout(cap);
+            Err(Error::InvalidArgument("planted".into()))
+        });
+        let err = rt.run(g).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        saw_stop.into_inner()
+    });
+    assert!(
+        saw_stop,
+        "the task lost sight of its run after the nested run"
+    );
+}
