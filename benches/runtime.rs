@@ -2,16 +2,29 @@
 //! random DAG (~4 in-edges per task), built and run on 1 and 2 threads, next to a
 //! plain rayon baseline for the fan-out/fan-in in the same run.
 //!
-//! `cargo bench --bench runtime -- [--json] [--tasks N] [--reps R]`
+//! Then the cost of one tiny run (issue 17): an empty graph, 1 task and 10
+//! independent tiny tasks, median microseconds per run (graph building
+//! included) on one persistent runtime, against a fresh runtime per run (which
+//! starts and joins its threads every time, as every run did before the pool);
+//! and per-call time of `eigenflow::eigvalsh` at n = 3 and 10 on the default
+//! runtime and on a fresh runtime per call, next to faer's
+//! `self_adjoint_eigenvalues` and `self_adjoint_eigen` in the same run.
+//!
+//! `cargo bench --bench runtime -- [--json] [--tasks N] [--reps R] [--tiny]`
+//! (`--tiny`: only the tiny-run and per-call tables).
 
 use eigenflow::graph::{TaskGraph, TaskId};
 use eigenflow::runtime::Runtime;
 use std::time::Instant;
 
+#[path = "runtime/tiny.rs"]
+mod tiny;
+
 struct Args {
     json: bool,
     tasks: usize,
     reps: usize,
+    tiny_only: bool,
 }
 
 fn args() -> Args {
@@ -19,11 +32,13 @@ fn args() -> Args {
         json: false,
         tasks: 1_000_000,
         reps: 3,
+        tiny_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
             "--json" => a.json = true,
+            "--tiny" => a.tiny_only = true,
             "--tasks" => a.tasks = it.next().and_then(|v| v.parse().ok()).expect("--tasks N"),
             "--reps" => a.reps = it.next().and_then(|v| v.parse().ok()).expect("--reps R"),
             _ => {} // cargo bench passes --bench
@@ -102,6 +117,14 @@ fn rayon_fan(n: usize, threads: usize) -> f64 {
 
 fn main() {
     let a = args();
+    if !a.tiny_only {
+        big_graphs(&a);
+    }
+    tiny::runs(a.json);
+    tiny::calls(a.json);
+}
+
+fn big_graphs(a: &Args) {
     let n = a.tasks;
     if !a.json {
         println!(

@@ -23,8 +23,10 @@ pub struct Eigh<T> {
 }
 
 /// The process-wide runtime of [`eigh`] and [`eigvalsh`]: every core, no stream
-/// lane, no trace. Created on first use and kept for the life of the process
-/// (a run starts its own threads, so concurrent calls do not block each other).
+/// lane, no trace. Created on first use and kept for the life of the process,
+/// with its worker threads: they start at the first call and are reused by
+/// every later one (no thread start per call). Concurrent calls do not block
+/// each other: each takes its own set of threads (see [`crate::runtime`]).
 pub fn default_runtime() -> &'static Runtime {
     static DEFAULT: OnceLock<Runtime> = OnceLock::new();
     DEFAULT.get_or_init(|| Runtime::builder().build())

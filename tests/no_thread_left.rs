@@ -1,6 +1,9 @@
-//! After a failed, cancelled or unstartable run every runtime thread is joined.
-//! One `#[test]` alone in its binary, so the process's thread count is not
-//! disturbed by other tests running at the same time.
+//! A runtime's threads are persistent: they start at its first run, stay (and
+//! are reused, not multiplied) across successful, failed and cancelled runs, and
+//! are all joined when the last clone of the runtime is dropped. A run whose
+//! threads cannot start leaves none behind. One `#[test]` alone in its binary,
+//! so the process's thread count is not disturbed by other tests running at the
+//! same time.
 
 use eigenflow::graph::{Lane, Task, TaskGraph};
 use eigenflow::runtime::Runtime;
@@ -8,6 +11,15 @@ use eigenflow::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+
+/// The names of the process's threads, for failure messages.
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task").map_or(Vec::new(), |d| {
+        d.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("comm")).ok())
+            .map(|s| s.trim().to_owned())
+            .collect()
+    })
+}
 
 fn threads_in_process() -> usize {
     std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
@@ -38,6 +50,7 @@ fn runs_leave_no_thread_behind() {
     failed_runs(before);
     cancelled_run(before);
     unstartable_threads(before);
+    concurrent_runs(before);
 }
 
 fn failed_runs(before: usize) {
@@ -67,18 +80,69 @@ fn failed_runs(before: usize) {
             prev = Some(id);
         }
         let rt = Runtime::builder().threads(3).streams(2).build();
+        assert_eq!(threads_in_process(), before, "build starts no thread");
         assert!(rt.run(g).is_err());
-        assert_eq!(settled(before), before, "round {round}");
-        let mut g = TaskGraph::new();
-        g.task("fails", |_| Err(Error::InvalidArgument("x".into())));
-        assert!(rt.submit(g).wait().is_err());
-        assert_eq!(settled(before), before, "submit round {round}");
+        // The runtime keeps its threads, and only those: workers 1 and 2 (the
+        // calling thread is worker 0) and 2 lanes.
+        let kept = before + 4;
+        assert_eq!(settled(kept), kept, "round {round}: {:?}", thread_names());
+        for _ in 0..20 {
+            let mut g = TaskGraph::new();
+            g.task("fails", |_| Err(Error::InvalidArgument("x".into())));
+            assert!(rt.submit(g).wait().is_err());
+            assert!(
+                rt.run(small_graph()).is_ok(),
+                "the runtime works after a failure"
+            );
+        }
+        assert_eq!(settled(kept), kept, "submit round {round}");
+        let clone = rt.clone();
+        drop(rt);
+        assert!(clone.run(small_graph()).is_ok());
+        assert_eq!(settled(kept), kept, "a clone shares: {:?}", thread_names());
+        drop(clone);
+        assert_eq!(settled(before), before, "dropped runtime, round {round}");
     }
+}
+
+/// Four CPU tasks and a stream task.
+fn small_graph() -> TaskGraph<'static> {
+    let mut g = TaskGraph::new();
+    let s = g.add(Task::new("s", |_| Ok(())).lane(Lane::Stream(1)));
+    for i in 0..4 {
+        let t = g.task(format!("t{i}"), |_| Ok(()));
+        g.edge(t, s);
+    }
+    g
+}
+
+/// Runs from four threads at once on one runtime: each takes a set of threads
+/// (at most four sets of 1 worker + 2 lanes), all joined when the runtime is
+/// dropped.
+fn concurrent_runs(before: usize) {
+    let rt = Runtime::builder().threads(2).streams(2).build();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    rt.run(small_graph()).unwrap();
+                }
+            });
+        }
+    });
+    let during = settled(before);
+    assert!(
+        during > before && during <= before + 4 * 3,
+        "{during} threads after the runs, {before} before"
+    );
+    drop(rt);
+    assert_eq!(settled(before), before, "after concurrent runs");
 }
 
 /// A long graph of small tasks on CPU workers and stream lanes, behind a gate
 /// task that holds until the cancel has reached the run: after `cancel` returns,
-/// none of the small tasks has run and every thread is gone.
+/// none of the small tasks has run, and every thread is gone (the runtime was
+/// moved into `submit`, so the run held its last clone).
 fn cancelled_run(before: usize) {
     let n = 200_000;
     let ran = Arc::new(AtomicUsize::new(0));
@@ -125,7 +189,8 @@ fn cancelled_run(before: usize) {
     assert_eq!(settled(before), before, "after a cancel");
 }
 
-/// A worker or lane that cannot start: the ones that did start are joined.
+/// A worker or lane that cannot start: the ones that did start are joined, at
+/// once (the runtime is still alive).
 fn unstartable_threads(before: usize) {
     let absurd = 1 << 60;
     for rt in [

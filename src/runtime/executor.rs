@@ -1,6 +1,8 @@
 //! The scheduler proper: flat counters, CPU workers with work-stealing deques,
-//! stream-lane threads, parking, failure handling.
+//! stream-lane threads (of a persistent crew, see `super::pool`), parking,
+//! failure handling.
 
+use super::pool::{Pool, Role};
 use super::report::{RunReport, TaskRecord};
 use super::wake::{self, Cancel, Wake};
 use super::{RuntimeBuilder, MAX_STREAMS, MAX_THREADS};
@@ -27,7 +29,7 @@ struct Meta {
 }
 
 /// Written once, by the one thread that runs the task (the one that took its
-/// in-degree to zero), read after all threads are joined.
+/// in-degree to zero), read after every crew thread has left the run.
 struct Slot<'g> {
     body: UnsafeCell<Option<TaskFn<'g>>>,
     stamp: UnsafeCell<(u64, u64, u32)>,
@@ -52,12 +54,14 @@ struct Shared<'g> {
 }
 
 // SAFETY: the `UnsafeCell`s in `Slot` are touched by exactly one thread per task
-// (the one whose decrement made the task ready) and read after joining.
+// (the one whose decrement made the task ready) and read after every crew thread
+// has left the run (`Crew::run_job` returns only then, with acquire ordering).
 unsafe impl Sync for Shared<'_> {}
 
 /// Runs `graph`; `cancel`, if given, can stop it from another thread.
 pub(super) fn run<'g>(
     cfg: &'g RuntimeBuilder,
+    pool: &Pool,
     graph: TaskGraph<'g>,
     cancel: Option<&Cancel>,
 ) -> Result<RunReport> {
@@ -95,17 +99,23 @@ pub(super) fn run<'g>(
         let work: f64 = meta.iter().map(|m| m.cost.seconds()).sum();
         p.start(n, (work * 1e9) as u64);
     }
-    let workers: Vec<Worker<u32>> = (0..cfg.threads).map(|_| Worker::new_lifo()).collect();
+    // The crew's threads run the graph; an empty graph needs none (so it does not
+    // start them either).
+    let crew = if n > 0 { Some(pool.checkout()?) } else { None };
     let shared = Shared {
         pending: plan.indeg.iter().map(|&d| AtomicU32::new(d)).collect(),
-        stealers: workers.iter().map(Worker::stealer).collect(),
+        stealers: crew.as_ref().map_or_else(Vec::new, |c| c.stealers.clone()),
         plan,
         slots,
         meta,
         injector: Injector::new(),
         finished: AtomicUsize::new(0),
         error: Mutex::new(None),
-        wake: Arc::new(Wake::new(cfg.streams, n == 0)),
+        wake: Arc::new(Wake::new(
+            cfg.streams,
+            n == 0,
+            crew.as_ref().and_then(|c| c.helpers()),
+        )),
         graph: tag,
         running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
         progress: cfg.progress.as_deref(),
@@ -133,52 +143,37 @@ pub(super) fn run<'g>(
     }
 
     let _attached = cancel.map(|c| c.attach(&shared.wake));
-    std::thread::scope(|scope| {
+    if let Some(crew) = &crew {
+        let seed = cfg.shuffle_seed;
         let shared = &shared;
-        let mut handles = Vec::with_capacity(cfg.threads + cfg.streams);
-        let builder = |name: String, stack: Option<usize>| {
-            let b = std::thread::Builder::new().name(name);
-            match stack {
-                Some(bytes) => b.stack_size(bytes),
-                None => b,
+        let job = move |role: Role<'_>| {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match role {
+                Role::Cpu(w, local, helper) => shared.cpu_worker(w, local, seed, helper),
+                Role::Stream(s) => shared.stream_lane(s),
+            }));
+            if outcome.is_err() {
+                // A defect of the runtime itself (task panics are caught per task).
+                shared.fail(Error::TaskPanicked {
+                    task: "(runtime)".into(),
+                    message: "a runtime thread panicked outside any task".into(),
+                });
             }
         };
-        let spawn_error = |what: String| move |source| Error::ThreadSpawn { what, source };
-        // Stop at the first thread that cannot start.
-        let failed = |handles: &Vec<Result<_>>| handles.last().is_some_and(Result::is_err);
-        for (w, local) in workers.into_iter().enumerate() {
-            handles.push(
-                builder(format!("cpu-{w}"), cfg.stack_size)
-                    .spawn_scoped(scope, move || {
-                        shared.cpu_worker(w, local, cfg.shuffle_seed);
-                    })
-                    .map_err(spawn_error(format!("CPU worker {w}"))),
-            );
-            if failed(&handles) {
-                break;
-            }
+        // Call the crew's threads in at once only for parallel work: several
+        // ready tasks, or stream tasks (whose lanes must run them). Otherwise
+        // the caller starts alone and calls helpers in when tasks are pushed.
+        let parallel =
+            shared.injector.len() > 1 || shared.plan.streams.iter().any(|l| !l.is_empty());
+        let open = crew.open(&job, parallel);
+        match crew.local0() {
+            Some(local) => job(Role::Cpu(0, local, false)),
+            None => shared.wake.wait_stopped(),
         }
-        for s in 0..cfg.streams {
-            if failed(&handles) {
-                break;
-            }
-            handles.push(
-                builder(format!("stream-{s}"), cfg.stream_stack_size)
-                    .spawn_scoped(scope, move || shared.stream_lane(s))
-                    .map_err(spawn_error(format!("stream lane {s}"))),
-            );
-        }
-        // The threads that did start stop once they finish their current task
-        // (a worker waiting for a lane that never started would wait forever).
-        if let Some(Err(e)) = handles.pop_if(|h| h.is_err()) {
-            shared.fail(e);
-        }
-        // Join explicitly: the scope's implicit wait returns when the closures
-        // finish, before the OS threads are gone.
-        for h in handles.into_iter().flatten() {
-            h.join().expect("runtime threads catch task panics");
-        }
-    });
+        drop(open);
+    }
+    if let Some(crew) = crew {
+        pool.give_back(crew);
+    }
     let wall = t0.elapsed();
     // A run that stopped without an error before every task finished was cancelled.
     let unfinished = shared.finished.load(Ordering::Acquire) < n;
@@ -246,7 +241,9 @@ impl<'g> Shared<'g> {
         self.wake.stopped()
     }
 
-    fn cpu_worker(&self, w: usize, local: Worker<u32>, shuffle: Option<u64>) {
+    /// CPU worker `w`'s loop. A `helper` leaves as soon as it finds no task (it
+    /// is called in again when tasks are pushed); the others stay to the end.
+    fn cpu_worker(&self, w: usize, local: &Worker<u32>, shuffle: Option<u64>, helper: bool) {
         let _current = wake::enter(&self.wake);
         let mut rng =
             shuffle.map(|s| Rng(s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (w as u64 + 1) | 1));
@@ -270,6 +267,9 @@ impl<'g> Shared<'g> {
                     .or_else(|| self.steal(w, w)),
             };
             let Some(t) = task else {
+                if helper {
+                    break;
+                }
                 self.park();
                 continue;
             };
@@ -295,6 +295,9 @@ impl<'g> Shared<'g> {
                 self.wake_workers(ready.len() - 1);
             }
         }
+        // A stopped run may leave tasks here; they must not reach the next run
+        // (the deques belong to the crew, which outlives the run).
+        while local.pop().is_some() {}
     }
 
     fn steal(&self, me: usize, first: usize) -> Option<u32> {

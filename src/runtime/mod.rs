@@ -9,14 +9,40 @@
 //! * A stream lane runs its tasks in creation order on its own thread (a CUDA
 //!   stream's semantics without a GPU); it waits for each task's predecessors,
 //!   which is how cross-lane edges are honoured without a global barrier.
-//! * Idle workers park on a condition variable (parking_lot); they do not spin.
+//! * Idle workers park on a condition variable (parking_lot) after a spin of at
+//!   most 50 us (so back-to-back small runs need no wake-up system call).
 //! * A task that returns `Err` or panics stops the run: no new task starts, the
-//!   running ones finish, every thread is joined and `run` returns the first error
-//!   (see [`Runtime::run`] for which errors name the task). A thread that cannot
-//!   start, and a cancel through [`RunHandle::cancel`], stop the run the same way.
+//!   running ones finish, every thread leaves the run and `run` returns the first
+//!   error (see [`Runtime::run`] for which errors name the task). A cancel through
+//!   [`RunHandle::cancel`] stops the run the same way. The threads stay with the
+//!   runtime: the next run on it works as usual.
+//!
+//! # Threads
+//! Threads are persistent (issue 17: a run used to start and join its threads,
+//! about 100 us per tiny run). A runtime starts its threads (a *crew*) at its
+//! first run that has a task, not at build, keeps them across runs, and joins
+//! them when its last clone is dropped. A thread that cannot start makes that
+//! run fail with [`crate::Error::ThreadSpawn`] (the threads that did start are
+//! joined, no task runs) and the next run tries again.
+//!
+//! * Without [`RuntimeBuilder::stack_size`] (the default), the thread that calls
+//!   [`Runtime::run`] is CPU worker 0 (trace track `cpu-0`): it runs tasks
+//!   itself, and workers 1.. are threads of the crew that join in when there is
+//!   parallel work (several ready tasks) and leave when they find none. A run of
+//!   a chain of tasks thus hands no work between threads, and a 1-thread
+//!   runtime without stream lanes starts no thread at all.
+//! * With a stack size, every CPU worker is a crew thread (named `cpu-k`) and
+//!   every task body runs on a stack of that size; the caller waits.
+//! * Stream lanes are crew threads (`stream-k`) in both cases.
+//!
+//! Runs from several threads at once on one runtime (or a run nested in a task
+//! body) each take a crew of their own: an idle one, or a new one started for it
+//! and kept afterwards (at most 4 idle crews are kept), so concurrent runs
+//! proceed side by side and never wait for each other.
 
 mod executor;
 mod handle;
+mod pool;
 mod report;
 mod wake;
 
@@ -130,10 +156,13 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Stack size in bytes of each CPU worker thread (default: the standard
-    /// library's, 2 MiB unless `RUST_MIN_STACK` says otherwise). Task bodies run
-    /// on these stacks. A size the system cannot provide makes runs fail with
-    /// [`crate::Error::ThreadSpawn`].
+    /// Stack size in bytes of each CPU worker thread. Task bodies run on these
+    /// stacks: with a size set every CPU worker is a thread of the runtime's
+    /// own. Without one (the default) the calling thread is worker 0, so task
+    /// bodies run on its stack or on the other workers' (the standard library's
+    /// default, 2 MiB unless `RUST_MIN_STACK` says otherwise); see the
+    /// [module documentation](self). A size the system cannot provide makes runs
+    /// fail with [`crate::Error::ThreadSpawn`].
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self
@@ -173,16 +202,37 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The runtime.
+    /// The runtime. Starts no thread: its threads start at the first run that
+    /// has a task (see the [module documentation](self)), so a thread that
+    /// cannot start is reported by that run.
     pub fn build(self) -> Runtime {
-        Runtime { cfg: self }
+        let shape = pool::CrewShape {
+            threads: self.threads,
+            streams: self.streams,
+            stack_size: self.stack_size,
+            stream_stack_size: self.stream_stack_size,
+        };
+        Runtime {
+            cfg: self,
+            pool: Arc::new(pool::Pool::new(shape)),
+        }
     }
 }
 
-/// Runs task graphs. Cheap to clone; threads are started per run.
-#[derive(Clone, Debug, Default)]
+/// Runs task graphs on persistent threads: started at the first run with a
+/// task, parked when idle, joined when the last clone is dropped. Cheap to
+/// clone; clones share the threads.
+#[derive(Clone, Debug)]
 pub struct Runtime {
     cfg: RuntimeBuilder,
+    pool: Arc<pool::Pool>,
+}
+
+impl Default for Runtime {
+    /// [`Runtime::builder`]`().build()`.
+    fn default() -> Self {
+        Runtime::builder().build()
+    }
 }
 
 impl Runtime {
@@ -202,7 +252,8 @@ impl Runtime {
     }
 
     /// Validates and runs `graph`, blocking until every task finished or one
-    /// failed. Task bodies may borrow from the caller's stack.
+    /// failed. Task bodies may borrow from the caller's stack. Without
+    /// [`RuntimeBuilder::stack_size`] the calling thread works as CPU worker 0.
     ///
     /// # Errors
     /// * Validation: [`Error::ForeignTask`](crate::Error::ForeignTask),
@@ -212,7 +263,9 @@ impl Runtime {
     ///   [`Error::InvalidArgument`](crate::Error::InvalidArgument) for more than
     ///   [`MAX_THREADS`] workers or [`MAX_STREAMS`] lanes. No task runs.
     /// * [`Error::ThreadSpawn`](crate::Error::ThreadSpawn) if a worker or lane
-    ///   thread cannot start; the threads that did start are joined first.
+    ///   thread cannot start (at the runtime's first run with a task, or when
+    ///   concurrent runs need another set of threads); the threads that did
+    ///   start are joined first and no task runs.
     /// * A task body's error, by this rule: errors about the computation or its
     ///   data, which already say what failed (`NoConvergence`, `NonFinite`,
     ///   `Shape`, `OutOfMemory`, `Npy`, `Io`, `InvalidArgument`, `NoGpu`), reach
@@ -224,7 +277,7 @@ impl Runtime {
     /// * [`Error::Cancelled`](crate::Error::Cancelled) for a submitted run
     ///   cancelled before it finished.
     pub fn run(&self, graph: TaskGraph<'_>) -> Result<RunReport> {
-        executor::run(&self.cfg, graph, None)
+        executor::run(&self.cfg, &self.pool, graph, None)
     }
 
     /// Runs `graph` on a background thread. The handle is a `Future` (await it
@@ -235,6 +288,6 @@ impl Runtime {
     /// returns [`Error::ThreadSpawn`](crate::Error::ThreadSpawn).
     pub fn submit(&self, graph: TaskGraph<'static>) -> RunHandle {
         let rt = self.clone();
-        RunHandle::spawn(move |cancel| executor::run(&rt.cfg, graph, Some(cancel)))
+        RunHandle::spawn(move |cancel| executor::run(&rt.cfg, &rt.pool, graph, Some(cancel)))
     }
 }

@@ -2,6 +2,7 @@
 //! failure, a thread that could not start) and from outside it (a cancel through
 //! [`super::RunHandle`]).
 
+use super::pool::Control;
 use parking_lot::{Condvar, Mutex};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -19,11 +20,16 @@ pub(super) struct Wake {
     epoch: AtomicU64,
     /// One wait point per stream lane.
     lanes: Vec<(Mutex<()>, Condvar)>,
+    /// A caller that does not work in the run waits here for its end.
+    ended: Condvar,
+    /// The crew's helpers (inline shape), called in when work is pushed.
+    helpers: Option<Arc<Control>>,
 }
 
 impl Wake {
-    /// Wait points for `streams` stream lanes; `stopped` for a run with nothing to do.
-    pub fn new(streams: usize, stopped: bool) -> Self {
+    /// Wait points for `streams` stream lanes; `stopped` for a run with nothing
+    /// to do; `helpers` to poke when tasks are pushed.
+    pub fn new(streams: usize, stopped: bool, helpers: Option<Arc<Control>>) -> Self {
         Wake {
             stop: AtomicBool::new(stopped),
             lock: Mutex::new(()),
@@ -33,6 +39,8 @@ impl Wake {
             lanes: (0..streams)
                 .map(|_| (Mutex::new(()), Condvar::new()))
                 .collect(),
+            ended: Condvar::new(),
+            helpers,
         }
     }
 
@@ -55,16 +63,29 @@ impl Wake {
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Wakes parked CPU workers after `count` tasks were pushed.
+    /// Wakes parked CPU workers after `count` tasks were pushed, and calls
+    /// helpers in for the ones no parked worker takes.
     pub fn wake_workers(&self, count: usize) {
         self.epoch.fetch_add(1, Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) > 0 {
+        let sleepers = self.sleepers.load(Ordering::SeqCst);
+        if let Some(h) = self.helpers.as_ref().filter(|_| sleepers < count) {
+            h.poke(count - sleepers);
+        }
+        if sleepers > 0 {
             let _guard = self.lock.lock();
             if count == 1 {
                 self.cv.notify_one();
             } else {
                 self.cv.notify_all();
             }
+        }
+    }
+
+    /// Blocks the caller of a run it does not work in until the run stops.
+    pub fn wait_stopped(&self) {
+        let mut guard = self.lock.lock();
+        while !self.stopped() {
+            self.ended.wait(&mut guard);
         }
     }
 
@@ -91,6 +112,7 @@ impl Wake {
         {
             let _guard = self.lock.lock();
             self.cv.notify_all();
+            self.ended.notify_all();
         }
         for (lock, cv) in &self.lanes {
             let _guard = lock.lock();
@@ -143,18 +165,20 @@ thread_local! {
     static CURRENT: RefCell<Option<Arc<Wake>>> = const { RefCell::new(None) };
 }
 
-/// Marks the calling thread as a thread of the run `wake` until the guard drops.
+/// Marks the calling thread as a thread of the run `wake` until the guard drops
+/// (which restores the previous mark: the caller of a run nested in a task body
+/// works in the inner run, then goes back to the outer one).
 pub(super) fn enter(wake: &Arc<Wake>) -> Current {
-    CURRENT.with(|c| *c.borrow_mut() = Some(wake.clone()));
-    Current(())
+    Current(CURRENT.with(|c| c.borrow_mut().replace(wake.clone())))
 }
 
-/// Clears the calling thread's run when dropped.
-pub(super) struct Current(());
+/// Restores the calling thread's previous run when dropped.
+pub(super) struct Current(Option<Arc<Wake>>);
 
 impl Drop for Current {
     fn drop(&mut self) {
-        CURRENT.with(|c| *c.borrow_mut() = None);
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
     }
 }
 
