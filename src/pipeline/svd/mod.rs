@@ -312,3 +312,15 @@ pub fn svd<T: Scalar>(
         report,
     })
 }
+
+/// Seconds per stage of a finished SVD run, in pipeline order, for the
+/// stages that ran: ge2gb, gb2bd, then bdsvd (dqds, or the divide and
+/// conquer with vectors) and with vectors q2u, q1u, q2v, q1v; each the span
+/// from its first task's start to its last task's end (spans may overlap).
+pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
+    [GE2GB, GB2BD, BDSVD, Q2U, Q1U, Q2V, Q1V]
+        .into_iter()
+        .map(|s| (s, report.stage_span(s).as_secs_f64()))
+        .filter(|&(s, t)| t > 0.0 || [GE2GB, GB2BD].contains(&s))
+        .collect()
+}
