@@ -62,6 +62,8 @@ pub mod linalg;
 pub mod matrix;
 pub mod pipeline;
 mod quick;
+#[cfg(unix)]
+pub mod results;
 pub mod runtime;
 pub mod scalar;
 pub mod sysinfo;
