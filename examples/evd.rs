@@ -132,7 +132,7 @@ impl Stop {
         let signal = Arc::new(AtomicUsize::new(0));
         let again = Arc::new(AtomicBool::new(false));
         for sig in [SIGINT, SIGTERM] {
-            let code = 128 + sig as i32;
+            let code = 128 + sig;
             signal_hook::flag::register_conditional_shutdown(sig, code, again.clone())
                 .and_then(|_| signal_hook::flag::register(sig, again.clone()))
                 .and_then(|_| signal_hook::flag::register_usize(sig, signal.clone(), sig as usize))

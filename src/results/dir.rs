@@ -118,6 +118,7 @@ impl OutputDir {
             .and_then(|_| file.seek(SeekFrom::Start(0)))
             .and_then(|_| file.write_all(pid.as_bytes()))
             .map_err(|e| io_err(&lock_path, e))?;
+        super::fault::gate();
         let out = OutputDir {
             dir: dir.to_path_buf(),
             _lock: file,

@@ -386,6 +386,21 @@ mod fault {
             && std::env::var("EIGENFLOW_FAULT").is_ok_and(|v| v == point)
     }
 
+    /// With `EIGENFLOW_GATE=<path>` (and the feature), waits after taking the
+    /// directory's lock until `path` exists, so a test can hold the lock for
+    /// exactly as long as it needs (four runs at once: one holds, the others
+    /// must be refused).
+    pub(super) fn gate() {
+        if !cfg!(feature = "fault-injection") {
+            return;
+        }
+        if let Some(path) = std::env::var_os("EIGENFLOW_GATE") {
+            while !std::path::Path::new(&path).exists() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    }
+
     /// Kills the process here if `point` is armed.
     pub(super) fn point(point: &str) {
         if armed(point) {
