@@ -412,3 +412,6 @@ mod fault {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
