@@ -51,7 +51,8 @@ fn evd_command(bin: &Path, input: &Path, out: &Path, extra: &[&str]) -> Command 
         .args(extra)
         .env("RUST_BACKTRACE", "0")
         .env_remove("EIGENFLOW_FAULT")
-        .env_remove("EIGENFLOW_GATE");
+        .env_remove("EIGENFLOW_GATE")
+        .env_remove("EIGENFLOW_READ_GATE");
     c
 }
 
@@ -299,6 +300,48 @@ fn four_runs_at_once_one_holds_the_directory_and_the_others_are_refused() {
     let refs: Vec<(&Path, &Mat<f64>)> = inputs.iter().map(|(p, a)| (p.as_path(), a)).collect();
     let (input, _) = check_set(&out, &refs);
     assert_eq!(input, std::path::absolute(&inputs[winner].0).unwrap());
+}
+
+#[cfg(feature = "fault-injection")]
+#[test]
+fn an_input_rewritten_during_the_read_is_refused() {
+    let Some(bin) = example("evd") else { return };
+    let tmp = TempDir::new("rewritten");
+    let input = tmp.path("a.npy");
+    write_matrix(&input, 40, 1);
+    let gate = tmp.path("gate");
+    // The run stops after its read until the gate exists; meanwhile the input
+    // is rewritten in place with another matrix.
+    let mut c = Command::new(&bin);
+    c.arg("--input")
+        .arg(&input)
+        .arg("--values-only")
+        .env("EIGENFLOW_READ_GATE", &gate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let reached = tmp.path("gate.reached");
+    let t0 = Instant::now();
+    while !reached.exists() {
+        if child.try_wait().unwrap().is_some() {
+            panic!("{:?}", child.wait_with_output().unwrap());
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the read never ended"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    write_matrix(&input, 44, 2);
+    std::fs::write(&gate, b"").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("changed while it was read"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
 }
 
 #[test]

@@ -329,6 +329,23 @@ fn square_order(path: &Path, header: &npy::Header) -> Result<usize> {
     }
 }
 
+/// Test only (feature `fault-injection`): with `EIGENFLOW_READ_GATE=PATH`,
+/// after the input is read, creates `PATH.reached` and waits until `PATH`
+/// exists, so a test can rewrite the input between the read and the check.
+fn read_gate() {
+    if !cfg!(feature = "fault-injection") {
+        return;
+    }
+    if let Some(gate) = std::env::var_os("EIGENFLOW_READ_GATE").map(PathBuf::from) {
+        let mut reached = gate.clone().into_os_string();
+        reached.push(".reached");
+        let _ = std::fs::write(&reached, b"");
+        while !gate.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
 fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
     // Only the lower triangle is read; fill it in place (one n x n allocation).
     let mut rng = Rng::new(seed);
@@ -368,6 +385,7 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     let a: Mat<T> = match &input {
         Some((file, _)) => {
             let a = npy::read_square_matrix::<T>(&file.path)?;
+            read_gate();
             file.check_unchanged()?;
             a
         }
