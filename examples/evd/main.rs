@@ -122,7 +122,10 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let stop = Stop::install();
+    let stop = Stop::install().unwrap_or_else(|e| {
+        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
+        std::process::exit(1);
+    });
     if let Err(e) = start(&args, &stop) {
         if let Some(sig) = stop.signal() {
             let name = if sig == signal_hook::consts::SIGINT {

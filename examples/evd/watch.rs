@@ -14,7 +14,7 @@ pub struct Stop(Arc<AtomicUsize>);
 impl Stop {
     /// From now on SIGINT and SIGTERM set the flag instead of killing the
     /// process (a second one still ends it at once, with 128 + its number).
-    pub fn install() -> Stop {
+    pub fn install() -> std::io::Result<Stop> {
         use signal_hook::consts::{SIGINT, SIGTERM};
         let signal = Arc::new(AtomicUsize::new(0));
         let again = Arc::new(AtomicBool::new(false));
@@ -22,10 +22,11 @@ impl Stop {
             let code = 128 + sig;
             signal_hook::flag::register_conditional_shutdown(sig, code, again.clone())
                 .and_then(|_| signal_hook::flag::register(sig, again.clone()))
-                .and_then(|_| signal_hook::flag::register_usize(sig, signal.clone(), sig as usize))
-                .expect("install signal handlers");
+                .and_then(|_| {
+                    signal_hook::flag::register_usize(sig, signal.clone(), sig as usize)
+                })?;
         }
-        Stop(signal)
+        Ok(Stop(signal))
     }
 
     /// The signal received, if any.
