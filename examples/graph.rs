@@ -3,12 +3,22 @@
 //!
 //! `cargo run --release --example graph [-- OUTPUT_DIR]`
 
+use clap::Parser;
 use eigenflow::gallery;
 use eigenflow::pipeline::{evd_graph, EvdJob, EvdOptions};
 use std::path::PathBuf;
 
+#[derive(Parser)]
+#[command(about = "Writes DOT snapshots of the EVD task graph at n = 24 (nothing is run)")]
+struct Args {
+    /// Directory for the .dot files (created if needed).
+    #[arg(default_value = "graphs")]
+    output_dir: PathBuf,
+}
+
 fn main() -> eigenflow::Result<()> {
-    let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "graphs".into()));
+    // Parsed before anything touches the disk: `--help` creates nothing.
+    let dir = Args::parse().output_dir;
     std::fs::create_dir_all(&dir).map_err(|source| eigenflow::Error::Io {
         path: dir.clone(),
         source,

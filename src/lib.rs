@@ -50,9 +50,11 @@
 //! Pipelines can also be assembled by hand, stage by stage, from
 //! [`pipeline::evd`] (each stage takes the typed output of the one before and
 //! orders itself after it), or from scratch with [`graph::TaskGraph`] (see
-//! `examples/custom_pipeline.rs`). Two public helper modules serve examples,
+//! `examples/custom_pipeline.rs`). Three public helper modules serve examples,
 //! tests and benchmarks as well as users: [`gallery`] (test matrices with known
-//! spectra) and [`sysinfo`] (memory figures for "does it fit?" checks).
+//! spectra), [`sysinfo`] (memory figures for "does it fit?" checks) and
+//! `results` (Unix: result sets of `.npy` files written atomically into a
+//! locked output directory, with a checksummed manifest).
 #![warn(missing_docs)]
 
 pub mod error;
@@ -62,6 +64,8 @@ pub mod linalg;
 pub mod matrix;
 pub mod pipeline;
 mod quick;
+#[cfg(unix)]
+pub mod results;
 pub mod runtime;
 pub mod scalar;
 pub mod sysinfo;

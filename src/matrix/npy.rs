@@ -201,7 +201,7 @@ use header::parse_header_dict;
 use header::read_header_from;
 #[cfg(test)]
 use write::preamble;
-pub use write::{write_matrix, write_vector};
+pub use write::{file_bytes, write_matrix, write_matrix_to, write_vector, write_vector_to};
 
 // ---------------------------------------------------------------------------
 // Reading.

@@ -35,25 +35,57 @@ fn write_array<T: Scalar>(
     shape: &[usize],
     elems: impl Iterator<Item = T>,
 ) -> Result<()> {
+    let file = File::create(path).map_err(|e| io_err(path, e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let io = |e| io_err(path, e);
+    write_array_to(&mut w, shape, elems).map_err(io)?;
+    w.flush().map_err(io)?;
+    Ok(())
+}
+
+/// Writes the preamble and the elements (in Fortran order) of an array of
+/// `shape` to `w` (unbuffered: wrap `w` in a `BufWriter` if it is a file).
+fn write_array_to<T: Scalar>(
+    w: &mut impl Write,
+    shape: &[usize],
+    elems: impl Iterator<Item = T>,
+) -> std::io::Result<()> {
     // Like NumPy, say C order when the two orders coincide (at most one
     // dimension longer than 1): the bytes are the same and so is the file.
     let fortran_order = shape.iter().filter(|&&d| d > 1).count() > 1;
     let dtype = Dtype::of::<T>();
-    let file = File::create(path).map_err(|e| io_err(path, e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    let io = |e| io_err(path, e);
-    w.write_all(&preamble(dtype, fortran_order, shape))
-        .map_err(io)?;
+    w.write_all(&preamble(dtype, fortran_order, shape))?;
     for x in elems {
         match dtype {
             Dtype::F64 => w.write_all(&x.f64().to_le_bytes()),
             // Exact: `x` is an f32 already.
             _ => w.write_all(&(x.f64() as f32).to_le_bytes()),
-        }
-        .map_err(io)?;
+        }?;
     }
-    w.flush().map_err(io)?;
     Ok(())
+}
+
+/// The size in bytes of the `.npy` file [`write_matrix`] or [`write_vector`]
+/// writes for an array of `shape` and element type `T` (for free-space checks
+/// before writing).
+pub fn file_bytes<T: Scalar>(shape: &[usize]) -> u64 {
+    let fortran_order = shape.iter().filter(|&&d| d > 1).count() > 1;
+    let elems = shape.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
+    (preamble(Dtype::of::<T>(), fortran_order, shape).len() as u64)
+        .saturating_add(elems.saturating_mul(std::mem::size_of::<T>() as u64))
+}
+
+/// Like [`write_matrix`], into any writer (the bytes are the same); used by
+/// [`crate::results`] to write through a checksum into a temporary file.
+pub fn write_matrix_to<T: Scalar>(w: &mut impl Write, a: MatRef<'_, T>) -> std::io::Result<()> {
+    let (m, n) = a.shape();
+    let elems = (0..n).flat_map(move |j| (0..m).map(move |i| a[(i, j)]));
+    write_array_to(w, &[m, n], elems)
+}
+
+/// Like [`write_vector`], into any writer (the bytes are the same).
+pub fn write_vector_to<T: Scalar>(w: &mut impl Write, v: &[T]) -> std::io::Result<()> {
+    write_array_to(w, &[v.len()], v.iter().copied())
 }
 
 /// Writes a matrix as a version 1.0 `.npy` file in Fortran order, with dtype

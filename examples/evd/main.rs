@@ -7,24 +7,35 @@
 //! tridiagonal eigenvalues as one DAG with a progress bar, and prints per-stage
 //! times (or one JSON line with `--json`).
 //!
-//! Everything that can be checked before the run is: the input's shape (from
-//! its header, before its data or any memory figure), the memory the run needs
+//! Everything that can be checked before the run is: that the input is a
+//! regular file (a FIFO is refused without being opened), its shape (from its
+//! header, before its data or any memory figure), the memory the run needs
 //! (refusing sizes whose figure overflows), that `--output` is a writable
-//! directory, and the ranges of `--threads` and the tuning options.
+//! directory no other run holds and with room for the result, and the ranges
+//! of `--threads` and the tuning options.
+//!
+//! The dtype follows the input file (an f32 `.npy` is computed and written in
+//! f32) unless `--precision` says otherwise. Results are written as one set
+//! that replaces the previous one as a unit ([`eigenflow::results`]); SIGINT
+//! and SIGTERM cancel the run, leave the previous result as it was and exit
+//! with 130 and 143. The fields of `--json` are described in docs/cli.md.
 
 use clap::{Parser, ValueEnum};
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
 use eigenflow::pipeline::evd::{memory_bytes, reduction_seconds, stage_seconds};
 use eigenflow::pipeline::{evd_graph_owned, EvdJob, EvdOptions};
+use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
 use eigenflow::runtime::{Progress, Runtime};
 use eigenflow::sysinfo;
 use eigenflow::trace::TraceLevel;
 use eigenflow::{Error, Result, Scalar};
 use faer::Mat;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+use watch::{show_progress, Stop};
+
+mod watch;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Precision {
@@ -38,9 +49,10 @@ struct Args {
     /// Matrix order (ignored with --input).
     #[arg(long, default_value_t = 4096)]
     n: usize,
-    /// Arithmetic precision.
-    #[arg(long, value_enum, default_value_t = Precision::F64)]
-    precision: Precision,
+    /// Arithmetic precision (default: the dtype of --input, f32 for an f2 or
+    /// f4 file; f64 for a generated matrix).
+    #[arg(long, value_enum)]
+    precision: Option<Precision>,
     /// Eigenvalues only (default: eigenvalues and eigenvectors).
     #[arg(long)]
     values_only: bool,
@@ -84,9 +96,10 @@ struct Args {
     /// lower triangle is used).
     #[arg(long)]
     input: Option<PathBuf>,
-    /// Write eigenvalues.npy (ascending) and, with vectors, eigenvectors.npy
-    /// (column j belongs to eigenvalue j) into this directory (created, and
-    /// checked to be writable, before the run).
+    /// Write eigenvalues.npy (ascending), with vectors eigenvectors.npy
+    /// (column j belongs to eigenvalue j), and the manifest result.json into
+    /// this directory, replacing its previous result as a unit (created,
+    /// locked against other runs and checked for space before the run).
     #[arg(long)]
     output: Option<PathBuf>,
     /// Write a Chrome trace (open in ui.perfetto.dev).
@@ -98,20 +111,58 @@ struct Args {
     /// Seed of the random matrix.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Print one machine-readable JSON line.
+    /// Print one machine-readable JSON line on stdout (fields: docs/cli.md);
+    /// progress and messages go to stderr.
     #[arg(long)]
     json: bool,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
 }
 
 fn main() {
     let args = Args::parse();
-    let result = match args.precision {
-        Precision::F64 => run::<f64>(&args),
-        Precision::F32 => run::<f32>(&args),
-    };
-    if let Err(e) = result {
+    let stop = Stop::install().unwrap_or_else(|e| {
+        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
+        std::process::exit(1);
+    });
+    if let Err(e) = start(&args, &stop) {
+        if let Some(sig) = stop.signal() {
+            let name = if sig == signal_hook::consts::SIGINT {
+                "SIGINT"
+            } else {
+                "SIGTERM"
+            };
+            let kept = match &args.output {
+                Some(dir) => format!("; the previous result in {} is intact", dir.display()),
+                None => String::new(),
+            };
+            eprintln!("stopped by {name}: nothing was written{kept}");
+            std::process::exit(128 + sig);
+        }
         eprintln!("error: {e}");
         std::process::exit(1);
+    }
+}
+
+/// Looks at the input (without opening anything but a regular file), picks
+/// the precision and runs.
+fn start(args: &Args, stop: &Stop) -> Result<()> {
+    let input = match &args.input {
+        Some(path) => {
+            let file = InputFile::stat(path)?;
+            let header = npy::read_header(path)?;
+            Some((file, header))
+        }
+        None => None,
+    };
+    let precision = args.precision.unwrap_or(match &input {
+        Some((_, h)) if h.dtype != npy::Dtype::F64 => Precision::F32,
+        _ => Precision::F64,
+    });
+    match precision {
+        Precision::F64 => run::<f64>(args, input, stop),
+        Precision::F32 => run::<f32>(args, input, stop),
     }
 }
 
@@ -262,29 +313,9 @@ fn check_memory<T: Scalar>(
     Ok(needed)
 }
 
-/// Creates `dir` and checks that a file can be created in it, so a bad
-/// `--output` is found before the run rather than after it.
-fn prepare_output(dir: &Path) -> Result<()> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io { path, source }
-    };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let probe = dir.join(format!(".eigenflow-write-test-{}", std::process::id()));
-    // `create_new`: never truncate a file of the user's that has this name.
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-        .map_err(io(&probe))?;
-    std::fs::remove_file(&probe).map_err(io(&probe))?;
-    Ok(())
-}
-
 /// The order of the square matrix in `path`, from its header alone (the data
 /// length is checked too): the shape is checked before any memory figure.
-fn square_order(path: &Path) -> Result<usize> {
-    let header = npy::read_header(path)?;
+fn square_order(path: &Path, header: &npy::Header) -> Result<usize> {
     match header.shape[..] {
         [m, n] if m == n => Ok(n),
         _ => {
@@ -301,6 +332,23 @@ fn square_order(path: &Path) -> Result<usize> {
     }
 }
 
+/// Test only (feature `fault-injection`): with `EIGENFLOW_READ_GATE=PATH`,
+/// after the input is read, creates `PATH.reached` and waits until `PATH`
+/// exists, so a test can rewrite the input between the read and the check.
+fn read_gate() {
+    if !cfg!(feature = "fault-injection") {
+        return;
+    }
+    if let Some(gate) = std::env::var_os("EIGENFLOW_READ_GATE").map(PathBuf::from) {
+        let mut reached = gate.clone().into_os_string();
+        reached.push(".reached");
+        let _ = std::fs::write(&reached, b"");
+        while !gate.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
 fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
     // Only the lower triangle is read; fill it in place (one n x n allocation).
     let mut rng = Rng::new(seed);
@@ -313,7 +361,7 @@ fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
     a
 }
 
-fn run<T: Scalar>(args: &Args) -> Result<()> {
+fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &Stop) -> Result<()> {
     let job = if args.values_only {
         EvdJob::Values
     } else {
@@ -323,23 +371,36 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
         .threads
         .unwrap_or_else(|| sysinfo::default_threads().min(MAX_THREADS));
     // Everything that can fail before the run fails here, cheapest first.
-    if let Some(dir) = &args.output {
-        prepare_output(dir)?;
-    }
-    let n = match &args.input {
-        Some(path) => square_order(path)?,
+    let out = args.output.as_deref().map(OutputDir::lock).transpose()?;
+    let n = match &input {
+        Some((file, header)) => square_order(&file.path, header)?,
         None => args.n,
     };
     let opts = options(args, n, job);
     let needed = check_memory::<T>(n, job, args.check, &opts, threads)?;
-    let a: Mat<T> = match &args.input {
-        Some(path) => npy::read_square_matrix::<T>(path)?,
+    if let Some(out) = &out {
+        let vectors = match job {
+            EvdJob::Vectors => npy::file_bytes::<T>(&[n, n]),
+            EvdJob::Values => 0,
+        };
+        out.check_space(npy::file_bytes::<T>(&[n]) + vectors + MANIFEST_RESERVE)?;
+    }
+    let a: Mat<T> = match &input {
+        Some((file, _)) => {
+            let a = npy::read_square_matrix::<T>(&file.path)?;
+            read_gate();
+            file.check_unchanged()?;
+            a
+        }
         None => random_symmetric(n, args.seed),
     };
+    if stop.signal().is_some() {
+        return Err(Error::Cancelled);
+    }
     let b = opts.bandwidth_for(n, job);
     let original = args.check.then(|| a.clone());
     let progress = Progress::new();
-    if !args.json {
+    if !args.json && !args.quiet {
         eprintln!(
             "n = {n} ({}): needs {} of memory; building the task graph",
             T::NAME,
@@ -358,41 +419,9 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     let evd = evd_graph_owned(a, job, &opts)?;
     let build = t0.elapsed();
     let tasks = evd.graph.len();
-    // Run in the background and show progress (cost-weighted) with an ETA.
     let (graph, values) = evd.into_parts();
     let handle = rt.submit(graph);
-    let bar = if args.json {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(1000)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% ETA {eta} {msg}",
-        )
-        .expect("valid template"),
-    );
-    // Without a terminal the bar is hidden: print a line every 10 s instead.
-    let plain = !args.json && bar.is_hidden();
-    let mut last_line = Instant::now();
-    while !handle.is_finished() {
-        let fraction = progress.fraction();
-        bar.set_position((fraction * 1000.0) as u64);
-        let (done, total) = progress.tasks();
-        bar.set_message(format!("{done}/{total} tasks"));
-        if plain && last_line.elapsed() >= Duration::from_secs(10) {
-            let elapsed = t0.elapsed().as_secs_f64();
-            let eta = if fraction > 0.0 {
-                elapsed * (1.0 - fraction) / fraction
-            } else {
-                f64::NAN
-            };
-            eprintln!("{:5.1}% of the estimated work, {done}/{total} tasks, {elapsed:.0} s elapsed, ETA {eta:.0} s", 100.0 * fraction);
-            last_line = Instant::now();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    bar.finish_and_clear();
+    show_progress(&handle, &progress, args.quiet, stop, t0);
     let report = handle.wait()?;
     let (values, vectors) = values.into_results()?;
     let checks =
@@ -406,30 +435,53 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
     } else {
         0.0
     };
+    let job_name = if vectors.is_some() {
+        "vectors"
+    } else {
+        "values"
+    };
 
-    if let Some(dir) = &args.output {
-        npy::write_vector(&dir.join("eigenvalues.npy"), &values)?;
-        if let Some(v) = &vectors {
-            npy::write_matrix(&dir.join("eigenvectors.npy"), v.as_ref())?;
+    let mut written = Vec::new();
+    if let Some(out) = &out {
+        let mut set = out.begin()?;
+        set.stop_when(|| stop.signal().is_some());
+        set.add_vector("eigenvalues.npy", &values)?;
+        match &vectors {
+            Some(v) => set.add_matrix("eigenvectors.npy", v.as_ref())?,
+            None => set.retire("eigenvectors.npy"),
         }
+        let mut fields = serde_json::Map::new();
+        fields.insert("n".into(), n.into());
+        fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
+        fields.insert("job".into(), job_name.into());
+        let source = match &input {
+            Some((file, _)) => file.to_json(),
+            None => {
+                serde_json::json!({ "generated": "uniform(-1, 1) lower triangle", "seed": args.seed })
+            }
+        };
+        fields.insert("input".into(), source);
+        written = set.commit(fields)?;
     }
     if args.json {
         let stage_obj: serde_json::Map<String, serde_json::Value> = stages
             .iter()
             .map(|(k, v)| (k.to_string(), (*v).into()))
             .collect();
-        let mut line = serde_json::json!({
-            "n": n, "precision": T::NAME,
-            "job": if vectors.is_some() { "vectors" } else { "values" },
+        let (residual, orthogonality) = match checks {
+            Some((r, o)) => (Some(r), o),
+            None => (None, None),
+        };
+        let files: Option<Vec<String>> = out
+            .is_some()
+            .then(|| written.iter().map(|p| p.display().to_string()).collect());
+        let line = serde_json::json!({
+            "n": n, "precision": T::NAME, "job": job_name,
             "threads": rt.threads(), "bandwidth": b, "tasks": tasks, "seconds": seconds,
             "stages": stage_obj, "gflops": gflops, "build_seconds": build.as_secs_f64(),
+            "residual": residual, "orthogonality": orthogonality, "files": files,
+            "trace": args.trace.as_ref().map(|p| p.display().to_string()),
         });
-        if let Some((res, orth)) = checks {
-            line["residual"] = res.into();
-            if let Some(orth) = orth {
-                line["orthogonality"] = orth.into();
-            }
-        }
         println!("{line}");
     } else {
         println!(
@@ -457,8 +509,23 @@ fn run<T: Scalar>(args: &Args) -> Result<()> {
             ),
             None => {}
         }
-        if let Some(p) = &args.trace {
-            println!("trace written to {} (open in ui.perfetto.dev)", p.display());
+    }
+    // The paths written, last (on stderr with --json, whose stdout is one line).
+    let mut paths: Vec<String> = written
+        .iter()
+        .map(|p| format!("wrote {}", p.display()))
+        .collect();
+    if let Some(p) = &args.trace {
+        paths.push(format!(
+            "wrote {} (trace; open in ui.perfetto.dev)",
+            p.display()
+        ));
+    }
+    for line in paths {
+        if args.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
         }
     }
     Ok(())

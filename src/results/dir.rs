@@ -1,0 +1,211 @@
+//! The output directory: its lock, its free space and its store of result sets.
+
+use super::{io_err, STORE};
+use crate::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// Name of the lock file inside an output directory.
+pub const LOCK_FILE: &str = ".eigenflow.lock";
+
+/// A second run was refused because another process holds the directory.
+#[derive(Debug)]
+pub struct DirectoryBusy {
+    /// The output directory.
+    pub dir: PathBuf,
+    /// The holder's process id, as it wrote it into the lock file (`None` if
+    /// it had not written it yet).
+    pub pid: Option<u32>,
+}
+
+impl std::fmt::Display for DirectoryBusy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let holder = match self.pid {
+            Some(pid) => format!("pid {pid}"),
+            None => "a process that has not written its pid yet".to_string(),
+        };
+        write!(
+            f,
+            "output directory {} is in use by another eigenflow run ({holder}); \
+             wait for it or choose another --output",
+            self.dir.display()
+        )
+    }
+}
+
+impl std::error::Error for DirectoryBusy {}
+
+/// The output would not fit on the output directory's file system.
+#[derive(Debug)]
+pub struct NoSpace {
+    /// The output directory.
+    pub dir: PathBuf,
+    /// Bytes the new result needs.
+    pub needed: u64,
+    /// Bytes available to this user on that file system.
+    pub available: u64,
+}
+
+impl std::fmt::Display for NoSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "not enough space in {}: the result needs {} bytes ({}), {} bytes ({}) are available",
+            self.dir.display(),
+            self.needed,
+            crate::sysinfo::human_bytes(self.needed),
+            self.available,
+            crate::sysinfo::human_bytes(self.available)
+        )
+    }
+}
+
+impl std::error::Error for NoSpace {}
+
+/// An output directory held exclusively by this process (an advisory `flock`
+/// on [`LOCK_FILE`], released when this value is dropped or the process dies,
+/// however it dies).
+///
+/// Every process writing eigenflow results into the directory takes the lock
+/// before computing, so two runs never write the same result set; a second run
+/// is refused at once ([`DirectoryBusy`]) rather than waiting, since it would
+/// otherwise compute for hours and then overwrite the first run's result.
+#[derive(Debug)]
+pub struct OutputDir {
+    pub(super) dir: PathBuf,
+    _lock: File,
+}
+
+impl OutputDir {
+    /// Creates `dir` if needed, takes its lock (writing this process's pid into
+    /// the lock file) and removes what killed runs left behind (unfinished
+    /// result sets in the store; the directory's committed result is kept).
+    ///
+    /// Fails with [`Error::External`] holding a [`DirectoryBusy`] if another
+    /// process holds the lock, or [`Error::Io`] if the directory cannot be
+    /// created or written.
+    pub fn lock(dir: &Path) -> Result<OutputDir> {
+        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        let lock_path = dir.join(LOCK_FILE);
+        // Neither truncated nor created exclusively: the file stays from run to
+        // run, and only the lock on it says whether it is held.
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(|e| io_err(&lock_path, e))?;
+        // SAFETY: flock on a file descriptor this `File` owns and keeps open.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                let mut text = String::new();
+                let _ = file.read_to_string(&mut text);
+                return Err(Error::external(DirectoryBusy {
+                    dir: dir.to_path_buf(),
+                    pid: text.trim().parse().ok(),
+                }));
+            }
+            return Err(io_err(&lock_path, err));
+        }
+        let pid = format!("{}\n", std::process::id());
+        file.set_len(0)
+            .and_then(|_| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| file.write_all(pid.as_bytes()))
+            .map_err(|e| io_err(&lock_path, e))?;
+        super::fault::gate();
+        let out = OutputDir {
+            dir: dir.to_path_buf(),
+            _lock: file,
+        };
+        out.remove_leftovers()?;
+        Ok(out)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Bytes available to an unprivileged user on the directory's file system
+    /// (`statvfs`: `f_bavail * f_frsize`).
+    pub fn available_bytes(&self) -> Result<u64> {
+        let c = std::ffi::CString::new(self.dir.as_os_str().as_bytes())
+            .map_err(|_| Error::InvalidArgument("output path contains a NUL byte".into()))?;
+        // SAFETY: `st` is plain data that statvfs fills; `c` is NUL-terminated.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+            return Err(io_err(&self.dir, std::io::Error::last_os_error()));
+        }
+        Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    }
+
+    /// Refuses a result of `needed` bytes that does not fit in the space
+    /// available ([`NoSpace`] in an [`Error::External`]). The previous result
+    /// stays until the new one is complete, so `needed` is the new result's
+    /// whole size, not its growth.
+    pub fn check_space(&self, needed: u64) -> Result<()> {
+        let available = self.available_bytes()?;
+        if needed > available {
+            return Err(Error::external(NoSpace {
+                dir: self.dir.clone(),
+                needed,
+                available,
+            }));
+        }
+        Ok(())
+    }
+
+    /// The store of result sets, `DIR/.eigenflow`.
+    pub(super) fn store(&self) -> PathBuf {
+        self.dir.join(STORE)
+    }
+
+    /// The set directory `DIR/.eigenflow/current` points to, if any.
+    pub(super) fn current_set(&self) -> Option<String> {
+        let target = std::fs::read_link(self.store().join("current")).ok()?;
+        target.to_str().map(str::to_string)
+    }
+
+    /// Removes every set in the store but the current one (sets of killed
+    /// runs, and a replaced set whose removal was interrupted) and stray
+    /// temporary links. Safe only under the lock.
+    fn remove_leftovers(&self) -> Result<()> {
+        let store = self.store();
+        let current = self.current_set();
+        let Ok(entries) = std::fs::read_dir(&store) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let path = entry.path();
+            if name.starts_with("set-") && Some(name) != current.as_deref() {
+                std::fs::remove_dir_all(&path).map_err(|e| io_err(&path, e))?;
+            } else if name.starts_with("current.new-") {
+                std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if name.to_str().is_some_and(|n| n.starts_with(".link-")) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `fsync` of a directory, so the renames and links made in it are durable.
+pub(super) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_err(dir, e))
+}

@@ -1,0 +1,417 @@
+//! Result sets on disk that are never lost or mixed: a set of named `.npy`
+//! arrays and a manifest, replaced as a unit, in a directory one process
+//! holds at a time (issue 18).
+//!
+//! Used by the `evd` example (`eigenvalues.npy`, `eigenvectors.npy`) and meant
+//! for the `svd` one (`singular_values.npy`, `u.npy`, `vt.npy`).
+//!
+//! # Layout
+//!
+//! ```text
+//! DIR/.eigenflow.lock                 the lock (holds the pid of its holder)
+//! DIR/.eigenflow/set-<pid>-<nanos>/   one complete result set: the arrays and result.json
+//! DIR/.eigenflow/current              symbolic link to the committed set
+//! DIR/eigenvalues.npy                 symbolic link to .eigenflow/current/eigenvalues.npy
+//! DIR/result.json                     symbolic link to .eigenflow/current/result.json
+//! ```
+//!
+//! # Protocol
+//!
+//! 1. [`OutputDir::lock`] takes an exclusive `flock` on `DIR/.eigenflow.lock`
+//!    before anything is computed (a second run is refused at once, naming
+//!    the directory and the holder's pid), and removes the sets of killed runs.
+//!    [`OutputDir::check_space`] refuses a result that will not fit.
+//! 2. [`OutputDir::begin`] creates a fresh set directory; each array is written
+//!    into it through a SHA-256 digest, flushed and `fsync`ed.
+//! 3. [`ResultWriter::commit`] writes `result.json` into the set the same way,
+//!    last, `fsync`s the set directory, makes sure each name of the set has its
+//!    link in `DIR`, and then switches `.eigenflow/current` to the new set with
+//!    one `rename` of a symbolic link — the one atomic step that replaces the
+//!    whole set. Only then are the names the new set does not have removed (so
+//!    a values-only run removes the `eigenvectors.npy` of an earlier run with
+//!    vectors: the whole set is replaced as a unit) and the old set deleted.
+//!
+//! A run killed at any moment before the switch leaves the previous set as it
+//! was (plus an unfinished set in the store, removed by the next run); killed
+//! after it, the new set is complete. A name whose link was created before the
+//! switch but whose file only the new set has (e.g. `eigenvectors.npy` after an
+//! earlier values-only run) is a dangling link until the switch: reading it
+//! fails loudly, it never yields another run's data. A failure or a stop
+//! request ([`ResultWriter::stop_when`]) removes the new set's files.
+//!
+//! Regular files left at the result's names by eigenflow versions before this
+//! layout are replaced by the links (without a manifest they belong to no set).
+//!
+//! # Manifest (`result.json`)
+//!
+//! The caller's fields (the `evd` example: `n`, `dtype`, `job`, `input`, see
+//! docs/cli.md) plus `format` (`"eigenflow-result/1"`), `eigenflow_version`,
+//! `created` (seconds since the Unix epoch) and `files`: for each array, its
+//! `name`, `dtype` (NumPy's `descr`), `shape`, `bytes` (file size) and
+//! `sha256` (hex digest of the whole file, as `sha256sum` prints it).
+
+mod dir;
+mod input;
+
+pub use dir::{DirectoryBusy, NoSpace, OutputDir, LOCK_FILE};
+pub use input::InputFile;
+
+use crate::matrix::npy::{self, Dtype};
+use crate::{Error, Result, Scalar};
+use dir::sync_dir;
+use faer::MatRef;
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Name of the store of result sets inside an output directory.
+pub const STORE: &str = ".eigenflow";
+
+/// Name of the manifest, the last file of every set.
+pub const MANIFEST: &str = "result.json";
+
+/// Bytes reserved for the manifest in space checks (it is a few hundred).
+pub const MANIFEST_RESERVE: u64 = 64 * 1024;
+
+fn io_err(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// One array written into a set.
+#[derive(Clone, Debug)]
+struct Part {
+    name: String,
+    dtype: Dtype,
+    shape: Vec<usize>,
+    bytes: u64,
+    sha256: String,
+}
+
+/// A result set being written (see the [module docs](self)); dropped without
+/// [`commit`](ResultWriter::commit), it removes what it wrote and the
+/// directory keeps its previous result.
+pub struct ResultWriter<'a> {
+    out: &'a OutputDir,
+    set: String,
+    set_dir: PathBuf,
+    parts: Vec<Part>,
+    retired: Vec<String>,
+    stop: Option<Box<dyn Fn() -> bool + 'a>>,
+    committed: bool,
+}
+
+impl OutputDir {
+    /// Starts a new result set in this directory.
+    pub fn begin(&self) -> Result<ResultWriter<'_>> {
+        let store = self.store();
+        std::fs::create_dir_all(&store).map_err(|e| io_err(&store, e))?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let set = format!("set-{}-{nanos}", std::process::id());
+        let set_dir = store.join(&set);
+        std::fs::create_dir(&set_dir).map_err(|e| io_err(&set_dir, e))?;
+        Ok(ResultWriter {
+            out: self,
+            set,
+            set_dir,
+            parts: Vec::new(),
+            retired: Vec::new(),
+            stop: None,
+            committed: false,
+        })
+    }
+}
+
+impl<'a> ResultWriter<'a> {
+    /// Makes the writer give up with [`Error::Cancelled`] as soon as `stop`
+    /// returns true (checked at least every MiB written and before the
+    /// switch), e.g. after SIGTERM.
+    pub fn stop_when(&mut self, stop: impl Fn() -> bool + 'a) {
+        self.stop = Some(Box::new(stop));
+    }
+
+    /// Says that this result has no array `name` (e.g. `eigenvectors.npy` of a
+    /// values-only run): a file or link of that name in the directory, left by
+    /// an earlier result, is removed when this one is committed.
+    pub fn retire(&mut self, name: &str) {
+        self.retired.push(name.to_string());
+    }
+
+    /// Writes the 1-D array `v` as `name` (e.g. `eigenvalues.npy`).
+    pub fn add_vector<T: Scalar>(&mut self, name: &str, v: &[T]) -> Result<()> {
+        self.add::<T>(name, vec![v.len()], |w| npy::write_vector_to(w, v))
+    }
+
+    /// Writes the matrix `a` as `name` (Fortran order, as
+    /// [`npy::write_matrix`]).
+    pub fn add_matrix<T: Scalar>(&mut self, name: &str, a: MatRef<'_, T>) -> Result<()> {
+        let shape = vec![a.nrows(), a.ncols()];
+        self.add::<T>(name, shape, |w| npy::write_matrix_to(w, a))
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s())
+    }
+
+    fn add<T: Scalar>(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        write: impl FnOnce(&mut BufWriter<PartWriter<'_>>) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let bad = name.is_empty()
+            || name.starts_with('.')
+            || name.contains('/')
+            || name == MANIFEST
+            || self.parts.iter().any(|p| p.name == name);
+        if bad {
+            return Err(Error::InvalidArgument(format!(
+                "result part name {name:?} is empty, hidden, a path, reserved or repeated"
+            )));
+        }
+        if self.stopped() {
+            return Err(Error::Cancelled);
+        }
+        let expected = npy::file_bytes::<T>(&shape);
+        let index = self.parts.len();
+        let (bytes, sha256) = self.write_file(name, expected, index, write)?;
+        self.parts.push(Part {
+            name: name.to_string(),
+            dtype: Dtype::of::<T>(),
+            shape,
+            bytes,
+            sha256,
+        });
+        if index == 0 {
+            fault::point("after-first-file");
+        }
+        Ok(())
+    }
+
+    /// Writes one file of the set through a digest; flushes and `fsync`s it.
+    /// Returns its size and hex SHA-256.
+    fn write_file(
+        &self,
+        name: &str,
+        expected: u64,
+        index: usize,
+        write: impl FnOnce(&mut BufWriter<PartWriter<'_>>) -> std::io::Result<()>,
+    ) -> Result<(u64, String)> {
+        let path = self.set_dir.join(name);
+        let file = File::create(&path).map_err(|e| io_err(&path, e))?;
+        let stop = || self.stopped();
+        let part = PartWriter {
+            file,
+            digest: Sha256::new(),
+            bytes: 0,
+            expected,
+            index,
+            stop: &stop,
+        };
+        let mut w = BufWriter::with_capacity(1 << 20, part);
+        let result = write(&mut w).and_then(|_| w.flush());
+        if let Err(e) = result {
+            return Err(if self.stopped() {
+                Error::Cancelled
+            } else {
+                io_err(&path, e)
+            });
+        }
+        let part = w.into_inner().map_err(|e| io_err(&path, e.into_error()))?;
+        part.file.sync_all().map_err(|e| io_err(&path, e))?;
+        Ok((part.bytes, hex(&part.digest.finalize())))
+    }
+
+    /// Writes the manifest (the caller's `fields` plus the files, the format
+    /// and eigenflow's version), then switches the directory to this set (see
+    /// the [module docs](self)). Returns the paths of the set's files as the
+    /// user sees them (`DIR/<name>`), manifest last.
+    pub fn commit(
+        mut self,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Vec<PathBuf>> {
+        fault::point("before-manifest");
+        let mut manifest = fields;
+        let files: Vec<serde_json::Value> = self
+            .parts
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name, "dtype": p.dtype.descr(), "shape": p.shape,
+                    "bytes": p.bytes, "sha256": p.sha256,
+                })
+            })
+            .collect();
+        manifest.insert("format".into(), "eigenflow-result/1".into());
+        manifest.insert("eigenflow_version".into(), env!("CARGO_PKG_VERSION").into());
+        manifest.insert(
+            "created".into(),
+            input::unix_seconds(std::time::SystemTime::now()).into(),
+        );
+        manifest.insert("files".into(), files.into());
+        let text = serde_json::to_string_pretty(&serde_json::Value::Object(manifest))
+            .expect("JSON values serialize")
+            + "\n";
+        self.write_file(MANIFEST, text.len() as u64, usize::MAX, |w| {
+            w.write_all(text.as_bytes())
+        })?;
+        sync_dir(&self.set_dir)?;
+        let store = self.out.store();
+        sync_dir(&store)?;
+        fault::point("before-commit");
+        if self.stopped() {
+            return Err(Error::Cancelled);
+        }
+        let dir = self.out.dir.clone();
+        let mut names: Vec<String> = self.parts.iter().map(|p| p.name.clone()).collect();
+        names.push(MANIFEST.to_string());
+        // Every name of the new set gets its link before the switch.
+        for name in &names {
+            let link = dir.join(name);
+            let target = Path::new(STORE).join("current").join(name);
+            if std::fs::read_link(&link).is_ok_and(|t| t == target) {
+                continue;
+            }
+            let tmp = dir.join(format!(".link-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(&target, &tmp).map_err(|e| io_err(&tmp, e))?;
+            std::fs::rename(&tmp, &link).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                io_err(&link, e)
+            })?;
+        }
+        sync_dir(&dir)?;
+        // The switch: one rename replaces the whole set.
+        let old = self.out.current_set();
+        let tmp = store.join(format!("current.new-{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(&self.set, &tmp).map_err(|e| io_err(&tmp, e))?;
+        let current = store.join("current");
+        std::fs::rename(&tmp, &current).map_err(|e| io_err(&current, e))?;
+        self.committed = true;
+        sync_dir(&store)?;
+        fault::point("after-commit");
+        self.remove_stale(&dir, &names)?;
+        sync_dir(&dir)?;
+        if let Some(old) = old.filter(|o| *o != self.set) {
+            let old = store.join(old);
+            std::fs::remove_dir_all(&old).map_err(|e| io_err(&old, e))?;
+        }
+        Ok(names.iter().map(|n| dir.join(n)).collect())
+    }
+
+    /// Removes the names the new set does not have: those retired by the
+    /// caller and any link into the store's current set.
+    fn remove_stale(&self, dir: &Path, names: &[String]) -> Result<()> {
+        let prefix = Path::new(STORE).join("current");
+        let entries = std::fs::read_dir(dir).map_err(|e| io_err(dir, e))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if names.contains(&name) {
+                continue;
+            }
+            let into_store = std::fs::read_link(entry.path()).is_ok_and(|t| t.starts_with(&prefix));
+            if into_store || self.retired.contains(&name) {
+                let path = entry.path();
+                std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ResultWriter<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.set_dir);
+        }
+    }
+}
+
+/// The file end of a part: digests and counts what it writes, and honours the
+/// stop request and the `mid-second-file` fault point.
+struct PartWriter<'s> {
+    file: File,
+    digest: Sha256,
+    bytes: u64,
+    expected: u64,
+    index: usize,
+    stop: &'s dyn Fn() -> bool,
+}
+
+impl Write for PartWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if (self.stop)() {
+            return Err(std::io::Error::other("stopped"));
+        }
+        let mut take = buf.len();
+        let half = self.expected / 2;
+        let mid = self.index == 1 && self.bytes < half && self.bytes + take as u64 >= half;
+        if mid && fault::armed("mid-second-file") {
+            take = (half - self.bytes) as usize;
+        }
+        let n = self.file.write(&buf[..take])?;
+        self.digest.update(&buf[..n]);
+        self.bytes += n as u64;
+        if mid && self.bytes >= half {
+            fault::point("mid-second-file");
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Test-only fault points (cargo feature `fault-injection`): the process kills
+/// itself with SIGKILL at the point named by `EIGENFLOW_FAULT`
+/// (`after-first-file`, `mid-second-file`, `before-manifest`, `before-commit`,
+/// `after-commit`), so the integration tests can check what a kill at exactly
+/// that moment leaves on disk. Without the feature the variable is ignored.
+mod fault {
+    /// Whether `EIGENFLOW_FAULT` names `point` (always false without the feature).
+    pub(super) fn armed(point: &str) -> bool {
+        cfg!(feature = "fault-injection")
+            && std::env::var("EIGENFLOW_FAULT").is_ok_and(|v| v == point)
+    }
+
+    /// With `EIGENFLOW_GATE=<path>` (and the feature), waits after taking the
+    /// directory's lock until `path` exists, so a test can hold the lock for
+    /// exactly as long as it needs (four runs at once: one holds, the others
+    /// must be refused).
+    pub(super) fn gate() {
+        if !cfg!(feature = "fault-injection") {
+            return;
+        }
+        if let Some(path) = std::env::var_os("EIGENFLOW_GATE") {
+            while !std::path::Path::new(&path).exists() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    }
+
+    /// Kills the process here if `point` is armed.
+    pub(super) fn point(point: &str) {
+        if armed(point) {
+            // SAFETY: plain libc calls; SIGKILL ends the process at once, as
+            // the kill being simulated would.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,81 @@
+//! Finding the example binaries from an integration test.
+//!
+//! `cargo test` builds the examples next to the test binaries
+//! (`target/<profile>/examples/<name>` beside `target/<profile>/deps/`); a test
+//! filtered to one file (`cargo test --test evd_results`) does not, so build
+//! them first then (`cargo build --examples`, same profile and features). A
+//! missing binary skips the test with a note; a binary older than a source it
+//! was built from (per cargo's `<name>.d`) fails it, rather than test stale
+//! code.
+#![allow(dead_code)] // each test binary uses a subset
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The example binary `name`, if it was built (with a note if not); panics
+/// if it is older than one of the sources it was built from.
+pub fn example(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe.parent()?.parent()?;
+    let bin = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let Some(built) = mtime(&bin) else {
+        eprintln!("note: the {name} example is not built; skipping (see tests/example_bin)");
+        return None;
+    };
+    for src in sources_of(&bin, name) {
+        assert!(
+            mtime(&src).is_none_or(|t| t <= built),
+            "{} is older than {}: build it with `cargo build --examples` (same \
+             profile and features) or run `cargo test` without a target filter",
+            bin.display(),
+            src.display()
+        );
+    }
+    Some(bin)
+}
+
+fn mtime(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The sources the binary was built from, from cargo's dep-info file
+/// (`<name>.d`: `<binary>: <source> <source> ...`, spaces escaped as `\ `).
+fn sources_of(bin: &Path, name: &str) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(bin.with_file_name(format!("{name}.d"))) else {
+        return Vec::new();
+    };
+    let first = text.lines().next().unwrap_or("");
+    let Some((_, deps)) = first.split_once(": ") else {
+        return Vec::new();
+    };
+    deps.replace("\\ ", "\0")
+        .split_whitespace()
+        .map(|p| PathBuf::from(p.replace('\0', " ")))
+        .collect()
+}
+
+/// A fresh scratch directory, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// `$TMPDIR/eigenflow-<tag>-<pid>`, emptied.
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("eigenflow-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    /// `name` inside the directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
