@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use watch::{show_progress, Stop};
 
+#[path = "../common/watch.rs"]
 mod watch;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -128,11 +129,7 @@ fn main() {
     });
     if let Err(e) = start(&args, &stop) {
         if let Some(sig) = stop.signal() {
-            let name = if sig == signal_hook::consts::SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
+            let name = Stop::name(sig);
             let kept = match &args.output {
                 Some(dir) => format!("; the previous result in {} is intact", dir.display()),
                 None => String::new(),

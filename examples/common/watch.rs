@@ -1,5 +1,5 @@
-//! How a run of the `evd` example is watched: its progress on stderr, and
-//! SIGINT / SIGTERM turned into a cancellation of the run.
+//! How a run of the `evd` and `svd` examples is watched: its progress on
+//! stderr, and SIGINT / SIGTERM turned into a cancellation of the run.
 
 use eigenflow::runtime::{Progress, RunHandle};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -27,6 +27,15 @@ impl Stop {
                 })?;
         }
         Ok(Stop(signal))
+    }
+
+    /// The name of signal `sig` (SIGINT or SIGTERM, the two handled).
+    pub fn name(sig: i32) -> &'static str {
+        if sig == signal_hook::consts::SIGINT {
+            "SIGINT"
+        } else {
+            "SIGTERM"
+        }
     }
 
     /// The signal received, if any.

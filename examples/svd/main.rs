@@ -1,0 +1,476 @@
+//! The dense SVD by the two-stage task graph.
+//!
+//! `cargo run --release --example svd -- --m 3000 --n 2000 [--values-only]
+//!     [--check] [--json] [--trace FILE] [--output DIR]`
+//!
+//! Generates a random Gaussian `m x n` matrix from `--seed` (or reads `--input
+//! FILE.npy`, any 2-D f64/f32 array, C or Fortran order), checks that the run
+//! fits in memory before allocating, runs ge2gb -> gb2bd -> the bidiagonal
+//! SVD (-> the back-transformations) as one DAG with a progress display, and
+//! prints per-stage times (or one JSON line with `--json`; fields in
+//! docs/cli.md).
+//!
+//! Results (`--output DIR`): `singular_values.npy` (descending) and, with
+//! vectors, `u.npy` (`m x k`) and `vt.npy` (`k x n`), `k = min(m, n)`, in
+//! numpy's convention (`u @ np.diag(s) @ vt` reconstructs A), written as one
+//! set that replaces the previous one as a unit ([`eigenflow::results`]).
+//! SIGINT and SIGTERM cancel the run, leave the previous result as it was and
+//! exit with 130 and 143. The dtype follows the input file unless
+//! `--precision` says otherwise.
+
+use clap::{Parser, ValueEnum};
+use eigenflow::gallery;
+use eigenflow::matrix::npy;
+use eigenflow::pipeline::svd::{memory_bytes, stage_seconds};
+use eigenflow::pipeline::{svd_graph, SvdJob, SvdOptions};
+use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
+use eigenflow::runtime::{Progress, Runtime};
+use eigenflow::sysinfo;
+use eigenflow::trace::TraceLevel;
+use eigenflow::{Error, Result, Scalar};
+use faer::{Mat, MatRef};
+use std::path::PathBuf;
+use std::time::Instant;
+use watch::{show_progress, Stop};
+
+#[path = "../common/watch.rs"]
+mod watch;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Precision {
+    F64,
+    F32,
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "Two-stage SVD on the eigenflow task graph")]
+struct Args {
+    /// Rows (default: --n, a square matrix; ignored with --input).
+    #[arg(long)]
+    m: Option<usize>,
+    /// Columns (ignored with --input).
+    #[arg(long, default_value_t = 2048)]
+    n: usize,
+    /// Arithmetic precision (default: the dtype of --input, f32 for an f2 or
+    /// f4 file; f64 for a generated matrix).
+    #[arg(long, value_enum)]
+    precision: Option<Precision>,
+    /// Singular values only (default: values and the thin U and V^T).
+    #[arg(long)]
+    values_only: bool,
+    /// Also compute ||A - U S V^T||_F / (max(m,n) ||A||_F eps), ||U^T U - I||_F
+    /// / (m eps) and ||V^T V - I||_F / (n eps) (keeps a copy of A; O(m n k)
+    /// extra work); with --values-only, |sum(s^2) - ||A||_F^2| / (max(m,n)
+    /// ||A||_F^2 eps).
+    #[arg(long)]
+    check: bool,
+    /// CPU worker threads, 1 to 1024 (default: all cores).
+    #[arg(long, value_parser = thread_count)]
+    threads: Option<usize>,
+    /// Upper bandwidth of the intermediate band (default 32); lowered to
+    /// min(m, n) - 1.
+    #[arg(long, value_parser = positive)]
+    bandwidth: Option<usize>,
+    /// Stage 2: superdiagonals removed per pass (default: one 128-byte cache
+    /// line, 16 for f64 and 32 for f32); at least the bandwidth - 1 means one
+    /// pass.
+    #[arg(long, value_parser = positive)]
+    tilewidth: Option<usize>,
+    /// Read the matrix from a 2-D .npy file (f64 or f32; C or Fortran order).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Write singular_values.npy, with vectors u.npy and vt.npy, and the
+    /// manifest result.json into this directory, replacing its previous
+    /// result as a unit (created, locked against other runs and checked for
+    /// space before the run).
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Write a Chrome trace (open in ui.perfetto.dev).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Trace volume: auto (task up to 2^20 tasks, else stage), task or stage.
+    #[arg(long, default_value = "auto")]
+    trace_level: TraceLevel,
+    /// Seed of the random matrix.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one machine-readable JSON line on stdout (fields: docs/cli.md);
+    /// progress and messages go to stderr.
+    #[arg(long)]
+    json: bool,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn main() {
+    let args = Args::parse();
+    let stop = Stop::install().unwrap_or_else(|e| {
+        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
+        std::process::exit(1);
+    });
+    if let Err(e) = start(&args, &stop) {
+        if let Some(sig) = stop.signal() {
+            let kept = match &args.output {
+                Some(dir) => format!("; the previous result in {} is intact", dir.display()),
+                None => String::new(),
+            };
+            eprintln!("stopped by {}: nothing was written{kept}", Stop::name(sig));
+            std::process::exit(128 + sig);
+        }
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Looks at the input (without opening anything but a regular file), picks
+/// the precision and runs.
+fn start(args: &Args, stop: &Stop) -> Result<()> {
+    let input = match &args.input {
+        Some(path) => {
+            let file = InputFile::stat(path)?;
+            let header = npy::read_header(path)?;
+            Some((file, header))
+        }
+        None => None,
+    };
+    let precision = args.precision.unwrap_or(match &input {
+        Some((_, h)) if h.dtype != npy::Dtype::F64 => Precision::F32,
+        _ => Precision::F64,
+    });
+    match precision {
+        Precision::F64 => run::<f64>(args, input, stop),
+        Precision::F32 => run::<f32>(args, input, stop),
+    }
+}
+
+const MAX_THREADS: usize = 1024;
+
+fn thread_count(s: &str) -> std::result::Result<usize, String> {
+    let t: usize = s.parse().map_err(|e| format!("{e}"))?;
+    if (1..=MAX_THREADS).contains(&t) {
+        Ok(t)
+    } else {
+        Err(format!("must be between 1 and {MAX_THREADS}"))
+    }
+}
+
+fn positive(s: &str) -> std::result::Result<usize, String> {
+    let v: usize = s.parse().map_err(|e| format!("{e}"))?;
+    if v == 0 {
+        Err("must be at least 1 (omit the option for the default)".to_string())
+    } else {
+        Ok(v)
+    }
+}
+
+/// The shape `(m, n)` of the 2-D array in the header.
+fn matrix_shape(path: &std::path::Path, header: &npy::Header) -> Result<(usize, usize)> {
+    match header.shape[..] {
+        [m, n] => Ok((m, n)),
+        _ => Err(Error::Npy {
+            path: path.to_path_buf(),
+            reason: format!("expected a 2-D matrix, found shape {:?}", header.shape),
+        }),
+    }
+}
+
+/// The largest square order (a multiple of 1024) whose run fits in `available`.
+fn largest_fitting<T: Scalar>(available: u64, job: SvdJob, opts: &SvdOptions) -> usize {
+    let (mut lo, mut hi) = (0usize, 1usize << 21);
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if memory_bytes::<T>(mid, mid, job, opts).is_some_and(|b| b <= available) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo / 1024 * 1024
+}
+
+/// Bytes the run needs (the copy kept for `--check` included); fails, saying
+/// what fits, if they are more than the memory available.
+fn check_memory<T: Scalar>(
+    m: usize,
+    n: usize,
+    job: SvdJob,
+    check: bool,
+    opts: &SvdOptions,
+) -> Result<u64> {
+    let what = match job {
+        SvdJob::Values => "singular values",
+        SvdJob::Vectors => "singular values and vectors",
+    };
+    let problem = format!("the {m} x {n} {} SVD ({what})", T::NAME);
+    let suggestion = |avail: u64| {
+        let f = |j| {
+            (
+                largest_fitting::<f64>(avail, j, opts),
+                largest_fitting::<f32>(avail, j, opts),
+            )
+        };
+        let (v64, v32) = f(SvdJob::Vectors);
+        let (e64, e32) = f(SvdJob::Values);
+        format!(
+            "this machine fits square --n {v64} (f64) or {v32} (f32) with vectors, \
+             --n {e64} (f64) or {e32} (f32) with --values-only"
+        )
+    };
+    let copy = if check {
+        (m as u64)
+            .checked_mul(n as u64)
+            .and_then(|w| w.checked_mul(std::mem::size_of::<T>() as u64))
+    } else {
+        Some(0)
+    };
+    let Some(needed) = memory_bytes::<T>(m, n, job, opts)
+        .zip(copy)
+        .and_then(|(a, b)| a.checked_add(b))
+    else {
+        let hint = sysinfo::available_memory_bytes()
+            .map(|avail| format!("; {}", suggestion(avail)))
+            .unwrap_or_default();
+        return Err(Error::InvalidArgument(format!(
+            "{problem} is too large: the memory it needs does not fit in 64 bits{hint}"
+        )));
+    };
+    sysinfo::check_fits(needed, &problem, suggestion)?;
+    Ok(needed)
+}
+
+fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &Stop) -> Result<()> {
+    let job = if args.values_only {
+        SvdJob::Values
+    } else {
+        SvdJob::Vectors
+    };
+    let threads = args
+        .threads
+        .unwrap_or_else(|| sysinfo::default_threads().min(MAX_THREADS));
+    let out = args.output.as_deref().map(OutputDir::lock).transpose()?;
+    let (m, n) = match &input {
+        Some((file, header)) => matrix_shape(&file.path, header)?,
+        None => (args.m.unwrap_or(args.n), args.n),
+    };
+    let k = m.min(n);
+    let mut opts = SvdOptions::auto();
+    if let Some(b) = args.bandwidth {
+        opts.bandwidth = b;
+    }
+    if let Some(tw) = args.tilewidth {
+        opts.tile_width = tw;
+    }
+    let needed = check_memory::<T>(m, n, job, args.check, &opts)?;
+    if let Some(out) = &out {
+        let vectors = match job {
+            SvdJob::Vectors => npy::file_bytes::<T>(&[m, k]) + npy::file_bytes::<T>(&[k, n]),
+            SvdJob::Values => 0,
+        };
+        out.check_space(npy::file_bytes::<T>(&[k]) + vectors + MANIFEST_RESERVE)?;
+    }
+    let a: Mat<T> = match &input {
+        Some((file, _)) => {
+            let a = npy::read_matrix::<T>(&file.path)?;
+            file.check_unchanged()?;
+            a
+        }
+        None => gallery::random_gaussian(m, n, args.seed),
+    };
+    if stop.signal().is_some() {
+        return Err(Error::Cancelled);
+    }
+    let b = opts.bandwidth_for(k);
+    if !args.json && !args.quiet {
+        eprintln!(
+            "{m} x {n} ({}): needs {} of memory; building the task graph",
+            T::NAME,
+            sysinfo::human_bytes(needed)
+        );
+    }
+    let progress = Progress::new();
+    let mut rt = Runtime::builder()
+        .progress(progress.clone())
+        .threads(threads);
+    if let Some(path) = &args.trace {
+        rt = rt.trace(path, args.trace_level);
+    }
+    let rt = rt.build();
+
+    let t0 = Instant::now();
+    let svd = svd_graph(a.as_ref(), job, &opts)?;
+    let build = t0.elapsed();
+    let tasks = svd.graph.len();
+    let (graph, results) = svd.into_parts();
+    let handle = rt.submit(graph);
+    show_progress(&handle, &progress, args.quiet, stop, t0);
+    let report = handle.wait()?;
+    let (values, u, vt) = results.into_results()?;
+    let checks = args
+        .check
+        .then(|| check_ratios(a.as_ref(), &values, u.as_ref().zip(vt.as_ref())));
+    drop(a);
+    let seconds = report.wall.as_secs_f64();
+    let stages = stage_seconds(&report);
+    let job_name = match job {
+        SvdJob::Values => "values",
+        SvdJob::Vectors => "vectors",
+    };
+
+    let mut written = Vec::new();
+    if let Some(out) = &out {
+        let mut set = out.begin()?;
+        set.stop_when(|| stop.signal().is_some());
+        set.add_vector("singular_values.npy", &values)?;
+        match (&u, &vt) {
+            (Some(u), Some(vt)) => {
+                set.add_matrix("u.npy", u.as_ref())?;
+                set.add_matrix("vt.npy", vt.as_ref())?;
+            }
+            _ => {
+                set.retire("u.npy");
+                set.retire("vt.npy");
+            }
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert("m".into(), m.into());
+        fields.insert("n".into(), n.into());
+        fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
+        fields.insert("job".into(), format!("svd {job_name}").into());
+        let source = match &input {
+            Some((file, _)) => file.to_json(),
+            None => {
+                serde_json::json!({ "generated": "standard Gaussian entries", "seed": args.seed })
+            }
+        };
+        fields.insert("input".into(), source);
+        written = set.commit(fields)?;
+    }
+    if args.json {
+        let stage_obj: serde_json::Map<String, serde_json::Value> = stages
+            .iter()
+            .map(|(k, v)| (k.to_string(), (*v).into()))
+            .collect();
+        let (residual, orth_u, orth_v) = match checks {
+            Some((r, Some((ou, ov)))) => (Some(r), Some(ou), Some(ov)),
+            Some((r, None)) => (Some(r), None, None),
+            None => (None, None, None),
+        };
+        let files: Option<Vec<String>> = out
+            .is_some()
+            .then(|| written.iter().map(|p| p.display().to_string()).collect());
+        let line = serde_json::json!({
+            "m": m, "n": n, "precision": T::NAME, "job": job_name,
+            "threads": rt.threads(), "bandwidth": b, "tasks": tasks, "seconds": seconds,
+            "stages": stage_obj, "build_seconds": build.as_secs_f64(),
+            "residual": residual, "orthogonality_u": orth_u, "orthogonality_v": orth_v,
+            "files": files, "trace": args.trace.as_ref().map(|p| p.display().to_string()),
+        });
+        println!("{line}");
+    } else {
+        println!(
+            "{m} x {n} ({}), bandwidth {b}, {tasks} tasks on {} thread(s): {seconds:.3} s",
+            T::NAME,
+            rt.threads()
+        );
+        println!("{report}");
+        if k > 0 {
+            println!(
+                "singular values: max {:.6e}, min {:.6e}",
+                values[0].f64(),
+                values[k - 1].f64()
+            );
+        }
+        match checks {
+            Some((res, Some((ou, ov)))) => println!(
+                "||A - U S V^T||: residual ratio {res:.3}; ||U^T U - I||: {ou:.3}; \
+                 ||V^T V - I||: {ov:.3} (LAPACK threshold 30)"
+            ),
+            Some((res, None)) => println!(
+                "|sum(s^2) - ||A||_F^2|: ratio {res:.3} (LAPACK threshold 30; values only)"
+            ),
+            None => {}
+        }
+    }
+    let mut paths: Vec<String> = written
+        .iter()
+        .map(|p| format!("wrote {}", p.display()))
+        .collect();
+    if let Some(p) = &args.trace {
+        paths.push(format!(
+            "wrote {} (trace; open in ui.perfetto.dev)",
+            p.display()
+        ));
+    }
+    for line in paths {
+        if args.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+/// LAPACK-style ratios: `||A - U S V^T||_F / (max(m,n) ||A||_F eps)` and the
+/// orthogonality of `U` and `V`; values only: `|sum(s^2) - ||A||_F^2| /
+/// (max(m,n) ||A||_F^2 eps)`.
+fn check_ratios<T: Scalar>(
+    a: MatRef<'_, T>,
+    s: &[T],
+    uv: Option<(&Mat<T>, &Mat<T>)>,
+) -> (f64, Option<(f64, f64)>) {
+    use faer::linalg::matmul::matmul;
+    use faer::{Accum, Par};
+    let (m, n) = (a.nrows(), a.ncols());
+    let k = m.min(n);
+    if k == 0 {
+        return (0.0, uv.map(|_| (0.0, 0.0)));
+    }
+    let par = Par::rayon(0);
+    let eps = T::EPS.f64();
+    let mm = m.max(n) as f64;
+    let anorm = a.norm_l2().f64().max(f64::MIN_POSITIVE);
+    let Some((u, vt)) = uv else {
+        let sum: f64 = s.iter().map(|x| x.f64() * x.f64()).sum();
+        return (
+            (sum - anorm * anorm).abs() / (mm * anorm * anorm * eps),
+            None,
+        );
+    };
+    let mut r = a.to_owned();
+    let us = Mat::from_fn(m, k, |i, j| u[(i, j)] * s[j]);
+    matmul(
+        r.as_mut(),
+        Accum::Add,
+        us.as_ref(),
+        vt.as_ref(),
+        -T::one(),
+        par,
+    );
+    let mut ou = Mat::<T>::identity(k, k);
+    matmul(
+        ou.as_mut(),
+        Accum::Add,
+        u.transpose(),
+        u.as_ref(),
+        -T::one(),
+        par,
+    );
+    let mut ov = Mat::<T>::identity(k, k);
+    matmul(
+        ov.as_mut(),
+        Accum::Add,
+        vt.as_ref(),
+        vt.transpose(),
+        -T::one(),
+        par,
+    );
+    (
+        r.norm_l2().f64() / (mm * anorm * eps),
+        Some((
+            ou.norm_l2().f64() / (m as f64 * eps),
+            ov.norm_l2().f64() / (n as f64 * eps),
+        )),
+    )
+}

@@ -1,0 +1,134 @@
+//! The `svd` example as a user runs it: the JSON line and its checks, the
+//! result set (`singular_values.npy`, `u.npy`, `vt.npy` in numpy's
+//! convention) reconstructing the input read from a `.npy` in either order,
+//! the dtype following the input, and clear errors for bad input.
+
+mod example_bin;
+
+use eigenflow::matrix::npy;
+use example_bin::{example, TempDir};
+use faer::Mat;
+use std::process::Command;
+
+fn json_line(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "svd failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "stdout must be one JSON line: {stdout}");
+    serde_json::from_str(lines[0]).expect("valid JSON")
+}
+
+#[test]
+fn json_with_checks_square_tall_wide() {
+    let Some(bin) = example("svd") else { return };
+    for (m, n, values_only) in [
+        (150, 150, false),
+        (230, 120, false),
+        (90, 170, false),
+        (200, 140, true),
+    ] {
+        let mut cmd = Command::new(&bin);
+        cmd.args([
+            "--m",
+            &m.to_string(),
+            "--n",
+            &n.to_string(),
+            "--check",
+            "--json",
+            "--quiet",
+            "--threads",
+            "2",
+        ]);
+        if values_only {
+            cmd.arg("--values-only");
+        }
+        let j = json_line(&cmd.output().unwrap());
+        assert_eq!((j["m"].as_u64(), j["n"].as_u64()), (Some(m), Some(n)));
+        assert!(j["seconds"].as_f64().unwrap() > 0.0);
+        assert!(j["stages"]["ge2gb"].as_f64().is_some() && j["stages"]["gb2bd"].as_f64().is_some());
+        let res = j["residual"].as_f64().expect("residual");
+        assert!(res < 30.0, "{m} x {n}: residual ratio {res}");
+        if values_only {
+            assert!(j["orthogonality_u"].is_null() && j["orthogonality_v"].is_null());
+            assert_eq!(j["job"], "values");
+        } else {
+            for f in ["orthogonality_u", "orthogonality_v"] {
+                let o = j[f].as_f64().expect(f);
+                assert!(o < 30.0, "{m} x {n}: {f} {o}");
+            }
+            assert!(
+                j["stages"]["q1u"].as_f64().is_some(),
+                "vector stages reported"
+            );
+        }
+    }
+}
+
+/// `u @ diag(s) @ vt` reconstructs the input, read in C and in Fortran
+/// order, and an f32 input gives f32 results.
+#[test]
+fn output_reconstructs_the_input() {
+    let Some(bin) = example("svd") else { return };
+    let dir = TempDir::new("svd-cli");
+    for (m, n) in [(120, 70), (60, 110)] {
+        let a: Mat<f32> = eigenflow::gallery::random_gaussian(m, n, 9);
+        let input = dir.path("a.npy");
+        npy::write_matrix(&input, a.as_ref()).unwrap();
+        let out = dir.path("out");
+        let o = Command::new(&bin)
+            .args([
+                "--input",
+                input.to_str().unwrap(),
+                "--output",
+                out.to_str().unwrap(),
+                "--quiet",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains("vt.npy"),
+            "the paths written are printed: {stdout}"
+        );
+        let h = npy::read_header(&out.join("u.npy")).unwrap();
+        assert_eq!(h.dtype, npy::Dtype::F32, "the dtype follows the input");
+        let s = npy::read_vector::<f64>(&out.join("singular_values.npy")).unwrap();
+        let u = npy::read_matrix::<f64>(&out.join("u.npy")).unwrap();
+        let vt = npy::read_matrix::<f64>(&out.join("vt.npy")).unwrap();
+        let k = m.min(n);
+        assert_eq!(
+            (u.nrows(), u.ncols(), vt.nrows(), vt.ncols(), s.len()),
+            (m, k, k, n, k)
+        );
+        let us = Mat::from_fn(m, k, |i, j| u[(i, j)] * s[j]);
+        let a64 = Mat::from_fn(m, n, |i, j| a[(i, j)] as f64);
+        let err = (&us * &vt - &a64).norm_max() / a64.norm_max();
+        assert!(err < 1e-4, "{m} x {n}: reconstruction error {err}");
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let Some(bin) = example("svd") else { return };
+    let dir = TempDir::new("svd-bad");
+    let v = dir.path("v.npy");
+    npy::write_vector(&v, &[1.0f64, 2.0, 3.0]).unwrap();
+    let mut a: Mat<f64> = eigenflow::gallery::random_gaussian(20, 10, 1);
+    a[(4, 7)] = f64::NAN;
+    let nan = dir.path("nan.npy");
+    npy::write_matrix(&nan, a.as_ref()).unwrap();
+    for (path, want) in [(&v, "2-D"), (&nan, "row 4, column 7")] {
+        let o = Command::new(&bin)
+            .args(["--input", path.to_str().unwrap(), "--quiet"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(want), "expected {want:?} in: {err}");
+    }
+}
