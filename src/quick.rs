@@ -1,10 +1,11 @@
-//! The one-call eigensolver: [`eigh`] and [`eigvalsh`] on any faer matrix or
-//! view, run on a process-wide default [`Runtime`] created on first use;
-//! [`eigh_with`] takes options (the triangle read, tuning) and a runtime. The
-//! pipeline-level form, which also returns the run's timings, is
-//! [`crate::pipeline::eigh`].
+//! The one-call solvers: [`eigh`] and [`eigvalsh`] (symmetric EVD), [`svd`]
+//! and [`svdvals`] (SVD) on any faer matrix or view, run on a process-wide
+//! default [`Runtime`] created on first use; [`eigh_with`] and [`svd_with`]
+//! take options and a runtime. The pipeline-level forms, which also return
+//! the run's timings, are [`crate::pipeline::eigh`] and
+//! [`crate::pipeline::svd()`].
 
-use crate::pipeline::{self, EvdJob, EvdOptions};
+use crate::pipeline::{self, EvdJob, EvdOptions, SvdJob, SvdOptions};
 use crate::runtime::Runtime;
 use crate::{Result, Scalar};
 use faer::mat::AsMatRef;
@@ -100,4 +101,71 @@ where
         default_runtime(),
     )
     .map(|eig| eig.values)
+}
+
+/// The thin singular value decomposition `A = U diag(values) V^T` of a
+/// matrix of any shape, as returned by [`svd`] (numpy's
+/// `u, s, vt = np.linalg.svd(a, full_matrices=False)`).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Svd<T> {
+    /// Singular values, descending (`k = min(m, n)` of them).
+    pub values: Vec<T>,
+    /// `U` (`m x k`, orthonormal columns).
+    pub u: Mat<T>,
+    /// `V^T` (`k x n`, orthonormal rows).
+    pub vt: Mat<T>,
+}
+
+/// The thin SVD of `a` (`m x n`, any shape) by the two-stage pipeline on
+/// [`default_runtime`]; `a` may be a `&Mat<T>`, a `MatRef<T>` or a `MatMut<T>`,
+/// with `T` `f32` or `f64`.
+///
+/// ```
+/// use eigenflow::faer::Mat;
+/// let a = Mat::<f64>::from_fn(4, 3, |i, j| (i + 2 * j) as f64);
+/// let svd = eigenflow::svd(&a)?;
+/// let s = Mat::<f64>::from_fn(3, 3, |i, j| if i == j { svd.values[i] } else { 0.0 });
+/// assert!((&svd.u * &s * &svd.vt - &a).norm_max() < 1e-12);
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+///
+/// Errors: as [`crate::pipeline::svd()`].
+pub fn svd<T, A>(a: A) -> Result<Svd<T>>
+where
+    T: Scalar,
+    A: AsMatRef<T = T, Rows = usize, Cols = usize>,
+{
+    svd_with(a, &SvdOptions::auto(), default_runtime())
+}
+
+/// [`svd`] with options and a runtime of the caller's.
+pub fn svd_with<T, A>(a: A, opts: &SvdOptions, rt: &Runtime) -> Result<Svd<T>>
+where
+    T: Scalar,
+    A: AsMatRef<T = T, Rows = usize, Cols = usize>,
+{
+    let r = pipeline::svd(a.as_mat_ref(), SvdJob::Vectors, opts, rt)?;
+    let missing = || crate::Error::InvalidArgument("the vectors job returned no vectors".into());
+    Ok(Svd {
+        values: r.values,
+        u: r.u.ok_or_else(missing)?,
+        vt: r.vt.ok_or_else(missing)?,
+    })
+}
+
+/// The singular values, descending, of `a` (any shape) on
+/// [`default_runtime`]; numpy's `np.linalg.svd(a, compute_uv=False)`.
+pub fn svdvals<T, A>(a: A) -> Result<Vec<T>>
+where
+    T: Scalar,
+    A: AsMatRef<T = T, Rows = usize, Cols = usize>,
+{
+    pipeline::svd(
+        a.as_mat_ref(),
+        SvdJob::Values,
+        &SvdOptions::auto(),
+        default_runtime(),
+    )
+    .map(|r| r.values)
 }
