@@ -92,3 +92,19 @@ impl EvdOptions {
         self.tile.max(b).max(n / 24).div_ceil(b) * b
     }
 }
+
+/// How a bulge chasing (the EVD's sb2st, each pass of the SVD's gb2bd) is cut
+/// into tasks (`crate::linalg::chase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChaseGrain {
+    /// One task per (sweep, step).
+    Fine,
+    /// Super-tasks of `sweeps` consecutive sweeps by `steps` skewed steps.
+    Grouped {
+        /// Sweeps per task (`G`).
+        sweeps: usize,
+        /// Steps per task in skewed coordinates (`C`).
+        steps: usize,
+    },
+}

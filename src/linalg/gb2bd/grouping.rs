@@ -11,9 +11,10 @@
 //! execution order) or implied by super-task edges, and the grouping adds no
 //! cycle (cross-pass edges only point forward in the pass order).
 //!
-//! Super-tasks the grouped DAG leaves unordered have disjoint *fine*
-//! footprints, but the bounding boxes of their fine tasks may overlap across
-//! passes: a super-task declares one region per fine task.
+//! Super-tasks the grouped DAG leaves unordered have disjoint fine footprints
+//! and, in every case the tests try (several schedules, group and chunk
+//! sizes), disjoint bounding boxes too, so the pipeline declares one box per
+//! super-task ([`PassGrouping::footprint`]).
 
 use super::{num_sweeps, pass_pred, steps, task_footprint, Pass};
 use crate::linalg::chase::{self, SweepShape, SWEEP_LAG};

@@ -12,20 +12,9 @@ use crate::{Result, Scalar};
 use std::ops::Range;
 use std::sync::Arc;
 
-/// How the bulge chasing is cut into tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Sb2stGrain {
-    /// One task per (sweep, step).
-    Fine,
-    /// Super-tasks of `sweeps` consecutive sweeps by `steps` skewed steps.
-    Grouped {
-        /// Sweeps per task (`G`).
-        sweeps: usize,
-        /// Steps per task in skewed coordinates (`C`).
-        steps: usize,
-    },
-}
+/// How the bulge chasing is cut into tasks (the grain both bulge chasings
+/// share, [`crate::pipeline::ChaseGrain`]).
+pub use crate::pipeline::ChaseGrain as Sb2stGrain;
 
 /// The tridiagonal a reduction produces, for [`super::sterf()`] or
 /// [`super::stedc()`]: the band storage whose diagonal and first subdiagonal

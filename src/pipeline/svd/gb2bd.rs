@@ -6,12 +6,14 @@ use super::ge2gb::UpperBandHandle;
 use super::reflectors::Gb2bdReflectorsHandle;
 use super::GB2BD;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::linalg::gb2bd::grouping::{cross_pass_preds, PassGrouping};
 use crate::linalg::gb2bd::{
     chase_step, fine_preds_lag, num_sweeps, pass_pred, steps, task_footprint, Gb2bdReflectors,
     SharedGb2bdReflectors, SharedUpperBand, SWEEP_LAG,
 };
 use crate::matrix::access::Access;
 use crate::pipeline::task::{check_owned, subgraph_of, with_access};
+use crate::pipeline::ChaseGrain;
 use crate::{Result, Scalar};
 use std::ops::Range;
 use std::sync::Arc;
@@ -99,6 +101,35 @@ pub fn gb2bd<T: Scalar>(
     band: UpperBandHandle<T>,
 ) -> Result<Gb2bdStage<T>> {
     gb2bd_with_lag(g, band, SWEEP_LAG, false)
+}
+
+/// [`gb2bd()`] at grain `grain`, keeping the reflectors for the
+/// back-transforms when `keep_reflectors` (as [`gb2bd_with_reflectors()`]).
+/// With [`ChaseGrain::Grouped`] each pass is cut into super-tasks of
+/// `sweeps` sweeps by `steps` skewed steps
+/// ([`crate::linalg::gb2bd::grouping`]): super-task `(g, c)` runs its fine
+/// tasks in order on one view of the bounding box of their band regions,
+/// which it declares (with each task's reflector slots);
+/// it follows `(g, c-1)` and `(g-1, c + ceil((3G - 1) / C))` of its pass,
+/// the super-tasks of earlier passes that hold the fine tasks
+/// [`crate::linalg::gb2bd::pass_pred`] names, and the band copies of
+/// stage 1 whose columns it touches. The result is bitwise that of the fine
+/// grain.
+///
+/// Errors: as [`gb2bd()`], and [`crate::Error::InvalidArgument`] for a zero
+/// group or chunk.
+pub fn gb2bd_with<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    band: UpperBandHandle<T>,
+    grain: ChaseGrain,
+    keep_reflectors: bool,
+) -> Result<Gb2bdStage<T>> {
+    match grain {
+        ChaseGrain::Fine => gb2bd_with_lag(g, band, SWEEP_LAG, keep_reflectors),
+        ChaseGrain::Grouped { sweeps, steps } => {
+            gb2bd_grouped(g, band, sweeps, steps, keep_reflectors)
+        }
+    }
 }
 
 /// [`gb2bd()`] keeping the reflectors for the back-transforms: each task
@@ -189,6 +220,112 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
     let mut all_done = sub.exits.clone();
     all_done.extend(feed.iter().map(|&(_, t)| t));
     // Every chase task precedes an exit (they were added in one run).
+    let reflectors = store.map(|store| Gb2bdReflectorsHandle {
+        store,
+        done: sub.exits.clone(),
+    });
+    Ok(Gb2bdStage {
+        sub,
+        bidiagonal: Bidiagonal { band, all_done },
+        reflectors,
+    })
+}
+
+/// The grouped grain of [`gb2bd_with()`].
+fn gb2bd_grouped<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    band: UpperBandHandle<T>,
+    group: usize,
+    chunk: usize,
+    keep: bool,
+) -> Result<Gb2bdStage<T>> {
+    check_owned(g, "the band", band.feed.iter().map(|(_, t)| t))?;
+    if group == 0 || chunk == 0 {
+        return Err(crate::Error::InvalidArgument(format!(
+            "gb2bd: groups of {group} sweeps x {chunk} steps"
+        )));
+    }
+    let UpperBandHandle {
+        band, passes, feed, ..
+    } = band;
+    let n = band.n();
+    let bid = band.id();
+    let store =
+        keep.then(|| Arc::new(SharedGb2bdReflectors::new(Gb2bdReflectors::new(n, &passes))));
+    let groupings: Vec<Arc<PassGrouping>> = passes
+        .iter()
+        .map(|&pass| Arc::new(PassGrouping::new(n, pass, group, chunk)))
+        .collect();
+    let mut ids: Vec<TaskId> = Vec::new();
+    // first[p][g]: index in `ids` of super-task (p, g, 0).
+    let mut first: Vec<Vec<usize>> = Vec::with_capacity(passes.len());
+    for (p, &pass) in passes.iter().enumerate() {
+        let grouping = &groupings[p];
+        let (b, d) = (pass.b, pass.d());
+        let step_cost = (4 * (d + 1) * (2 * b + d)) as f64;
+        let step_bytes = (std::mem::size_of::<T>() * (d + 1) * (2 * b + d)) as f64;
+        let mut fp_first = Vec::with_capacity(grouping.num_groups());
+        for gi in 0..grouping.num_groups() {
+            fp_first.push(ids.len());
+            for c in 0..grouping.num_chunks(gi) {
+                // One box per super-task: boxes of super-tasks the grouped DAG
+                // leaves unordered are disjoint (tested in linalg::gb2bd).
+                let window = grouping.footprint(gi, c);
+                let count = grouping.tasks(gi, c).count();
+                let mut fp = Footprint::new();
+                if let Some((rows, cols)) = &window {
+                    fp = fp.write(Region::new(bid, rows.clone(), cols.clone()));
+                }
+                if let Some(st) = &store {
+                    for (r, s) in grouping.tasks(gi, c) {
+                        for reg in st.task_regions(p, r, s) {
+                            fp = fp.write(reg);
+                        }
+                    }
+                }
+                let body = {
+                    let (band, store, grouping) = (band.clone(), store.clone(), grouping.clone());
+                    let window = window.clone();
+                    move |acc: &Access<'_>| {
+                        let Some((rows, cols)) = window else {
+                            return Ok(());
+                        };
+                        let mut view = band.write(acc, rows, cols);
+                        for (r, s) in grouping.tasks(gi, c) {
+                            let out = store.as_ref().map(|st| st.slot_mut(acc, p, r, s));
+                            chase_step(&mut view, pass, r, s, out);
+                        }
+                        Ok(())
+                    }
+                };
+                let t = g.add(
+                    Task::new(
+                        format!("gb2bd.pass[{p}].group[{gi}].chunk[{c}]"),
+                        with_access(body),
+                    )
+                    .stage(GB2BD)
+                    .cost(step_cost * count as f64, step_bytes * count as f64)
+                    .footprint(fp),
+                );
+                if let Some((_, cols)) = &window {
+                    g.succeed(t, &band_producers(&feed, cols));
+                }
+                for (pg, pc) in grouping.preds(gi, c).into_iter().flatten() {
+                    g.edge(ids[fp_first[pg] + pc], t);
+                }
+                for (q, earlier) in groupings[..p].iter().enumerate() {
+                    for (qg, qc) in cross_pass_preds(earlier, grouping, gi, c) {
+                        g.edge(ids[first[q][qg] + qc], t);
+                    }
+                }
+                ids.push(t);
+            }
+        }
+        first.push(fp_first);
+    }
+    let sub = subgraph_of(g, &ids);
+    let mut all_done = sub.exits.clone();
+    all_done.extend(feed.iter().map(|&(_, t)| t));
     let reflectors = store.map(|store| Gb2bdReflectorsHandle {
         store,
         done: sub.exits.clone(),

@@ -48,6 +48,8 @@ mod bt_tests;
 pub mod dqds;
 mod gb2bd;
 mod ge2gb;
+#[cfg(test)]
+mod grain_tests;
 mod memory;
 mod options;
 mod reflectors;
@@ -61,7 +63,7 @@ pub use back_transform::{
 };
 pub use bdsdc::{bdsdc, BdsdcStage};
 pub use dqds::singular_values;
-pub use gb2bd::{gb2bd, gb2bd_with_reflectors, Bidiagonal, Gb2bdStage};
+pub use gb2bd::{gb2bd, gb2bd_with, gb2bd_with_reflectors, Bidiagonal, Gb2bdStage};
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
 pub use memory::{memory_bytes, task_count};
 pub use options::SvdOptions;
@@ -229,14 +231,14 @@ pub fn svd_graph<T: Scalar>(
     let s1 = ge2gb(&mut g, w, b, nb, tw)?;
     let (values, vectors, mut last) = match job {
         SvdJob::Values => {
-            let s2 = gb2bd(&mut g, s1.band)?;
+            let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), false)?;
             let values = singular_values(&mut g, s2.bidiagonal)?;
             let last = vec![values.task()];
             (values, None, last)
         }
         SvdJob::Vectors => {
             let (q1u, q1v) = s1.reflectors.split();
-            let s2 = gb2bd_with_reflectors(&mut g, s1.band)?;
+            let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), true)?;
             let (q2u, q2v) = s2
                 .reflectors
                 .ok_or_else(|| Error::InvalidArgument("gb2bd kept no reflectors".into()))?

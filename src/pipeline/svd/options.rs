@@ -22,6 +22,12 @@ pub struct SvdOptions {
     /// Tile size of the stage-1 trailing updates (rounded up to a multiple of
     /// `b`).
     pub tile: usize,
+    /// Stage 2: consecutive sweeps per task (`G`) of each pass.
+    pub sweep_group: usize,
+    /// Stage 2: steps per task in skewed coordinates (`C`).
+    pub step_chunk: usize,
+    /// Stage 2 at fine grain: one task per (pass, sweep, step). For tests.
+    pub fine_stage2: bool,
     /// Bidiagonal divide and conquer: largest leaf solved by implicit QR.
     pub leaf_size: usize,
     /// Bidiagonal divide and conquer: column tile of each merge's products.
@@ -39,6 +45,9 @@ impl Default for SvdOptions {
             bandwidth: 0,
             tile_width: 0,
             tile: 256,
+            sweep_group: 4,
+            step_chunk: 8,
+            fine_stage2: false,
             leaf_size: 32,
             dc_tile: 256,
             q2_group: 16,
@@ -72,6 +81,19 @@ impl SvdOptions {
             self.tile_width
         };
         tw.min(b.saturating_sub(1)).max(1)
+    }
+
+    /// The grain of stage 2: fine with [`SvdOptions::fine_stage2`] (or a zero
+    /// group or chunk), else super-tasks of `sweep_group` by `step_chunk`.
+    pub fn grain(&self) -> crate::pipeline::ChaseGrain {
+        if self.fine_stage2 || self.sweep_group == 0 || self.step_chunk == 0 {
+            crate::pipeline::ChaseGrain::Fine
+        } else {
+            crate::pipeline::ChaseGrain::Grouped {
+                sweeps: self.sweep_group,
+                steps: self.step_chunk,
+            }
+        }
     }
 
     /// The column block of the back-transformations actually used for `n`

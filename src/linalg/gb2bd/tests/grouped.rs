@@ -242,3 +242,35 @@ fn weaker_cross_group_edge_races() {
         "lag 1 should leave overlapping super-tasks unordered"
     );
 }
+
+/// Super-tasks the grouped DAG leaves unordered have disjoint bounding boxes
+/// ([`PassGrouping::footprint`]), so one rectangle per super-task is a valid
+/// footprint (the pipeline declares it and takes one view of it).
+#[test]
+fn unordered_super_task_boxes_are_disjoint() {
+    for (n, b, tw, group, chunk) in CASES {
+        let passes = schedule(b, tw);
+        let gd = grouped(n, &passes, group, chunk);
+        let anc = gd.dag.ancestors();
+        let boxes: Vec<_> = gd
+            .nodes
+            .iter()
+            .map(|&(p, g, c)| gd.groupings[p].footprint(g, c))
+            .collect();
+        for i in 0..gd.nodes.len() {
+            for j in 0..i {
+                if anc[i][j] || anc[j][i] {
+                    continue;
+                }
+                if let (Some(a), Some(bb)) = (&boxes[i], &boxes[j]) {
+                    assert!(
+                        !overlaps(a, bb),
+                        "n {n} b {b} tw {tw} G {group} C {chunk}: boxes of {:?} and {:?} overlap",
+                        gd.nodes[i],
+                        gd.nodes[j]
+                    );
+                }
+            }
+        }
+    }
+}
