@@ -63,23 +63,86 @@ fn col_mut<T>(a: MatMut<'_, T>, j: usize, r0: usize) -> &mut [T] {
         .as_slice_mut()[r0..]
 }
 
-/// `w := A v` for the symmetric `A` whose lower triangle `a` holds (`m x m`,
-/// unit row stride): one pass over the columns, each giving a dot (its part
-/// below the diagonal times `v`) and an axpy (its contribution to the rows
-/// below), so every entry is read once (`dsymv`, lower).
-fn symv_lower<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
+/// `a . b` over the common length with 16 partial sums in a fixed order: wide
+/// enough for several independent SIMD accumulator chains once compiled with
+/// AVX2 ([`symv_lower`]), and deterministic (the order depends only on the
+/// length).
+#[inline(always)]
+fn dot_wide<T: Scalar>(a: &[T], b: &[T]) -> T {
+    let n = a.len().min(b.len());
+    let (ca, cb) = (a[..n].chunks_exact(16), b[..n].chunks_exact(16));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    let mut acc = [T::zero(); 16];
+    for (x, y) in ca.zip(cb) {
+        for k in 0..16 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let mut s = T::zero();
+    for (&x, &y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    let mut half = 8;
+    while half > 0 {
+        for k in 0..half {
+            acc[k] = acc[k] + acc[k + half];
+        }
+        half /= 2;
+    }
+    acc[0] + s
+}
+
+/// Runs `body` compiled for AVX2 when the CPU has it (the crate is built for
+/// the baseline x86-64, SSE2, and these loops are the BLAS-2 half of the
+/// reduction). No fused multiply-add is formed either way (Rust does not
+/// contract `a * b + c`), so both versions give bitwise the same results.
+macro_rules! simd_dispatch {
+    ($(#[$meta:meta])* fn $name:ident / $avx:ident / $body:ident ($($arg:ident : $ty:ty),*)) => {
+        $(#[$meta])*
+        fn $name<T: Scalar>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { $avx($($arg),*) };
+                return;
+            }
+            $body($($arg),*)
+        }
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        unsafe fn $avx<T: Scalar>($($arg: $ty),*) {
+            $body($($arg),*)
+        }
+    };
+}
+
+simd_dispatch! {
+    /// `w := A v` for the symmetric `A` whose lower triangle `a` holds (`m x m`,
+    /// unit row stride): one pass over the columns, each giving a dot (its part
+    /// below the diagonal times `v`) and an axpy (its contribution to the rows
+    /// below), so every entry is read once (`dsymv`, lower).
+    fn symv_lower / symv_lower_avx2 / symv_lower_body (a: MatRef<'_, T>, v: &[T], w: &mut [T])
+}
+
+#[inline(always)]
+fn symv_lower_body<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
     let m = a.nrows();
     w[..m].fill(T::zero());
     for c in 0..m {
         let colc = col(a, c, c);
         let (head, tail) = colc.split_first().expect("c < m");
-        w[c] += *head * v[c] + dot(tail, &v[c + 1..m]);
+        w[c] += *head * v[c] + dot_wide(tail, &v[c + 1..m]);
         axpy(&mut w[c + 1..m], v[c], tail);
     }
 }
 
-/// `A := A - v w^T - w v^T` on the lower triangle of the `m x m` `a` (`dsyr2`).
-fn syr2_lower<T: Scalar>(mut a: MatMut<'_, T>, v: &[T], w: &[T]) {
+simd_dispatch! {
+    /// `A := A - v w^T - w v^T` on the lower triangle of the `m x m` `a` (`dsyr2`).
+    fn syr2_lower / syr2_lower_avx2 / syr2_lower_body (a: MatMut<'_, T>, v: &[T], w: &[T])
+}
+
+#[inline(always)]
+fn syr2_lower_body<T: Scalar>(mut a: MatMut<'_, T>, v: &[T], w: &[T]) {
     let m = a.nrows();
     for c in 0..m {
         let colc = col_mut(a.rb_mut(), c, c);
