@@ -3,11 +3,15 @@
 pub use faer::Side;
 
 /// Automatic crossover of the eigenvalues-only job: below this order the
-/// one-stage serial path is taken (measured with `benches/evd_small.rs`).
-pub const ONE_STAGE_BELOW_VALUES: usize = 1024;
+/// one-stage serial path is taken. Measured with `benches/evd_small.rs` (f64,
+/// 2-core AVX-512 EPYC, shared and loaded): one-stage / two-stage on 2 threads
+/// 0.88 at n = 512, 1.04 at 768, 1.18 at 1024.
+pub const ONE_STAGE_BELOW_VALUES: usize = 768;
 /// Automatic crossover with eigenvectors: below this order the one-stage
-/// serial path is taken (measured with `benches/evd_small.rs`).
-pub const ONE_STAGE_BELOW_VECTORS: usize = 1024;
+/// serial path is taken. Measured as [`ONE_STAGE_BELOW_VALUES`]: one-stage /
+/// two-stage on 2 threads 0.73 at n = 1024, 0.79 at 1536, 0.99 at 2048 (the
+/// two-stage path does about 2n^3 more flops with vectors).
+pub const ONE_STAGE_BELOW_VECTORS: usize = 2048;
 
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
 /// ([`EvdOptions::auto`]) are what the benchmarks found best on a 2-core

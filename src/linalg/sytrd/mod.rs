@@ -74,8 +74,8 @@ fn dot_wide<T: Scalar>(a: &[T], b: &[T]) -> T {
     let (ra, rb) = (ca.remainder(), cb.remainder());
     let mut acc = [T::zero(); 16];
     for (x, y) in ca.zip(cb) {
-        for k in 0..16 {
-            acc[k] += x[k] * y[k];
+        for (s, (&xk, &yk)) in acc.iter_mut().zip(x.iter().zip(y)) {
+            *s += xk * yk;
         }
     }
     let mut s = T::zero();
@@ -84,8 +84,9 @@ fn dot_wide<T: Scalar>(a: &[T], b: &[T]) -> T {
     }
     let mut half = 8;
     while half > 0 {
-        for k in 0..half {
-            acc[k] = acc[k] + acc[k + half];
+        let (lo, hi) = acc.split_at_mut(half);
+        for (a, &b) in lo.iter_mut().zip(hi.iter()) {
+            *a += b;
         }
         half /= 2;
     }
