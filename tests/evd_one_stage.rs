@@ -332,3 +332,25 @@ fn explicit_crossover_forces_either_path() {
         );
     }
 }
+
+/// The one-stage path is serial: the same bits whatever the runtime's threads.
+#[test]
+fn one_stage_is_bitwise_identical_across_thread_counts() {
+    let a: Mat<f64> = gallery::random_symmetric_uniform(150, 12);
+    let solve = |threads: usize| {
+        let rt = Runtime::builder().threads(threads).build();
+        let e = eigh(a.as_ref(), EvdJob::Vectors, &one_stage(Side::Lower), &rt).unwrap();
+        let v = e.vectors.unwrap();
+        let bits: Vec<u64> = e
+            .values
+            .iter()
+            .chain(v.col_iter().flat_map(|c| c.iter()))
+            .map(|x| x.to_bits())
+            .collect();
+        bits
+    };
+    let one = solve(1);
+    for threads in [2, 4] {
+        assert!(solve(threads) == one, "{threads} threads differ from 1");
+    }
+}
