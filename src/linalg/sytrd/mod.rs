@@ -365,6 +365,11 @@ pub fn ormtr<T: Scalar>(a: MatRef<'_, T>, tau: &[T], mut z: MatMut<'_, T>, nb: u
     for b in (0..blocks).rev() {
         let i0 = b * nb;
         let k = nb.min(nr - i0);
+        if tau[i0..i0 + k].iter().all(|&t| t == T::zero()) {
+            // Every reflector of the block is the identity (e.g. n = 2, or
+            // columns already in tridiagonal form).
+            continue;
+        }
         // Reflector i0 + j has its unit at row i0 + 1 + j: in the view starting
         // at row i0 + 1 that is the (implicit) unit diagonal.
         let v = a.submatrix(i0 + 1, i0, n - i0 - 1, k);
