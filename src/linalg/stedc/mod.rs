@@ -48,7 +48,7 @@ pub struct DcParams {
     pub leaf_size: usize,
     /// Column tile width of the merge GEMMs and of the final `z * Q` product. Part of
     /// the numerical definition: a task graph must use the same value to be bitwise
-    /// identical to [`stedc`].
+    /// identical to [`serial::stedc`].
     pub col_tile: usize,
 }
 

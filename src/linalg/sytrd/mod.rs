@@ -210,7 +210,7 @@ pub fn sytd2<T: Scalar>(mut a: MatMut<'_, T>, d: &mut [T], e: &mut [T], tau: &mu
 }
 
 /// Blocked reduction to tridiagonal form (LAPACK `dsytrd`, `uplo = 'L'`):
-/// panels of `nb` columns reduced with [`latrd`]-style lazy updates, each
+/// panels of `nb` columns reduced with `dlatrd`-style lazy updates, each
 /// followed by one SYR2K of the trailing matrix through faer's triangular
 /// GEMM; the last `max(nx, nb)` columns (or all of them for small `n`) by
 /// [`sytd2`]. Same outputs as [`sytd2`] (equal up to rounding).
