@@ -39,6 +39,9 @@ fn args() -> Args {
         jobs: vec!["values".into(), "vectors".into()],
         opts: EvdOptions::default(),
     };
+    // This bench times the two-stage graph (its stage table needs the tasks);
+    // benches/evd_small.rs compares it with the one-stage path.
+    a.opts.one_stage_below = 1;
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         let mut val = || it.next().expect("flag needs a value");

@@ -35,7 +35,9 @@ pub fn default_runtime() -> &'static Runtime {
 
 /// The eigendecomposition `A = V diag(values) V^T` of the symmetric matrix `a`
 /// (its lower triangle is read, the strict upper one ignored), computed by the
-/// two-stage pipeline on [`default_runtime`]. `a` may be a `&Mat<T>`, a
+/// two-stage pipeline on [`default_runtime`], or, below the crossover
+/// [`EvdOptions::one_stage_below`] (automatic by default), by the one-stage
+/// reduction on the calling thread with no task graph. `a` may be a `&Mat<T>`, a
 /// `MatRef<T>` or a `MatMut<T>`, with `T` `f32` or `f64`.
 ///
 /// ```

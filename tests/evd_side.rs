@@ -34,6 +34,7 @@ fn with_garbage(a: &Mat<f64>, side: Side) -> Mat<f64> {
 
 fn opts(side: Side) -> EvdOptions {
     let mut o = EvdOptions::auto();
+    o.one_stage_below = 1; // the two-stage graph (tests/evd_one_stage.rs covers the other path)
     o.side = side;
     o.bandwidth = 8;
     o.leaf_size = 8;

@@ -39,6 +39,7 @@ const C: f64 = 5.0;
 
 fn opts(b: usize) -> EvdOptions {
     let mut o = EvdOptions::auto();
+    o.one_stage_below = 1; // the two-stage graph (tests/evd_one_stage.rs covers the other path)
     o.bandwidth = b;
     o.tile = 2 * b;
     o.sweep_group = 3;
@@ -106,6 +107,7 @@ fn eigenvalues_match_faer_across_bandwidths_and_at_1024() {
     for b in [8, 16, 32, 64, 128] {
         for tile in [b, 4 * b] {
             let mut o = EvdOptions::auto();
+            o.one_stage_below = 1;
             o.bandwidth = b;
             o.tile = tile;
             let eig = eigh(a.as_ref(), EvdJob::Values, &o, &rt).unwrap();

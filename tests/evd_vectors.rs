@@ -51,6 +51,7 @@ fn ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, 
 
 fn opts(b: usize, leaf: usize) -> EvdOptions {
     let mut o = EvdOptions::auto();
+    o.one_stage_below = 1; // the two-stage graph (tests/evd_one_stage.rs covers the other path)
     o.bandwidth = b;
     o.tile = 2 * b;
     o.sweep_group = 3;

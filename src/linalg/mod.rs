@@ -1,6 +1,7 @@
 //! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; no
 //! parallelism inside a kernel (the runtime owns it). One module per pipeline
 //! stage, named for its LAPACK counterpart (EVD: `sy2sb`, `sb2st`, `sterf`,
+//! one-stage `sytrd`,
 //! `stedc`, `back_transform`; SVD: `ge2gb`, `gb2bd`, `dqds`, `bdsdc`), plus the shared pieces they are built from.
 
 pub mod back_transform;
@@ -17,3 +18,4 @@ pub mod stedc;
 pub mod steqr;
 pub mod sterf;
 pub mod sy2sb;
+pub mod sytrd;

@@ -2,6 +2,17 @@
 
 pub use faer::Side;
 
+/// Automatic crossover of the eigenvalues-only job: below this order the
+/// one-stage serial path is taken. Measured with `benches/evd_small.rs` (f64,
+/// 2-core AVX-512 EPYC, shared and loaded): one-stage / two-stage on 2 threads
+/// 0.88 at n = 512, 1.04 at 768, 1.18 at 1024.
+pub const ONE_STAGE_BELOW_VALUES: usize = 768;
+/// Automatic crossover with eigenvectors: below this order the one-stage
+/// serial path is taken. Measured as [`ONE_STAGE_BELOW_VALUES`]: one-stage /
+/// two-stage on 2 threads 0.73 at n = 1024, 0.79 at 1536, 0.99 at 2048 (the
+/// two-stage path does about 2n^3 more flops with vectors).
+pub const ONE_STAGE_BELOW_VECTORS: usize = 2048;
+
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
 /// ([`EvdOptions::auto`]) are what the benchmarks found best on a 2-core
 /// AVX-512 machine; see `benches/evd.rs`. New fields may be added, so build
@@ -43,6 +54,17 @@ pub struct EvdOptions {
     /// Back-transformations: columns of the eigenvector matrix per task (lowered
     /// to about `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
+    /// Order below which [`crate::pipeline::eigh`] (and so [`crate::eigh`],
+    /// [`crate::eigvalsh`], [`crate::eigh_with`]) solves on the calling thread
+    /// with no task graph: one-stage tridiagonal reduction (LAPACK `dsytrd`),
+    /// then `dsterf` (values) or serial divide and conquer with QL/QR leaves
+    /// of [`EvdOptions::leaf_size`] and the `dormtr` back-transformation
+    /// (vectors). `0` picks the crossover measured by `benches/evd_small.rs`
+    /// ([`EvdOptions::one_stage_for`]); any other value `v` takes the one-stage
+    /// path exactly when `n < v` (`usize::MAX`: always; `1`: never, for
+    /// `n >= 1`). The graph builders (`evd_graph*`) always build the two-stage
+    /// graph.
+    pub one_stage_below: usize,
 }
 
 impl Default for EvdOptions {
@@ -58,6 +80,7 @@ impl Default for EvdOptions {
             dc_tile: 256,
             q2_group: 16,
             back_col_block: 512,
+            one_stage_below: 0,
         }
     }
 }
@@ -84,6 +107,26 @@ impl EvdOptions {
     /// The column block of the back-transformations actually used for order `n`.
     pub fn col_block_for(&self, n: usize) -> usize {
         self.back_col_block.min((n / 8).max(64)).max(1)
+    }
+
+    /// Whether [`crate::pipeline::eigh`] takes the one-stage path for order `n`,
+    /// job `job` on a runtime of `threads` workers (see
+    /// [`EvdOptions::one_stage_below`]). The automatic crossovers are
+    /// [`ONE_STAGE_BELOW_VALUES`] and [`ONE_STAGE_BELOW_VECTORS`] (the one-stage
+    /// path is serial, so they were measured against the two-stage graph on
+    /// the runtime's threads).
+    pub fn one_stage_for(&self, n: usize, job: super::EvdJob, threads: usize) -> bool {
+        let below = match self.one_stage_below {
+            0 => {
+                let _ = threads;
+                match job {
+                    super::EvdJob::Values => ONE_STAGE_BELOW_VALUES,
+                    super::EvdJob::Vectors => ONE_STAGE_BELOW_VECTORS,
+                }
+            }
+            v => v,
+        };
+        n < below
     }
 
     /// The tile size actually used for order `n` with bandwidth `b`: a multiple of

@@ -25,7 +25,8 @@
 //! so results are bitwise identical whatever its schedule (root ranges do not
 //! matter at all; GEMM tiles must match `col_tile`). A sequential driver over the
 //! same pieces, with LAPACK's splitting into unreduced blocks, serves the tests as
-//! an independent oracle.
+//! an independent oracle and the one-stage small-n path
+//! (`pipeline::evd::eigh` below [`crate::pipeline::EvdOptions::one_stage_below`]).
 
 pub mod merge;
 pub mod secular;
@@ -47,7 +48,7 @@ pub struct DcParams {
     pub leaf_size: usize,
     /// Column tile width of the merge GEMMs and of the final `z * Q` product. Part of
     /// the numerical definition: a task graph must use the same value to be bitwise
-    /// identical to [`stedc`].
+    /// identical to [`serial::stedc`].
     pub col_tile: usize,
 }
 
@@ -193,7 +194,6 @@ pub fn solve_leaf<T: Scalar>(
     crate::linalg::steqr::steqr(d, &mut ework, q)
 }
 
-#[cfg(test)]
-mod serial;
+pub mod serial;
 #[cfg(test)]
 mod tests;

@@ -39,6 +39,7 @@
 //! ```
 
 mod back_transform;
+mod direct;
 mod sb2st;
 mod side;
 mod stedc;
@@ -488,8 +489,10 @@ fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<Evd
 
 /// The symmetric eigendecomposition of `a` (the triangle [`EvdOptions::side`]
 /// is read, the lower one by default; the other is ignored) by the two-stage
-/// reduction, run as one task graph on `rt`. This is the configurable form;
-/// [`crate::eigh`] is the one-call form on a default runtime.
+/// reduction, run as one task graph on `rt`; below the crossover
+/// [`EvdOptions::one_stage_below`] instead by the one-stage reduction on the
+/// calling thread, with no graph (the report then has no tasks). This is the
+/// configurable form; [`crate::eigh`] is the one-call form on a default runtime.
 ///
 /// Errors: [`Error::Shape`] for a non-square input, [`Error::NonFinite`] naming
 /// the first non-finite entry of the triangle read, [`Error::OutOfMemory`] when
@@ -502,9 +505,20 @@ pub fn eigh<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
+    if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
+        direct::admit::<T>(a.nrows(), job)?;
+        side::check_finite_side(a, opts.side)?;
+        return direct::run(side::lower_copy(a, opts.side), job, opts.leaf_size);
+    }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
     side::check_finite_side(a, opts.side)?;
     run(side::lower_copy(a, opts.side), job, opts, rt)
+}
+
+/// Whether [`eigh`]/[`eigh_owned`] take the one-stage path: a square input
+/// below the options' crossover ([`EvdOptions::one_stage_for`]).
+fn one_stage(m: usize, n: usize, job: EvdJob, opts: &EvdOptions, rt: &Runtime) -> bool {
+    m == n && opts.one_stage_for(n, job, rt.threads())
 }
 
 /// Like [`eigh`], consuming the matrix (no copy). On an error before the run
@@ -515,6 +529,10 @@ pub fn eigh_owned<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
+    if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
+        direct::admit::<T>(a.nrows(), job)?;
+        return direct::run(owned_lower(a, opts)?, job, opts.leaf_size);
+    }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), true)?;
     run(owned_lower(a, opts)?, job, opts, rt)
 }

@@ -1,0 +1,162 @@
+//! Small and mid orders: eigenflow's one-stage path (on the calling thread),
+//! its two-stage task graph, and faer's `self_adjoint_eigen` /
+//! `self_adjoint_eigenvalues`, timed in the same process on the same matrix,
+//! round-robin, median of repeats; each repeat times a batch of calls long
+//! enough (about 2 ms) for the clock. The figures set
+//! `EvdOptions::one_stage_below` (`ONE_STAGE_BELOW_*`). `benches/peers_evd.py`
+//! prints scipy's `eigh(driver="evd")` (OpenBLAS) in the same format.
+//!
+//! `cargo bench --bench evd_small -- [--sizes 2,8,32,64,128,256,512,1024]
+//!     [--reps 5] [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]`
+//!
+//! Columns: n, job, precision, threads, then seconds per call (median) of
+//! eigenflow one-stage, eigenflow two-stage, faer, and one-stage / two-stage.
+
+use eigenflow::gallery;
+use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
+use eigenflow::runtime::Runtime;
+use eigenflow::Scalar;
+use faer::{Mat, Par, Side};
+use std::hint::black_box;
+use std::time::Instant;
+
+struct Args {
+    sizes: Vec<usize>,
+    reps: usize,
+    threads: Vec<usize>,
+    precisions: Vec<String>,
+    jobs: Vec<String>,
+}
+
+fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
+    s.split(',')
+        .map(|x| x.trim().parse().ok().expect("a comma-separated list"))
+        .collect()
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        sizes: vec![2, 8, 32, 64, 128, 256, 512, 1024],
+        reps: 5,
+        threads: vec![1, 2],
+        precisions: vec!["f64".into(), "f32".into()],
+        jobs: vec!["values".into(), "vectors".into()],
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(x) = it.next() {
+        let mut val = || it.next().expect("flag needs a value");
+        match x.as_str() {
+            "--sizes" => a.sizes = list(&val()),
+            "--reps" => a.reps = val().parse().expect("--reps R"),
+            "--threads" => a.threads = list(&val()),
+            "--precisions" => a.precisions = list(&val()),
+            "--jobs" => a.jobs = list(&val()),
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    a
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Seconds per call of `f`: calls are batched so a batch lasts about 2 ms
+/// (calibrated once on a first call), and the median over `reps` batches is
+/// taken. The solvers are run round-robin by the caller.
+struct Timer {
+    batch: usize,
+    samples: Vec<f64>,
+}
+
+impl Timer {
+    fn new(f: &mut dyn FnMut()) -> Self {
+        let t = Instant::now();
+        f();
+        let once = t.elapsed().as_secs_f64().max(1e-7);
+        Timer {
+            batch: ((2e-3 / once).ceil() as usize).clamp(1, 100_000),
+            samples: Vec::new(),
+        }
+    }
+
+    fn sample(&mut self, f: &mut dyn FnMut()) {
+        let t = Instant::now();
+        for _ in 0..self.batch {
+            f();
+        }
+        self.samples
+            .push(t.elapsed().as_secs_f64() / self.batch as f64);
+    }
+}
+
+fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64; 3] {
+    let a: Mat<T> = gallery::random_symmetric_uniform(n, 42);
+    let full = Mat::<T>::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+    let rt = Runtime::builder().threads(threads).build();
+    faer::set_global_parallelism(if threads == 1 {
+        Par::Seq
+    } else {
+        Par::rayon(threads)
+    });
+    let mut one = EvdOptions::auto();
+    one.one_stage_below = usize::MAX;
+    let mut two = EvdOptions::auto();
+    two.one_stage_below = 1;
+    let mut f1 = || {
+        black_box(eigh(a.as_ref(), job, &one, &rt).expect("one-stage"));
+    };
+    let mut f2 = || {
+        black_box(eigh(a.as_ref(), job, &two, &rt).expect("two-stage"));
+    };
+    let mut f3 = || match job {
+        EvdJob::Values => {
+            black_box(full.self_adjoint_eigenvalues(Side::Lower).expect("faer"));
+        }
+        EvdJob::Vectors => {
+            black_box(full.self_adjoint_eigen(Side::Lower).expect("faer"));
+        }
+    };
+    let mut timers = [
+        Timer::new(&mut f1),
+        Timer::new(&mut f2),
+        Timer::new(&mut f3),
+    ];
+    for _ in 0..reps.max(1) {
+        timers[0].sample(&mut f1);
+        timers[1].sample(&mut f2);
+        timers[2].sample(&mut f3);
+    }
+    timers.map(|t| median(t.samples))
+}
+
+fn main() {
+    let a = args();
+    println!(
+        "| n | job | precision | threads | eigenflow 1-stage (s) | eigenflow 2-stage (s) | faer (s) | 1-stage / 2-stage |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for prec in &a.precisions {
+        for &threads in &a.threads {
+            for job in &a.jobs {
+                let j = match job.as_str() {
+                    "values" => EvdJob::Values,
+                    "vectors" => EvdJob::Vectors,
+                    other => panic!("unknown job {other}"),
+                };
+                for &n in &a.sizes {
+                    let [t1, t2, tf] = match prec.as_str() {
+                        "f64" => bench::<f64>(n, j, threads, a.reps),
+                        "f32" => bench::<f32>(n, j, threads, a.reps),
+                        other => panic!("unknown precision {other}"),
+                    };
+                    println!(
+                        "| {n} | {job} | {prec} | {threads} | {t1:.3e} | {t2:.3e} | {tf:.3e} | {:.2} |",
+                        t1 / t2
+                    );
+                }
+            }
+        }
+    }
+}

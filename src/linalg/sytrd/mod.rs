@@ -1,0 +1,380 @@
+//! One-stage reduction of a symmetric matrix to tridiagonal form, `Q^T A Q = T`,
+//! and the application of `Q` to the tridiagonal's eigenvectors: LAPACK `dsytd2`
+//! (unblocked), `dsytrd` with `dlatrd` panels (blocked) and `dormtr` (side L,
+//! no transpose), re-derived for the lower triangle of a column-major matrix.
+//!
+//! Why a one-stage path next to the two-stage pipeline: with vectors the
+//! two-stage reduction does about 2n^3 more flops (the Q2 back-transformation),
+//! which only pays when the BLAS-3 rate is more than about four times the BLAS-2
+//! rate of `dsytrd`'s symmetric matrix-vector products; at small and mid n on
+//! a few cores it is not (`research/small-mid-evd.md` §1).
+//!
+//! # Storage (as `dsytrd` with `uplo = 'L'`)
+//!
+//! On exit the diagonal of `a` holds `d`, the first subdiagonal `e`, and the
+//! reflectors below it: `Q = H_0 H_1 ... H_{n-2}`, `H_i = I - tau_i v_i v_i^T`,
+//! with `v_i[0..=i] = 0`, `v_i[i+1] = 1` (implicit) and `v_i[i+2..]` stored in
+//! `a[(i+2.., i)]`. The strict upper triangle is never read or written.
+//!
+//! # Blocked reduction (Dongarra, Hammarling, Sorensen 1989; `dlatrd`)
+//!
+//! A panel of `nb` columns is reduced with the trailing matrix kept implicit as
+//! `A - V W^T - W V^T`: column `j` is first brought up to date with the
+//! panel's earlier `V` and `W` columns, its reflector generated, then
+//! `w_j = tau (A - V W^T - W V^T) v_j` corrected so that the rank-2 update
+//! `A - v w^T - w v^T` equals `H A H` (the `-tau/2 (w^T v) v` term). After the
+//! panel one SYR2K (two triangular GEMMs through faer) updates the trailing
+//! matrix. Half the flops stay in the symmetric matrix-vector products.
+
+use crate::linalg::householder::{
+    apply_block_reflector_left, axpy, dot, larf_left, larfg_slice, larft,
+};
+use crate::Scalar;
+use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
+use faer::reborrow::*;
+use faer::{Accum, Mat, MatMut, MatRef, Par};
+
+#[cfg(test)]
+mod tests;
+
+/// Default panel width of [`sytrd`] (LAPACK's `ilaenv` gives 32 for `dsytrd`).
+pub const SYTRD_BLOCK: usize = 32;
+/// Default order below which [`sytrd`] is unblocked (LAPACK's `NX` = 32).
+pub const SYTRD_CROSSOVER: usize = 32;
+/// Default number of reflectors per compact-WY block in [`ormtr`].
+pub const ORMTR_BLOCK: usize = 32;
+
+/// The contiguous storage of column `j` of `a`, rows `r0..`.
+#[inline]
+fn col<T>(a: MatRef<'_, T>, j: usize, r0: usize) -> &[T] {
+    &a.col(j)
+        .try_as_col_major()
+        .expect("unit row stride")
+        .as_slice()[r0..]
+}
+
+/// The contiguous storage of column `j` of `a`, rows `r0..`, mutable.
+#[inline]
+fn col_mut<T>(a: MatMut<'_, T>, j: usize, r0: usize) -> &mut [T] {
+    &mut a
+        .col_mut(j)
+        .try_as_col_major_mut()
+        .expect("unit row stride")
+        .as_slice_mut()[r0..]
+}
+
+/// `a . b` over the common length with 16 partial sums in a fixed order: wide
+/// enough for several independent SIMD accumulator chains once compiled with
+/// AVX2 ([`symv_lower`]), and deterministic (the order depends only on the
+/// length).
+#[inline(always)]
+fn dot_wide<T: Scalar>(a: &[T], b: &[T]) -> T {
+    let n = a.len().min(b.len());
+    let (ca, cb) = (a[..n].chunks_exact(16), b[..n].chunks_exact(16));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    let mut acc = [T::zero(); 16];
+    for (x, y) in ca.zip(cb) {
+        for (s, (&xk, &yk)) in acc.iter_mut().zip(x.iter().zip(y)) {
+            *s += xk * yk;
+        }
+    }
+    let mut s = T::zero();
+    for (&x, &y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    let mut half = 8;
+    while half > 0 {
+        let (lo, hi) = acc.split_at_mut(half);
+        for (a, &b) in lo.iter_mut().zip(hi.iter()) {
+            *a += b;
+        }
+        half /= 2;
+    }
+    acc[0] + s
+}
+
+/// Runs `body` compiled for AVX2 when the CPU has it (the crate is built for
+/// the baseline x86-64, SSE2, and these loops are the BLAS-2 half of the
+/// reduction). No fused multiply-add is formed either way (Rust does not
+/// contract `a * b + c`), so both versions give bitwise the same results.
+macro_rules! simd_dispatch {
+    ($(#[$meta:meta])* fn $name:ident / $avx:ident / $body:ident ($($arg:ident : $ty:ty),*)) => {
+        $(#[$meta])*
+        fn $name<T: Scalar>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { $avx($($arg),*) };
+                return;
+            }
+            $body($($arg),*)
+        }
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        unsafe fn $avx<T: Scalar>($($arg: $ty),*) {
+            $body($($arg),*)
+        }
+    };
+}
+
+simd_dispatch! {
+    /// `w := A v` for the symmetric `A` whose lower triangle `a` holds (`m x m`,
+    /// unit row stride): one pass over the columns, each giving a dot (its part
+    /// below the diagonal times `v`) and an axpy (its contribution to the rows
+    /// below), so every entry is read once (`dsymv`, lower).
+    fn symv_lower / symv_lower_avx2 / symv_lower_body (a: MatRef<'_, T>, v: &[T], w: &mut [T])
+}
+
+#[inline(always)]
+fn symv_lower_body<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
+    let m = a.nrows();
+    w[..m].fill(T::zero());
+    for c in 0..m {
+        let colc = col(a, c, c);
+        let (head, tail) = colc.split_first().expect("c < m");
+        w[c] += *head * v[c] + dot_wide(tail, &v[c + 1..m]);
+        axpy(&mut w[c + 1..m], v[c], tail);
+    }
+}
+
+simd_dispatch! {
+    /// `A := A - v w^T - w v^T` on the lower triangle of the `m x m` `a` (`dsyr2`).
+    fn syr2_lower / syr2_lower_avx2 / syr2_lower_body (a: MatMut<'_, T>, v: &[T], w: &[T])
+}
+
+#[inline(always)]
+fn syr2_lower_body<T: Scalar>(mut a: MatMut<'_, T>, v: &[T], w: &[T]) {
+    let m = a.nrows();
+    for c in 0..m {
+        let colc = col_mut(a.rb_mut(), c, c);
+        axpy(colc, -v[c], &w[c..m]);
+        axpy(colc, -w[c], &v[c..m]);
+    }
+}
+
+/// Checks the arguments shared by the reductions.
+fn check_args<T>(a: &MatMut<'_, T>, d: &[T], e: &[T], tau: &[T]) {
+    let n = a.nrows();
+    assert_eq!(a.ncols(), n, "sytrd: a must be square");
+    assert!(
+        n == 0 || a.row_stride() == 1,
+        "sytrd: a needs unit row stride"
+    );
+    assert_eq!(d.len(), n, "sytrd: d must have n entries");
+    let m = n.saturating_sub(1);
+    assert!(
+        e.len() == m && tau.len() == m,
+        "sytrd: e and tau must have n - 1 entries"
+    );
+}
+
+/// Unblocked reduction of the symmetric matrix whose lower triangle `a` holds
+/// to tridiagonal form (LAPACK `dsytd2`, `uplo = 'L'`): for each column a
+/// reflector (`larfg`), `w = tau A22 v`, `w -= (tau/2)(w^T v) v`, then
+/// `A22 -= v w^T + w v^T`. Outputs as described in the module docs: `d` (`n`),
+/// `e` and `tau` (`n - 1` each), reflectors below the subdiagonal of `a`.
+///
+/// # Panics
+/// If `a` is not square with unit row stride or a length is wrong.
+pub fn sytd2<T: Scalar>(mut a: MatMut<'_, T>, d: &mut [T], e: &mut [T], tau: &mut [T]) {
+    check_args(&a, d, e, tau);
+    let n = a.nrows();
+    let mut w = vec![T::zero(); n];
+    for i in 0..n.saturating_sub(1) {
+        let (left, right) = a.rb_mut().split_at_col_mut(i + 1);
+        let ci = col_mut(left, i, i + 1);
+        let (alpha, x) = ci.split_first_mut().expect("i + 1 < n");
+        let t = larfg_slice(alpha, x);
+        e[i] = *alpha;
+        tau[i] = t;
+        if t != T::zero() {
+            *alpha = T::one();
+            let v: &[T] = ci;
+            let m = n - i - 1;
+            let mut a22 = right.submatrix_mut(i + 1, 0, m, m);
+            symv_lower(a22.rb(), v, &mut w);
+            let w = &mut w[..m];
+            for x in w.iter_mut() {
+                *x *= t;
+            }
+            let half = -(t * T::of(0.5)) * dot(w, v);
+            axpy(w, half, v);
+            syr2_lower(a22.rb_mut(), v, w);
+            ci[0] = e[i];
+        }
+        d[i] = a[(i, i)];
+    }
+    if n > 0 {
+        d[n - 1] = a[(n - 1, n - 1)];
+    }
+}
+
+/// Blocked reduction to tridiagonal form (LAPACK `dsytrd`, `uplo = 'L'`):
+/// panels of `nb` columns reduced with `dlatrd`-style lazy updates, each
+/// followed by one SYR2K of the trailing matrix through faer's triangular
+/// GEMM; the last `max(nx, nb)` columns (or all of them for small `n`) by
+/// [`sytd2`]. Same outputs as [`sytd2`] (equal up to rounding).
+///
+/// # Panics
+/// As [`sytd2`].
+pub fn sytrd<T: Scalar>(
+    mut a: MatMut<'_, T>,
+    nb: usize,
+    nx: usize,
+    d: &mut [T],
+    e: &mut [T],
+    tau: &mut [T],
+) {
+    check_args(&a, d, e, tau);
+    let n = a.nrows();
+    let nb = nb.max(1);
+    let mut i = 0;
+    if nb > 1 {
+        let mut w = Mat::<T>::zeros(n, nb);
+        while n - i > nx.max(nb) {
+            let m = n - i;
+            let mut ai = a.rb_mut().submatrix_mut(i, i, m, m);
+            let mut wi = w.as_mut().submatrix_mut(0, 0, m, nb);
+            latrd(
+                ai.rb_mut(),
+                wi.rb_mut(),
+                &mut e[i..i + nb],
+                &mut tau[i..i + nb],
+            );
+            // Trailing update A22 -= V2 W2^T + W2 V2^T (lower triangle only);
+            // the units of the panel's reflectors are still in place.
+            let m2 = m - nb;
+            let (panel, trailing) = ai.rb_mut().split_at_col_mut(nb);
+            let v2 = panel.rb().submatrix(nb, 0, m2, nb);
+            let w2 = wi.rb().submatrix(nb, 0, m2, nb);
+            let mut a22 = trailing.submatrix_mut(nb, 0, m2, m2);
+            for (l, r) in [(v2, w2), (w2, v2)] {
+                tri_matmul(
+                    a22.rb_mut(),
+                    BlockStructure::TriangularLower,
+                    Accum::Add,
+                    l,
+                    BlockStructure::Rectangular,
+                    r.transpose(),
+                    BlockStructure::Rectangular,
+                    -T::one(),
+                    Par::Seq,
+                );
+            }
+            for j in 0..nb {
+                a[(i + j + 1, i + j)] = e[i + j];
+                d[i + j] = a[(i + j, i + j)];
+            }
+            i += nb;
+        }
+    }
+    let m = n - i;
+    let tail = m.saturating_sub(1);
+    sytd2(
+        a.submatrix_mut(i, i, m, m),
+        &mut d[i..],
+        &mut e[i..i + tail],
+        &mut tau[i..i + tail],
+    );
+}
+
+/// One panel of [`sytrd`] (LAPACK `dlatrd`, `uplo = 'L'`) on the `m x m`
+/// trailing matrix `a` (lower triangle, `m > nb`): reduces its first `nb =
+/// w.ncols()` columns, writing their `e` and `tau`, the reflectors below the
+/// subdiagonal with their unit entries **set to one** (the caller's SYR2K uses
+/// them and then restores `e`), and `W` (`m x nb`) such that the trailing
+/// matrix after the panel is `A - V W^T - W V^T`. The diagonal of the panel's
+/// columns is brought up to date in place.
+fn latrd<T: Scalar>(mut a: MatMut<'_, T>, mut w: MatMut<'_, T>, e: &mut [T], tau: &mut [T]) {
+    let (m, nb) = (a.nrows(), w.ncols());
+    debug_assert!(m > nb && w.nrows() == m);
+    let mut t1 = vec![T::zero(); nb];
+    let mut t2 = vec![T::zero(); nb];
+    for j in 0..nb {
+        let (left, right) = a.rb_mut().split_at_col_mut(j + 1);
+        let (vdone, mut cjm) = left.split_at_col_mut(j);
+        let (wdone, mut wrest) = w.rb_mut().split_at_col_mut(j);
+        let cj = col_mut(cjm.rb_mut(), 0, j);
+        // Bring column j (rows j..) up to date with the panel's earlier columns:
+        // a[j.., j] -= V[j.., 0..j] W[j, 0..j]^T + W[j.., 0..j] V[j, 0..j]^T.
+        for p in 0..j {
+            let vp = col(vdone.rb(), p, j);
+            let wp = col(wdone.rb(), p, j);
+            axpy(cj, -wp[0], vp);
+            axpy(cj, -vp[0], wp);
+        }
+        // Reflector annihilating a[j+2.., j]; its unit stays in place.
+        let cj = &mut cj[1..];
+        let (alpha, x) = cj.split_first_mut().expect("j + 1 < m");
+        let t = larfg_slice(alpha, x);
+        e[j] = *alpha;
+        tau[j] = t;
+        *alpha = T::one();
+        let v: &[T] = cj;
+        let len = m - j - 1;
+        let wj = &mut col_mut(wrest.rb_mut(), 0, j + 1)[..len];
+        if t == T::zero() {
+            // H = I: no update from this column.
+            wj.fill(T::zero());
+            continue;
+        }
+        // w_j = tau (A22 - V W^T - W V^T) v over rows j+1.. (A22 is not yet
+        // updated by this panel).
+        symv_lower(right.rb().submatrix(j + 1, 0, len, len), v, wj);
+        for p in 0..j {
+            t1[p] = dot(col(wdone.rb(), p, j + 1), v);
+            t2[p] = dot(col(vdone.rb(), p, j + 1), v);
+        }
+        for p in 0..j {
+            axpy(wj, -t1[p], col(vdone.rb(), p, j + 1));
+            axpy(wj, -t2[p], col(wdone.rb(), p, j + 1));
+        }
+        for x in wj.iter_mut() {
+            *x *= t;
+        }
+        let half = -(t * T::of(0.5)) * dot(wj, v);
+        axpy(wj, half, v);
+    }
+}
+
+/// `Z := Q Z` with `Q = H_0 ... H_{n-2}` from [`sytrd`] or [`sytd2`] (LAPACK
+/// `dormtr`, side L, `uplo = 'L'`, no transpose): `a` and `tau` as they left
+/// them, `z` `n x k` with unit row stride. The reflectors are applied in blocks
+/// of `nb` as compact-WY products `I - V T V^T` (`dlarft` + `dlarfb`), last
+/// block first; `nb <= 1` applies them one by one (`dlarf`).
+///
+/// # Panics
+/// On inconsistent shapes.
+pub fn ormtr<T: Scalar>(a: MatRef<'_, T>, tau: &[T], mut z: MatMut<'_, T>, nb: usize) {
+    let n = a.nrows();
+    assert!(a.ncols() == n && z.nrows() == n, "ormtr: shapes");
+    assert_eq!(tau.len(), n.saturating_sub(1), "ormtr: tau length");
+    let nr = n.saturating_sub(1);
+    if nr == 0 || z.ncols() == 0 {
+        return;
+    }
+    if nb <= 1 {
+        for i in (0..nr).rev() {
+            let v_tail = col(a, i, i + 2);
+            larf_left(tau[i], v_tail, z.rb_mut().subrows_mut(i + 1, n - i - 1));
+        }
+        return;
+    }
+    let mut tmat = Mat::<T>::zeros(nb, nb);
+    let blocks = nr.div_ceil(nb);
+    for b in (0..blocks).rev() {
+        let i0 = b * nb;
+        let k = nb.min(nr - i0);
+        if tau[i0..i0 + k].iter().all(|&t| t == T::zero()) {
+            // Every reflector of the block is the identity (e.g. n = 2, or
+            // columns already in tridiagonal form).
+            continue;
+        }
+        // Reflector i0 + j has its unit at row i0 + 1 + j: in the view starting
+        // at row i0 + 1 that is the (implicit) unit diagonal.
+        let v = a.submatrix(i0 + 1, i0, n - i0 - 1, k);
+        let mut t = tmat.as_mut().submatrix_mut(0, 0, k, k);
+        larft(v, &tau[i0..i0 + k], t.rb_mut());
+        apply_block_reflector_left(v, t.rb(), z.rb_mut().subrows_mut(i0 + 1, n - i0 - 1), false);
+    }
+}

@@ -1,0 +1,356 @@
+//! The one-stage path of `eigh` (no task graph, below
+//! `EvdOptions::one_stage_below`): LAPACK-style ratios against faer on every
+//! gallery family, both triangles, extreme scalings, refused input, and the
+//! automatic crossover reached from both sides through the public `eigh`.
+
+mod common;
+
+use common::{reference, symmetric_f64, to_f64};
+use eigenflow::gallery::{self, Family};
+use eigenflow::pipeline::{
+    eigh, eigh_owned, EvdJob, EvdOptions, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VECTORS,
+};
+use eigenflow::runtime::Runtime;
+use eigenflow::{Error, Scalar, Side};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
+
+const SIZES: [usize; 9] = [0, 1, 2, 3, 8, 31, 64, 100, 257];
+
+/// Options that force the one-stage path at every order.
+fn one_stage(side: Side) -> EvdOptions {
+    let mut o = EvdOptions::auto();
+    o.one_stage_below = usize::MAX;
+    o.side = side;
+    o
+}
+
+/// (||A V - V L||_F / (n ||A||_F eps), ||V^T V - I||_F / (n eps)) in f64, for
+/// the symmetric `a` given in full (f64).
+fn ratios<T: Scalar>(a: MatRef<'_, f64>, values: &[T], v: MatRef<'_, T>) -> (f64, f64) {
+    let n = a.nrows();
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let v = to_f64(v);
+    let eps = T::EPS.f64();
+    let mut r = Mat::from_fn(n, n, |i, j| v[(i, j)] * values[j].f64());
+    matmul(r.as_mut(), Accum::Add, a, v.as_ref(), -1.0, Par::Seq);
+    let anorm = a.norm_l2();
+    let res = if anorm > 0.0 {
+        r.norm_l2() / (n as f64 * anorm * eps)
+    } else {
+        r.norm_l2()
+    };
+    let mut o = Mat::<f64>::identity(n, n);
+    matmul(
+        o.as_mut(),
+        Accum::Add,
+        v.transpose(),
+        v.as_ref(),
+        -1.0,
+        Par::Seq,
+    );
+    (res, o.norm_l2() / (n as f64 * eps))
+}
+
+/// max |lambda - lambda_faer| / (n eps max |lambda_faer|) (the plain error
+/// when the spectrum is zero).
+fn value_ratio<T: Scalar>(got: &[T], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    let n = want.len().max(1) as f64;
+    let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let err = got
+        .iter()
+        .zip(want)
+        .fold(0.0f64, |m, (x, y)| m.max((x.f64() - y).abs()));
+    if norm > 0.0 {
+        err / (n * T::EPS.f64() * norm)
+    } else {
+        err
+    }
+}
+
+/// `full` stored in its `side` triangle, the other one NaN (never read).
+fn stored<T: Scalar>(full: &Mat<T>, side: Side) -> Mat<T> {
+    Mat::from_fn(full.nrows(), full.ncols(), |i, j| {
+        let keep = match side {
+            Side::Lower => i >= j,
+            Side::Upper => i <= j,
+        };
+        if keep {
+            full[(i, j)]
+        } else {
+            T::nan()
+        }
+    })
+}
+
+fn check_families<T: Scalar>() {
+    let rt = Runtime::builder().threads(2).build();
+    let mut worst = (0.0f64, 0.0f64, 0.0f64);
+    for family in Family::ALL {
+        for n in SIZES {
+            let gen: Mat<T> = family.generate(n, 9);
+            // The generators fill the lower triangle; symmetrise so that both
+            // triangles hold the same matrix.
+            let full =
+                Mat::<T>::from_fn(n, n, |i, j| if i >= j { gen[(i, j)] } else { gen[(j, i)] });
+            let a64 = symmetric_f64(full.as_ref());
+            let want = reference(full.as_ref());
+            for side in [Side::Lower, Side::Upper] {
+                let input = stored(&full, side);
+                let eig = eigh(input.as_ref(), EvdJob::Vectors, &one_stage(side), &rt).unwrap();
+                assert!(eig.report.tasks.is_empty(), "one-stage path runs no graph");
+                let v = eig.vectors.as_ref().expect("vectors");
+                assert_eq!((v.nrows(), v.ncols()), (n, n));
+                assert!(eig.values.windows(2).all(|w| w[0] <= w[1]), "ascending");
+                let (res, orth) = ratios(a64.as_ref(), &eig.values, v.as_ref());
+                let val = value_ratio(&eig.values, &want);
+                let what = format!("{} n={n} {} {side:?}", family.name(), T::NAME);
+                assert!(
+                    res < 30.0 && orth < 30.0,
+                    "{what}: residual {res}, orthogonality {orth}"
+                );
+                assert!(val <= 5.0, "{what}: eigenvalue ratio {val}");
+                let values = eigh(input.as_ref(), EvdJob::Values, &one_stage(side), &rt).unwrap();
+                assert!(values.vectors.is_none());
+                let valv = value_ratio(&values.values, &want);
+                assert!(valv <= 5.0, "{what}: values-only ratio {valv}");
+                worst = (
+                    worst.0.max(res),
+                    worst.1.max(orth),
+                    worst.2.max(val.max(valv)),
+                );
+            }
+        }
+    }
+    eprintln!(
+        "one-stage {}: worst residual {:.3}, orthogonality {:.3}, eigenvalues {:.3}",
+        T::NAME,
+        worst.0,
+        worst.1,
+        worst.2
+    );
+}
+
+#[test]
+fn one_stage_passes_lapack_ratios_on_all_families_f64() {
+    check_families::<f64>();
+}
+
+#[test]
+fn one_stage_passes_lapack_ratios_on_all_families_f32() {
+    check_families::<f32>();
+}
+
+/// Entries near 1e+300 and 1e-300 (f64), 1e+30 and 1e-30 (f32): the input is
+/// scaled into the safe range and the values scaled back; the ratios are
+/// measured against faer on the same matrix scaled by an exact power of two.
+fn check_scaling<T: Scalar>(exponents: &[i32]) {
+    let rt = Runtime::builder().threads(1).build();
+    for &k in exponents {
+        for n in [3usize, 40, 100] {
+            // A power of two: scaling by it is exact, so the reference is the
+            // unit-scale matrix's eigenvalues times s.
+            let s = 2f64.powi(k);
+            let unit: Mat<T> = gallery::random_symmetric_gaussian(n, 4);
+            let a = Mat::<T>::from_fn(n, n, |i, j| T::of(unit[(i, j)].f64() * s));
+            let want: Vec<f64> = reference(unit.as_ref()).iter().map(|x| x * s).collect();
+            for job in [EvdJob::Values, EvdJob::Vectors] {
+                let eig = eigh(a.as_ref(), job, &one_stage(Side::Lower), &rt).unwrap();
+                assert!(
+                    eig.values.iter().all(|x| x.is_finite()),
+                    "2^{k} n={n}: finite"
+                );
+                let val = value_ratio(&eig.values, &want);
+                assert!(
+                    val <= 5.0,
+                    "2^{k} n={n} {job:?} {}: eigenvalue ratio {val}",
+                    T::NAME
+                );
+                if let Some(v) = eig.vectors {
+                    let unit64 = symmetric_f64(unit.as_ref());
+                    let lam: Vec<f64> = eig.values.iter().map(|x| x.f64() / s).collect();
+                    let (res, orth) = ratios(unit64.as_ref(), &lam, to_f64(v.as_ref()).as_ref());
+                    // `lam` is in f64, the vectors came from T: measure with T's eps.
+                    let scale = f64::EPSILON / 2.0 / T::EPS.f64();
+                    let (res, orth) = (res * scale, orth * scale);
+                    assert!(
+                        res < 30.0 && orth < 30.0,
+                        "2^{k} n={n} {}: residual {res}, orthogonality {orth}",
+                        T::NAME
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn extreme_scalings_f64() {
+    // 2^996 ~ 6.7e299, 2^-997 ~ 7.5e-301.
+    check_scaling::<f64>(&[996, -997, 500, -500]);
+}
+
+#[test]
+fn extreme_scalings_f32() {
+    // 2^100 ~ 1.3e30, 2^-100 ~ 7.9e-31.
+    check_scaling::<f32>(&[100, -100, 60, -60]);
+}
+
+#[test]
+fn non_finite_input_is_refused_with_its_position() {
+    let rt = Runtime::builder().threads(1).build();
+    for (side, (r, c)) in [(Side::Lower, (7usize, 3usize)), (Side::Upper, (3, 7))] {
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let mut a: Mat<f64> = gallery::random_symmetric_uniform(20, 2);
+            a[(r, c)] = bad;
+            for job in [EvdJob::Values, EvdJob::Vectors] {
+                match eigh(a.as_ref(), job, &one_stage(side), &rt) {
+                    Err(Error::NonFinite { row, col, .. }) => assert_eq!((row, col), (r, c)),
+                    other => panic!(
+                        "{side:?} {bad}: expected NonFinite, got {:?}",
+                        other.map(|_| ())
+                    ),
+                }
+                match eigh_owned(a.clone(), job, &one_stage(side), &rt) {
+                    Err(Error::NonFinite { row, col, .. }) => assert_eq!((row, col), (r, c)),
+                    other => panic!(
+                        "owned {side:?} {bad}: expected NonFinite, got {:?}",
+                        other.map(|_| ())
+                    ),
+                }
+            }
+            // The other triangle is not read: garbage there is no error.
+            let mut other_side = a.clone();
+            other_side[(r, c)] = 0.0;
+            other_side[(c, r)] = bad;
+            assert!(eigh(other_side.as_ref(), EvdJob::Values, &one_stage(side), &rt).is_ok());
+        }
+    }
+    let rect = Mat::<f64>::zeros(3, 4);
+    assert!(matches!(
+        eigh(rect.as_ref(), EvdJob::Values, &one_stage(Side::Lower), &rt),
+        Err(Error::Shape(_))
+    ));
+}
+
+#[test]
+fn owned_form_matches_the_borrowed_one_bitwise() {
+    let rt = Runtime::builder().threads(1).build();
+    let a: Mat<f64> = gallery::random_symmetric_uniform(77, 6);
+    for side in [Side::Lower, Side::Upper] {
+        let full = Mat::<f64>::from_fn(77, 77, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+        let input = stored(&full, side);
+        let before: Vec<u64> = input
+            .col_iter()
+            .flat_map(|c| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+            .collect();
+        let x = eigh(input.as_ref(), EvdJob::Vectors, &one_stage(side), &rt).unwrap();
+        let after: Vec<u64> = input
+            .col_iter()
+            .flat_map(|c| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(before, after, "the input is not modified");
+        let y = eigh_owned(input, EvdJob::Vectors, &one_stage(side), &rt).unwrap();
+        assert_eq!(x.values, y.values);
+        assert!(x.vectors.unwrap() == y.vectors.unwrap());
+    }
+}
+
+/// The automatic choice through the public entry points: just below the
+/// crossover no graph runs, at the crossover the graph does, and both are
+/// accurate. `pipeline::eigh` with the automatic options on the default
+/// runtime is what `eigenflow::eigh`/`eigvalsh` call; the one-call forms are
+/// checked on both sides of the values crossover (the vectors one is at
+/// n = 2048, where a second solve per side would double the test's time).
+#[test]
+fn automatic_crossover_from_both_sides() {
+    let rt = eigenflow::default_runtime();
+    for (job, x) in [
+        (EvdJob::Values, ONE_STAGE_BELOW_VALUES),
+        (EvdJob::Vectors, ONE_STAGE_BELOW_VECTORS),
+    ] {
+        for n in [x - 1, x] {
+            let a: Mat<f64> = gallery::random_symmetric_gaussian(n, 8);
+            let eig = eigh(a.as_ref(), job, &EvdOptions::auto(), rt).unwrap();
+            assert_eq!(eig.report.tasks.is_empty(), n < x, "{job:?} n={n}: path");
+            let want = reference(a.as_ref());
+            let val = value_ratio(&eig.values, &want);
+            assert!(val <= 5.0, "{job:?} n={n}: eigenvalue ratio {val}");
+            match job {
+                EvdJob::Values => {
+                    let w = eigenflow::eigvalsh(&a).unwrap();
+                    assert!(value_ratio(&w, &want) <= 5.0, "eigvalsh n={n}");
+                    let e = eigenflow::eigh(&a).unwrap();
+                    let (res, orth) = ratios(
+                        symmetric_f64(a.as_ref()).as_ref(),
+                        &e.values,
+                        e.vectors.as_ref(),
+                    );
+                    assert!(
+                        res < 30.0 && orth < 30.0,
+                        "eigh n={n}: residual {res}, orthogonality {orth}"
+                    );
+                }
+                EvdJob::Vectors => {
+                    let v = eig.vectors.expect("vectors");
+                    let (res, orth) =
+                        ratios(symmetric_f64(a.as_ref()).as_ref(), &eig.values, v.as_ref());
+                    assert!(
+                        res < 30.0 && orth < 30.0,
+                        "n={n}: residual {res}, orthogonality {orth}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn explicit_crossover_forces_either_path() {
+    let rt = Runtime::builder().threads(2).build();
+    let a: Mat<f64> = gallery::random_symmetric_uniform(60, 3);
+    let mut o = EvdOptions::auto();
+    for (below, graph) in [(1usize, true), (60, true), (61, false), (usize::MAX, false)] {
+        o.one_stage_below = below;
+        let eig = eigh(a.as_ref(), EvdJob::Vectors, &o, &rt).unwrap();
+        assert_eq!(
+            !eig.report.tasks.is_empty(),
+            graph,
+            "one_stage_below = {below}"
+        );
+        let (res, orth) = ratios(
+            symmetric_f64(a.as_ref()).as_ref(),
+            &eig.values,
+            eig.vectors.unwrap().as_ref(),
+        );
+        assert!(
+            res < 30.0 && orth < 30.0,
+            "one_stage_below = {below}: residual {res}, orthogonality {orth}"
+        );
+    }
+}
+
+/// The one-stage path is serial: the same bits whatever the runtime's threads.
+#[test]
+fn one_stage_is_bitwise_identical_across_thread_counts() {
+    let a: Mat<f64> = gallery::random_symmetric_uniform(150, 12);
+    let solve = |threads: usize| {
+        let rt = Runtime::builder().threads(threads).build();
+        let e = eigh(a.as_ref(), EvdJob::Vectors, &one_stage(Side::Lower), &rt).unwrap();
+        let v = e.vectors.unwrap();
+        let bits: Vec<u64> = e
+            .values
+            .iter()
+            .chain(v.col_iter().flat_map(|c| c.iter()))
+            .map(|x| x.to_bits())
+            .collect();
+        bits
+    };
+    let one = solve(1);
+    for threads in [2, 4] {
+        assert!(solve(threads) == one, "{threads} threads differ from 1");
+    }
+}
