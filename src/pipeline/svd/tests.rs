@@ -160,8 +160,6 @@ fn huge_and_tiny_entries() {
 #[test]
 fn bad_input_is_refused() {
     let mut a = gallery::random_gaussian::<f64>(5, 9, 1);
-    let r = svd(a.as_ref(), SvdJob::Vectors, &SvdOptions::auto(), &rt(1));
-    assert!(matches!(r, Err(Error::InvalidArgument(ref s)) if s.contains("not implemented")));
     a[(2, 7)] = f64::NAN;
     let r = svd(a.as_ref(), SvdJob::Values, &SvdOptions::auto(), &rt(1));
     assert!(
