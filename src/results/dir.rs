@@ -104,11 +104,22 @@ impl OutputDir {
         if rc != 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                let mut text = String::new();
-                let _ = file.read_to_string(&mut text);
+                // The holder writes its pid just after taking the lock: give
+                // it a moment (up to ~0.25 s) rather than report no pid.
+                let mut pid = None;
+                for _ in 0..50 {
+                    let mut text = String::new();
+                    let _ = file.seek(SeekFrom::Start(0));
+                    let _ = file.read_to_string(&mut text);
+                    pid = text.trim().parse().ok();
+                    if pid.is_some() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
                 return Err(Error::external(DirectoryBusy {
                     dir: dir.to_path_buf(),
-                    pid: text.trim().parse().ok(),
+                    pid,
                 }));
             }
             return Err(io_err(&lock_path, err));
