@@ -9,7 +9,7 @@ use crate::Scalar;
 /// let mut opts = eigenflow::pipeline::SvdOptions::auto();
 /// opts.bandwidth = 16;
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SvdOptions {
     /// Upper bandwidth `b` of the intermediate band (stage 1 -> stage 2); 0
@@ -37,6 +37,12 @@ pub struct SvdOptions {
     /// Back-transformations: columns of `U` and `V` per task (lowered to about
     /// `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
+    /// QR pre-reduction of tall matrices (LAPACK `dgesdd`'s `m >> n` path):
+    /// when `m >= qr_ratio * n` (after transposing a wide input) the SVD
+    /// starts with a tiled QR `A = Q [R; 0]` and reduces the `n x n` `R`.
+    /// 0 picks 5/3 (LAPACK's crossover for `dgesdd`, see
+    /// [`SvdOptions::qr_ratio_for`]); `f64::INFINITY` disables it.
+    pub qr_ratio: f64,
 }
 
 impl Default for SvdOptions {
@@ -52,6 +58,7 @@ impl Default for SvdOptions {
             dc_tile: 256,
             q2_group: 16,
             back_col_block: 512,
+            qr_ratio: 0.0,
         }
     }
 }
@@ -113,5 +120,17 @@ impl SvdOptions {
     /// The tile size actually used: a positive multiple of `b`.
     pub fn tile_for(&self, _n: usize, b: usize) -> usize {
         self.tile.max(b).div_ceil(b) * b
+    }
+
+    /// The QR pre-reduction crossover actually used: [`SvdOptions::qr_ratio`],
+    /// or for 0 (or a negative or NaN value) 5/3, the ratio at which LAPACK
+    /// `dgesdd` switches (the flops saved by not reducing the `m - n` extra
+    /// rows twice outweigh the QR's and `Q`'s).
+    pub fn qr_ratio_for(&self) -> f64 {
+        if self.qr_ratio > 0.0 {
+            self.qr_ratio
+        } else {
+            5.0 / 3.0
+        }
     }
 }
