@@ -346,7 +346,12 @@ impl<T: Scalar> QrSweep<T> {
 
     /// Orders every later access to `a` after task `p`, which writes it (its
     /// producer in an earlier stage).
-    pub(super) fn produced_by(&self, g: &mut TaskGraph<'static>, flow: &mut DataFlow<Key>, p: TaskId) {
+    pub(super) fn produced_by(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut DataFlow<Key>,
+        p: TaskId,
+    ) {
         let keys = self.tile_keys(0..self.a.nrows());
         flow.access(g, p, &[], &keys);
     }

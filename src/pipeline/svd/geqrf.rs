@@ -1,8 +1,9 @@
 //! QR pre-reduction of a tall matrix (LAPACK `dgesdd`'s path for `m >> n`,
 //! Chan's R-bidiagonalization): `A = Q [R; 0]`, so the two-stage reduction
-//! runs on the `n x n` triangle `R` instead of `A`, saving
-//! `4/3 n^2 (m - n)`-ish flops of the LQ half for `m` well above `n`, and
-//! `U = Q [U_R; 0]` afterwards. The QR is the QR half of ge2gb: the same
+//! runs on the `n x n` triangle `R` instead of `A` (the LQ panels and right
+//! updates then span `n` rows, not `m`: `2 m n^2 + 2 n^3` flops in all
+//! instead of `4 m n^2 - 4/3 n^3`), and `U = Q [U_R; 0]` afterwards. The
+//! crossovers are in [`super::SvdOptions::qr_ratio_for`]. The QR is the QR half of ge2gb: the same
 //! panels and tile tasks ([`super::ge2gb::QrSweep`]), without the LQ panels.
 
 use super::ge2gb::{ge2gb_produced, Ge2gbStage, QrSweep};

@@ -51,10 +51,10 @@ mod ge2gb;
 mod geqrf;
 #[cfg(test)]
 mod grain_tests;
-#[cfg(test)]
-mod qr_tests;
 mod memory;
 mod options;
+#[cfg(test)]
+mod qr_tests;
 mod reflectors;
 #[cfg(test)]
 mod tests;
@@ -233,7 +233,7 @@ pub fn svd_graph<T: Scalar>(
     let tw = opts.tile_width_for::<T>(b);
     let mut g = TaskGraph::new();
     // Tall: QR first, then the two-stage reduction of R (geqrf.rs).
-    let (s1, q0) = if geqrf::use_qr(w.nrows(), n, opts.qr_ratio_for()) {
+    let (s1, q0) = if geqrf::use_qr(w.nrows(), n, opts.qr_ratio_for(job)) {
         let s0 = geqrf(&mut g, w, b, nb)?;
         (s0.r.ge2gb(&mut g, b, nb, tw)?, Some(s0.reflectors))
     } else {

@@ -40,8 +40,8 @@ pub struct SvdOptions {
     /// QR pre-reduction of tall matrices (LAPACK `dgesdd`'s `m >> n` path):
     /// when `m >= qr_ratio * n` (after transposing a wide input) the SVD
     /// starts with a tiled QR `A = Q [R; 0]` and reduces the `n x n` `R`.
-    /// 0 picks 5/3 (LAPACK's crossover for `dgesdd`, see
-    /// [`SvdOptions::qr_ratio_for`]); `f64::INFINITY` disables it.
+    /// 0 picks a measured crossover per job ([`SvdOptions::qr_ratio_for`]:
+    /// 5/3 for values, 3 with vectors); `f64::INFINITY` disables it.
     pub qr_ratio: f64,
 }
 
@@ -122,15 +122,22 @@ impl SvdOptions {
         self.tile.max(b).div_ceil(b) * b
     }
 
-    /// The QR pre-reduction crossover actually used: [`SvdOptions::qr_ratio`],
-    /// or for 0 (or a negative or NaN value) 5/3, the ratio at which LAPACK
-    /// `dgesdd` switches (the flops saved by not reducing the `m - n` extra
-    /// rows twice outweigh the QR's and `Q`'s).
-    pub fn qr_ratio_for(&self) -> f64 {
+    /// The QR pre-reduction crossover actually used for `job`:
+    /// [`SvdOptions::qr_ratio`], or for 0 (or a negative or NaN value) the
+    /// measured one. Values only: 5/3, LAPACK `dgesdd`'s ratio, where the
+    /// flop counts meet (ge2gb of `A`: `4 m n^2 - 4/3 n^3`; QR plus ge2gb of
+    /// `R`: `2 m n^2 + 2 n^3`); measured on 2 threads (loaded machine), 1000 x
+    /// 600 broke even and 1200 x 600 gained 14%. With vectors `U = Q [U_R;
+    /// 0]` costs what `Q1_U` did, plus `Q1_U` of `R` (`2 n^3`), so the counts
+    /// meet at `m = 8/3 n`; measured: no gain at m = 2n, 1-7% at m = 3n, 13-17%
+    /// at m = 4n..6.7n (n = 600 and 800), hence 3.
+    pub fn qr_ratio_for(&self, job: super::SvdJob) -> f64 {
         if self.qr_ratio > 0.0 {
             self.qr_ratio
-        } else {
+        } else if job == super::SvdJob::Values {
             5.0 / 3.0
+        } else {
+            3.0
         }
     }
 }

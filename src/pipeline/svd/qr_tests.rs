@@ -36,7 +36,7 @@ fn has_qr(g: &TaskGraph<'static>) -> bool {
 /// stage is in it.
 fn run<T: Scalar>(a: &Mat<T>, job: SvdJob, o: &SvdOptions, threads: usize) -> SvdFactors<T> {
     let (g, res) = svd_graph(a.as_ref(), job, o).unwrap().into_parts();
-    let tall = a.nrows() as f64 >= o.qr_ratio_for() * a.ncols() as f64;
+    let tall = a.nrows() as f64 >= o.qr_ratio_for(job) * a.ncols() as f64;
     assert_eq!(has_qr(&g), tall, "{} x {}", a.nrows(), a.ncols());
     g.check_races().unwrap();
     rt(threads).run(g).unwrap();
@@ -106,15 +106,23 @@ fn tall_ratios_f32() {
     eprintln!("qr pre-reduction f32: worst [values, residual, orth U, orth V] {w:?}");
 }
 
-/// The default crossover: 5/3 for a tall input, and a wide input goes
+/// The default crossovers: 5/3 for values, 3 with vectors; a wide input goes
 /// through its transpose (so a 60 x 200 matrix takes the QR path too).
 #[test]
 fn auto_ratio_picks_the_path() {
     let o = SvdOptions::auto();
-    for ((m, n), qr) in [((200, 60), true), ((60, 200), true), ((99, 60), false)] {
+    let (v, s) = (SvdJob::Vectors, SvdJob::Values);
+    for ((m, n), job, qr) in [
+        ((200, 60), v, true),
+        ((60, 200), v, true),
+        ((150, 60), v, false),
+        ((150, 60), s, true),
+        ((60, 150), s, true),
+        ((99, 60), s, false),
+    ] {
         let a = gallery::random_gaussian::<f64>(m, n, 5);
-        let (g, _) = svd_graph(a.as_ref(), SvdJob::Vectors, &o).unwrap().into_parts();
-        assert_eq!(has_qr(&g), qr, "{m} x {n}");
+        let (g, _) = svd_graph(a.as_ref(), job, &o).unwrap().into_parts();
+        assert_eq!(has_qr(&g), qr, "{m} x {n} {job:?}");
     }
 }
 
