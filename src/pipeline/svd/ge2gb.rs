@@ -58,7 +58,7 @@ pub struct Ge2gbStage<T> {
 }
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
-enum Key {
+pub(super) enum Key {
     /// Tile (I, J) of A on the grid of size `nb`.
     A(usize, usize),
     /// Explicit V of the QR panels, parity k.
@@ -101,6 +101,20 @@ pub fn ge2gb<T: Scalar>(
     nb: usize,
     tw: usize,
 ) -> Result<Ge2gbStage<T>> {
+    ge2gb_produced(g, Arc::new(SharedMatrix::new(a)), None, b, nb, tw)
+}
+
+/// [`ge2gb()`] on a matrix that task `producer` (of an earlier stage) writes
+/// whole: every task of the stage that touches `a` is ordered after it (the
+/// QR pre-reduction hands its `R` over this way).
+pub(super) fn ge2gb_produced<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    a: Arc<SharedMatrix<T>>,
+    producer: Option<TaskId>,
+    b: usize,
+    nb: usize,
+    tw: usize,
+) -> Result<Ge2gbStage<T>> {
     let (m, n) = (a.nrows(), a.ncols());
     if m < n {
         return Err(Error::Shape(format!(
@@ -115,60 +129,26 @@ pub fn ge2gb<T: Scalar>(
     let passes = schedule(b, tw);
     let (ku, kl) = storage_offsets(b, &passes);
     let band = Arc::new(SharedUpperBand::new(UpperBand::zeros(n, ku, kl)));
-    let a = Arc::new(SharedMatrix::new(a));
     let (nq, nl) = (qr_panel_count(n, b), lq_panel_count(n, b));
     let ws = |rows: usize| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
-    let vq = [ws(m), ws(m)];
     let vl = [ws(n), ws(n)];
-    let wl_ws = [0, 1].map(|_| Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, n))));
     let wr_ws = [ws(m), ws(m)];
-    let tq = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, nq * b)));
     let tl = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, nl * b)));
-    let aid = a.id();
+    let qr = QrSweep::new(a, b, nb, GE2GB);
+    let (a, aid) = (qr.a.clone(), qr.a.id());
     let tile = |r: usize| r / nb;
     let tiles = |rows: Range<usize>| tile(rows.start)..tile(rows.end - 1) + 1;
     let bytes = std::mem::size_of::<T>() as f64;
     let mut flow = DataFlow::new();
+    if let Some(p) = producer {
+        qr.produced_by(g, &mut flow, p);
+    }
     let mut ids = Vec::new();
     let mut feed = Vec::new();
     for k in 0..nq {
         let par = k % 2;
         let kb = k * b;
-        let cols = qr_panel_cols(n, b, k);
-        let (mk, w) = (m - kb, cols.len());
-        let (v, vid) = (vq[par].clone(), vq[par].id());
-        let t_reg = Region::new(tq.id(), 0..w, kb..kb + w);
-        let v_reg = Region::new(vid, 0..mk, 0..w);
-
-        // QR panel k.
-        let body = {
-            let (a, v, tq, cols) = (a.clone(), v.clone(), tq.clone(), cols.clone());
-            move |acc: &Access<'_>| {
-                qr_panel(
-                    a.write(acc, kb..m, cols),
-                    tq.write(acc, 0..w, kb..kb + w),
-                    v.write(acc, 0..mk, 0..w),
-                );
-                Ok(())
-            }
-        };
-        let t = g.add(
-            Task::new(format!("ge2gb.qr_panel[{k}]"), with_access(body))
-                .stage(GE2GB)
-                .cost((2 * mk * w * w) as f64, bytes * (mk * w) as f64)
-                .footprint(
-                    Footprint::new()
-                        .write(Region::new(aid, kb..m, cols.clone()))
-                        .write(v_reg.clone())
-                        .write(t_reg.clone()),
-                ),
-        );
-        let keys: Vec<Key> = tiles(kb..m)
-            .flat_map(|i| tiles(cols.clone()).map(move |j| Key::A(i, j)))
-            .chain([Key::Vq(par), Key::Tq(k)])
-            .collect();
-        flow.access(g, t, &[], &keys);
-        ids.push(t);
+        let cols = qr.step(g, &mut flow, &mut ids, k);
         feed.push(copy_band_columns(
             g,
             &mut flow,
@@ -178,84 +158,6 @@ pub fn ge2gb<T: Scalar>(
             nb,
             cols.clone(),
         ));
-
-        // Left update: W_J = T^T V^T A[k b.., J] per column block, then
-        // A[I, J] -= V_I W_J per tile.
-        let wj_ws = wl_ws[par].clone();
-        let row_blocks = grid_blocks(kb, m, nb);
-        for jb in grid_blocks(cols.end, n, nb) {
-            let jt = tile(jb.start);
-            let w_reg = Region::new(wj_ws.id(), 0..w, jb.clone());
-            let body = {
-                let (a, v, tq, wj, jb) =
-                    (a.clone(), v.clone(), tq.clone(), wj_ws.clone(), jb.clone());
-                move |acc: &Access<'_>| {
-                    left_w(
-                        v.read(acc, 0..mk, 0..w),
-                        tq.read(acc, 0..w, kb..kb + w),
-                        a.read(acc, kb..m, jb.clone()),
-                        wj.write(acc, 0..w, jb),
-                    );
-                    Ok(())
-                }
-            };
-            let t = g.add(
-                Task::new(format!("ge2gb.left_w[{k}][{jt}]"), with_access(body))
-                    .stage(GE2GB)
-                    .cost(
-                        (2 * mk * w * jb.len()) as f64,
-                        bytes * (mk * jb.len()) as f64,
-                    )
-                    .footprint(
-                        Footprint::new()
-                            .read(v_reg.clone())
-                            .read(t_reg.clone())
-                            .read(Region::new(aid, kb..m, jb.clone()))
-                            .write(w_reg.clone()),
-                    ),
-            );
-            let reads: Vec<Key> = tiles(kb..m)
-                .map(|i| Key::A(i, jt))
-                .chain([Key::Vq(par), Key::Tq(k)])
-                .collect();
-            flow.access(g, t, &reads, &[Key::Wl(par, jt)]);
-            ids.push(t);
-            for ib in &row_blocks {
-                let (ib, it) = (ib.clone(), tile(ib.start));
-                let vrows = ib.start - kb..ib.end - kb;
-                let body = {
-                    let (a, v, wj) = (a.clone(), v.clone(), wj_ws.clone());
-                    let (ib, jb, vrows) = (ib.clone(), jb.clone(), vrows.clone());
-                    move |acc: &Access<'_>| {
-                        left_tile(
-                            v.read(acc, vrows, 0..w),
-                            wj.read(acc, 0..w, jb.clone()),
-                            a.write(acc, ib, jb),
-                        );
-                        Ok(())
-                    }
-                };
-                let t = g.add(
-                    Task::new(
-                        format!("ge2gb.left_tile[{k}][{it},{jt}]"),
-                        with_access(body),
-                    )
-                    .stage(GE2GB)
-                    .cost(
-                        (2 * ib.len() * w * jb.len()) as f64,
-                        bytes * (2 * ib.len() * jb.len()) as f64,
-                    )
-                    .footprint(
-                        Footprint::new()
-                            .read(Region::new(vid, vrows, 0..w))
-                            .read(w_reg.clone())
-                            .write(Region::new(aid, ib.clone(), jb.clone())),
-                    ),
-                );
-                flow.access(g, t, &[Key::Vq(par), Key::Wl(par, jt)], &[Key::A(it, jt)]);
-                ids.push(t);
-            }
-        }
         if k >= nl {
             continue;
         }
@@ -379,7 +281,13 @@ pub fn ge2gb<T: Scalar>(
     // of the T factors.
     let mut done = sub.exits.clone();
     done.extend(feed.iter().map(|&(_, t)| t));
-    let reflectors = Ge2gbReflectors { a, tq, tl, b, done };
+    let reflectors = Ge2gbReflectors {
+        a,
+        tq: qr.tq,
+        tl,
+        b,
+        done,
+    };
     Ok(Ge2gbStage {
         sub,
         reflectors,
@@ -390,6 +298,197 @@ pub fn ge2gb<T: Scalar>(
             feed,
         },
     })
+}
+
+/// The QR half of a ge2gb step, shared by ge2gb and the QR pre-reduction of
+/// tall matrices (`geqrf`, LAPACK `dgesdd`'s `m >> n` path): the matrix, the
+/// explicit `V` and left-update workspaces (two of each, alternating by
+/// panel parity) and the `T` factors of the QR panels side by side.
+pub(super) struct QrSweep<T> {
+    pub(super) a: Arc<SharedMatrix<T>>,
+    pub(super) tq: Arc<SharedMatrix<T>>,
+    vq: [Arc<SharedMatrix<T>>; 2],
+    wl: [Arc<SharedMatrix<T>>; 2],
+    b: usize,
+    nb: usize,
+    stage: &'static str,
+}
+
+impl<T: Scalar> QrSweep<T> {
+    /// Panels of width `b`, trailing updates on the grid of size `nb`; tasks
+    /// named and staged `stage`.
+    pub(super) fn new(a: Arc<SharedMatrix<T>>, b: usize, nb: usize, stage: &'static str) -> Self {
+        let (m, n) = (a.nrows(), a.ncols());
+        let ws = |rows: usize| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
+        let tq = Arc::new(SharedMatrix::new(Mat::<T>::zeros(
+            b,
+            qr_panel_count(n, b) * b,
+        )));
+        QrSweep {
+            a,
+            tq,
+            vq: [ws(m), ws(m)],
+            wl: [0, 1].map(|_| Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, n)))),
+            b,
+            nb,
+            stage,
+        }
+    }
+
+    /// The keys of every tile of `a` with rows in `rows`.
+    pub(super) fn tile_keys(&self, rows: Range<usize>) -> Vec<Key> {
+        let nb = self.nb;
+        let ct = self.a.ncols().div_ceil(nb);
+        (rows.start / nb..rows.end.div_ceil(nb))
+            .flat_map(|i| (0..ct).map(move |j| Key::A(i, j)))
+            .collect()
+    }
+
+    /// Orders every later access to `a` after task `p`, which writes it (its
+    /// producer in an earlier stage).
+    pub(super) fn produced_by(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut DataFlow<Key>,
+        p: TaskId,
+    ) {
+        let keys = self.tile_keys(0..self.a.nrows());
+        flow.access(g, p, &[], &keys);
+    }
+
+    /// Adds QR panel `k` and its left update (one `left_w` task per column
+    /// block of the trailing matrix, one `left_tile` per tile) to `g`, ordered
+    /// by `flow`; pushes the tasks to `ids` and returns the panel's columns.
+    pub(super) fn step(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut DataFlow<Key>,
+        ids: &mut Vec<TaskId>,
+        k: usize,
+    ) -> Range<usize> {
+        let (a, tq, vq, wl_ws) = (&self.a, &self.tq, &self.vq, &self.wl);
+        let (m, n, b, nb, stage) = (a.nrows(), a.ncols(), self.b, self.nb, self.stage);
+        let aid = a.id();
+        let tile = |r: usize| r / nb;
+        let tiles = |rows: Range<usize>| tile(rows.start)..tile(rows.end - 1) + 1;
+        let bytes = std::mem::size_of::<T>() as f64;
+        let par = k % 2;
+        let kb = k * b;
+        let cols = qr_panel_cols(n, b, k);
+        let (mk, w) = (m - kb, cols.len());
+        let (v, vid) = (vq[par].clone(), vq[par].id());
+        let t_reg = Region::new(tq.id(), 0..w, kb..kb + w);
+        let v_reg = Region::new(vid, 0..mk, 0..w);
+
+        // QR panel k.
+        let body = {
+            let (a, v, tq, cols) = (a.clone(), v.clone(), tq.clone(), cols.clone());
+            move |acc: &Access<'_>| {
+                qr_panel(
+                    a.write(acc, kb..m, cols),
+                    tq.write(acc, 0..w, kb..kb + w),
+                    v.write(acc, 0..mk, 0..w),
+                );
+                Ok(())
+            }
+        };
+        let t = g.add(
+            Task::new(format!("{stage}.qr_panel[{k}]"), with_access(body))
+                .stage(stage)
+                .cost((2 * mk * w * w) as f64, bytes * (mk * w) as f64)
+                .footprint(
+                    Footprint::new()
+                        .write(Region::new(aid, kb..m, cols.clone()))
+                        .write(v_reg.clone())
+                        .write(t_reg.clone()),
+                ),
+        );
+        let keys: Vec<Key> = tiles(kb..m)
+            .flat_map(|i| tiles(cols.clone()).map(move |j| Key::A(i, j)))
+            .chain([Key::Vq(par), Key::Tq(k)])
+            .collect();
+        flow.access(g, t, &[], &keys);
+        ids.push(t);
+
+        // Left update: W_J = T^T V^T A[k b.., J] per column block, then
+        // A[I, J] -= V_I W_J per tile.
+        let wj_ws = wl_ws[par].clone();
+        let row_blocks = grid_blocks(kb, m, nb);
+        for jb in grid_blocks(cols.end, n, nb) {
+            let jt = tile(jb.start);
+            let w_reg = Region::new(wj_ws.id(), 0..w, jb.clone());
+            let body = {
+                let (a, v, tq, wj, jb) =
+                    (a.clone(), v.clone(), tq.clone(), wj_ws.clone(), jb.clone());
+                move |acc: &Access<'_>| {
+                    left_w(
+                        v.read(acc, 0..mk, 0..w),
+                        tq.read(acc, 0..w, kb..kb + w),
+                        a.read(acc, kb..m, jb.clone()),
+                        wj.write(acc, 0..w, jb),
+                    );
+                    Ok(())
+                }
+            };
+            let t = g.add(
+                Task::new(format!("{stage}.left_w[{k}][{jt}]"), with_access(body))
+                    .stage(stage)
+                    .cost(
+                        (2 * mk * w * jb.len()) as f64,
+                        bytes * (mk * jb.len()) as f64,
+                    )
+                    .footprint(
+                        Footprint::new()
+                            .read(v_reg.clone())
+                            .read(t_reg.clone())
+                            .read(Region::new(aid, kb..m, jb.clone()))
+                            .write(w_reg.clone()),
+                    ),
+            );
+            let reads: Vec<Key> = tiles(kb..m)
+                .map(|i| Key::A(i, jt))
+                .chain([Key::Vq(par), Key::Tq(k)])
+                .collect();
+            flow.access(g, t, &reads, &[Key::Wl(par, jt)]);
+            ids.push(t);
+            for ib in &row_blocks {
+                let (ib, it) = (ib.clone(), tile(ib.start));
+                let vrows = ib.start - kb..ib.end - kb;
+                let body = {
+                    let (a, v, wj) = (a.clone(), v.clone(), wj_ws.clone());
+                    let (ib, jb, vrows) = (ib.clone(), jb.clone(), vrows.clone());
+                    move |acc: &Access<'_>| {
+                        left_tile(
+                            v.read(acc, vrows, 0..w),
+                            wj.read(acc, 0..w, jb.clone()),
+                            a.write(acc, ib, jb),
+                        );
+                        Ok(())
+                    }
+                };
+                let t = g.add(
+                    Task::new(
+                        format!("{stage}.left_tile[{k}][{it},{jt}]"),
+                        with_access(body),
+                    )
+                    .stage(stage)
+                    .cost(
+                        (2 * ib.len() * w * jb.len()) as f64,
+                        bytes * (2 * ib.len() * jb.len()) as f64,
+                    )
+                    .footprint(
+                        Footprint::new()
+                            .read(Region::new(vid, vrows, 0..w))
+                            .read(w_reg.clone())
+                            .write(Region::new(aid, ib.clone(), jb.clone())),
+                    ),
+                );
+                flow.access(g, t, &[Key::Vq(par), Key::Wl(par, jt)], &[Key::A(it, jt)]);
+                ids.push(t);
+            }
+        }
+        cols
+    }
 }
 
 /// Adds the task copying band columns `cols` (rows `max(j - b, 0) ..= j` of

@@ -71,6 +71,15 @@ pub fn memory_bytes<T: Scalar>(m: usize, n: usize, job: SvdJob, opts: &SvdOption
     ]
     .into_iter()
     .try_fold(0u64, u64::checked_add)?;
+    // The QR pre-reduction (geqrf.rs) adds R and the workspaces of the
+    // ge2gb on it.
+    let words = if super::geqrf::use_qr(m, n, opts.qr_ratio_for(job)) {
+        words
+            .checked_add(n64.checked_mul(n64)?)?
+            .checked_add(n64.checked_mul(b64)?.checked_mul(6)?)?
+    } else {
+        words
+    };
     let words = match job {
         SvdJob::Values => words,
         SvdJob::Vectors => {

@@ -48,10 +48,13 @@ mod bt_tests;
 pub mod dqds;
 mod gb2bd;
 mod ge2gb;
+mod geqrf;
 #[cfg(test)]
 mod grain_tests;
 mod memory;
 mod options;
+#[cfg(test)]
+mod qr_tests;
 mod reflectors;
 #[cfg(test)]
 mod tests;
@@ -65,6 +68,7 @@ pub use bdsdc::{bdsdc, BdsdcStage};
 pub use dqds::singular_values;
 pub use gb2bd::{gb2bd, gb2bd_with, gb2bd_with_reflectors, Bidiagonal, Gb2bdStage};
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
+pub use geqrf::{geqrf, GeqrfStage, RFactor, GEQRF};
 pub use memory::{memory_bytes, task_count};
 pub use options::SvdOptions;
 pub use reflectors::{
@@ -228,7 +232,13 @@ pub fn svd_graph<T: Scalar>(
     let nb = opts.tile_for(n, b);
     let tw = opts.tile_width_for::<T>(b);
     let mut g = TaskGraph::new();
-    let s1 = ge2gb(&mut g, w, b, nb, tw)?;
+    // Tall: QR first, then the two-stage reduction of R (geqrf.rs).
+    let (s1, q0) = if geqrf::use_qr(w.nrows(), n, opts.qr_ratio_for(job)) {
+        let s0 = geqrf(&mut g, w, b, nb)?;
+        (s0.r.ge2gb(&mut g, b, nb, tw)?, Some(s0.reflectors))
+    } else {
+        (ge2gb(&mut g, w, b, nb, tw)?, None)
+    };
     let (values, vectors, mut last) = match job {
         SvdJob::Values => {
             let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), false)?;
@@ -246,7 +256,10 @@ pub fn svd_graph<T: Scalar>(
             let bd = bdsdc(&mut g, s2.bidiagonal, &opts.bdsdc_params())?;
             let (group, cb) = (opts.q2_group.max(1), opts.col_block_for(n));
             let u = back_transform_q2u(&mut g, q2u, bd.u, group, cb)?;
-            let u = back_transform_q1u(&mut g, q1u, u, cb)?;
+            let mut u = back_transform_q1u(&mut g, q1u, u, cb)?;
+            if let Some(q0) = q0 {
+                u = back_transform_q1u(&mut g, q0, u, cb)?;
+            }
             let v = back_transform_q2v(&mut g, q2v, bd.v, group, cb)?;
             let v = back_transform_q1v(&mut g, q1v, v, cb)?;
             let mut last = vec![bd.values.task()];
@@ -320,7 +333,7 @@ pub fn svd<T: Scalar>(
 /// conquer with vectors) and with vectors q2u, q1u, q2v, q1v; each the span
 /// from its first task's start to its last task's end (spans may overlap).
 pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
-    [GE2GB, GB2BD, BDSVD, Q2U, Q1U, Q2V, Q1V]
+    [GEQRF, GE2GB, GB2BD, BDSVD, Q2U, Q1U, Q2V, Q1V]
         .into_iter()
         .map(|s| (s, report.stage_span(s).as_secs_f64()))
         .filter(|&(s, t)| t > 0.0 || [GE2GB, GB2BD].contains(&s))

@@ -9,7 +9,7 @@ use crate::Scalar;
 /// let mut opts = eigenflow::pipeline::SvdOptions::auto();
 /// opts.bandwidth = 16;
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SvdOptions {
     /// Upper bandwidth `b` of the intermediate band (stage 1 -> stage 2); 0
@@ -37,6 +37,12 @@ pub struct SvdOptions {
     /// Back-transformations: columns of `U` and `V` per task (lowered to about
     /// `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
+    /// QR pre-reduction of tall matrices (LAPACK `dgesdd`'s `m >> n` path):
+    /// when `m >= qr_ratio * n` (after transposing a wide input) the SVD
+    /// starts with a tiled QR `A = Q [R; 0]` and reduces the `n x n` `R`.
+    /// 0 picks a measured crossover per job ([`SvdOptions::qr_ratio_for`]:
+    /// 5/3 for values, 3 with vectors); `f64::INFINITY` disables it.
+    pub qr_ratio: f64,
 }
 
 impl Default for SvdOptions {
@@ -52,6 +58,7 @@ impl Default for SvdOptions {
             dc_tile: 256,
             q2_group: 16,
             back_col_block: 512,
+            qr_ratio: 0.0,
         }
     }
 }
@@ -113,5 +120,24 @@ impl SvdOptions {
     /// The tile size actually used: a positive multiple of `b`.
     pub fn tile_for(&self, _n: usize, b: usize) -> usize {
         self.tile.max(b).div_ceil(b) * b
+    }
+
+    /// The QR pre-reduction crossover actually used for `job`:
+    /// [`SvdOptions::qr_ratio`], or for 0 (or a negative or NaN value) the
+    /// measured one. Values only: 5/3, LAPACK `dgesdd`'s ratio, where the
+    /// flop counts meet (ge2gb of `A`: `4 m n^2 - 4/3 n^3`; QR plus ge2gb of
+    /// `R`: `2 m n^2 + 2 n^3`); measured on 2 threads (loaded machine), 1000 x
+    /// 600 broke even and 1200 x 600 gained 14%. With vectors `U = Q [U_R;
+    /// 0]` costs what `Q1_U` did, plus `Q1_U` of `R` (`2 n^3`), so the counts
+    /// meet at `m = 8/3 n`; measured: no gain at m = 2n, 1-7% at m = 3n, 13-17%
+    /// at m = 4n..6.7n (n = 600 and 800), hence 3.
+    pub fn qr_ratio_for(&self, job: super::SvdJob) -> f64 {
+        if self.qr_ratio > 0.0 {
+            self.qr_ratio
+        } else if job == super::SvdJob::Values {
+            5.0 / 3.0
+        } else {
+            3.0
+        }
     }
 }
