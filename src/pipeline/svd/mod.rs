@@ -47,9 +47,12 @@ mod bdsdc_tests;
 mod bt_tests;
 pub mod dqds;
 mod gb2bd;
+mod gb2bd_half;
 mod ge2gb;
 #[cfg(test)]
 mod grain_tests;
+#[cfg(test)]
+mod half_tests;
 mod memory;
 mod options;
 mod reflectors;
@@ -66,7 +69,7 @@ pub use dqds::singular_values;
 pub use gb2bd::{gb2bd, gb2bd_with, gb2bd_with_reflectors, Bidiagonal, Gb2bdStage};
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
 pub use memory::{memory_bytes, task_count};
-pub use options::SvdOptions;
+pub use options::{BandPrecision, SvdOptions};
 pub use reflectors::{
     Gb2bdReflectorsHandle, Ge2gbReflectors, Q1uReflectors, Q1vReflectors, Q2uReflectors,
     Q2vReflectors,
@@ -221,8 +224,15 @@ pub fn svd_graph<T: Scalar>(
     opts: &SvdOptions,
 ) -> Result<SvdGraph<T>> {
     memory::admit::<T>(a.nrows(), a.ncols(), job, opts)?;
+    let half = opts.band_precision != BandPrecision::Same;
+    if half && job == SvdJob::Vectors {
+        return Err(Error::InvalidArgument(
+            "half-precision band storage is for singular values only".into(),
+        ));
+    }
     let transposed = a.nrows() < a.ncols();
-    let (w, scale) = prepare(a)?;
+    let (mut w, scale) = prepare(a)?;
+    let scale = gb2bd_half::fit_half_range(&mut w, scale, opts.band_precision)?;
     let n = w.ncols();
     let b = opts.bandwidth_for(n);
     let nb = opts.tile_for(n, b);
@@ -231,8 +241,12 @@ pub fn svd_graph<T: Scalar>(
     let s1 = ge2gb(&mut g, w, b, nb, tw)?;
     let (values, vectors, mut last) = match job {
         SvdJob::Values => {
-            let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), false)?;
-            let values = singular_values(&mut g, s2.bidiagonal)?;
+            let bidiagonal = if half {
+                gb2bd_half::gb2bd_half(&mut g, s1.band, opts.grain(), opts.band_precision)?
+            } else {
+                gb2bd_with(&mut g, s1.band, opts.grain(), false)?.bidiagonal
+            };
+            let values = singular_values(&mut g, bidiagonal)?;
             let last = vec![values.task()];
             (values, None, last)
         }

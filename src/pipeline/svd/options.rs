@@ -2,6 +2,26 @@
 
 use crate::Scalar;
 
+/// Storage type of the band during stage 2 (gb2bd), seed 000's
+/// data-precision awareness (digest `research/seed-ringoot.md`): with a half
+/// type the band lives in 16 bits between tasks and each task widens its
+/// window to `f32`, chases there and rounds back. Singular values only
+/// ([`super::SvdJob::Values`]); the values then carry an error of a few units
+/// of the storage type's roundoff relative to `||A||_F` (`f16`: `2^-11`,
+/// `bf16`: `2^-8`), measured in `half_tests.rs`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BandPrecision {
+    /// The band in the working precision (`f32` or `f64`), no rounding.
+    #[default]
+    Same,
+    /// IEEE binary16: 11-bit significand, range `6e-5 ..= 65504` (the input
+    /// is scaled by a power of two so that `||A||_F` fits).
+    F16,
+    /// bfloat16: 8-bit significand, the range of `f32`.
+    BF16,
+}
+
 /// Tuning parameters of the two-stage SVD. New fields may be added, so build
 /// from [`SvdOptions::auto`] and set fields:
 ///
@@ -37,6 +57,9 @@ pub struct SvdOptions {
     /// Back-transformations: columns of `U` and `V` per task (lowered to about
     /// `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
+    /// Storage of the band during stage 2 ([`BandPrecision::Same`] by
+    /// default); a half type is for [`super::SvdJob::Values`] only.
+    pub band_precision: BandPrecision,
 }
 
 impl Default for SvdOptions {
@@ -52,6 +75,7 @@ impl Default for SvdOptions {
             dc_tile: 256,
             q2_group: 16,
             back_col_block: 512,
+            band_precision: BandPrecision::Same,
         }
     }
 }
