@@ -10,6 +10,7 @@
 use super::band::GbBandMut;
 use crate::matrix::access::Access;
 use crate::matrix::MatrixId;
+use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 use std::cell::UnsafeCell;
 use std::ops::Range;
@@ -25,6 +26,19 @@ pub trait BandStorage: Copy + Send + Sync + 'static {
     fn to_f32(self) -> f32;
     /// Rounds to nearest.
     fn from_f32(x: f32) -> Self;
+    /// Widens `src` into `dst` (same length); the half types override it
+    /// with the `half` crate's vectorized slice conversion.
+    fn widen(src: &[Self], dst: &mut [f32]) {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = x.to_f32();
+        }
+    }
+    /// Rounds `src` into `dst` (same length).
+    fn narrow(src: &[f32], dst: &mut [Self]) {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = Self::from_f32(x);
+        }
+    }
 }
 
 impl BandStorage for f16 {
@@ -36,6 +50,12 @@ impl BandStorage for f16 {
     fn from_f32(x: f32) -> Self {
         f16::from_f32(x)
     }
+    fn widen(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst);
+    }
+    fn narrow(src: &[f32], dst: &mut [Self]) {
+        dst.convert_from_f32_slice(src);
+    }
 }
 
 impl BandStorage for bf16 {
@@ -46,6 +66,12 @@ impl BandStorage for bf16 {
     }
     fn from_f32(x: f32) -> Self {
         bf16::from_f32(x)
+    }
+    fn widen(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst);
+    }
+    fn narrow(src: &[f32], dst: &mut [Self]) {
+        dst.convert_from_f32_slice(src);
     }
 }
 
@@ -126,11 +152,9 @@ impl<S: BandStorage> SharedBandStore<S> {
         rows: Range<usize>,
         cols: Range<usize>,
     ) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let (ku, kl, n) = (self.ku, self.kl, self.n);
         cols.flat_map(move |j| {
-            let lo = rows.start.max(j.saturating_sub(ku));
-            let hi = rows.end.min(j + kl + 1).min(n);
-            (lo..hi).map(move |i| (i, j))
+            let (lo, len) = self.column_part(&rows, j).unwrap_or((0, 0));
+            (lo..lo + len).map(move |i| (i, j))
         })
     }
 
@@ -186,10 +210,17 @@ impl<S: BandStorage> SharedBandStore<S> {
         let ld = self.ld();
         let c0 = cols.start;
         let mut scratch = vec![0.0f32; ld * cols.len()];
-        for (i, j) in self.entries(rows.clone(), cols.clone()) {
-            // SAFETY: (i, j) is a stored entry (in bounds) of the granted window.
-            scratch[(self.ku + i - j) + (j - c0) * ld] =
-                unsafe { *self.ptr.add(self.slot(i, j)) }.to_f32();
+        // Column j's stored rows of the window are contiguous in both the
+        // store and the scratch band (same layout): one slice conversion each.
+        for j in cols.clone() {
+            let Some((lo, len)) = self.column_part(&rows, j) else {
+                continue;
+            };
+            let at = (self.ku + lo - j) + (j - c0) * ld;
+            // SAFETY: rows lo..lo + len of column j are stored entries of the
+            // granted window, contiguous from slot(lo, j).
+            let src = unsafe { std::slice::from_raw_parts(self.ptr.add(self.slot(lo, j)), len) };
+            S::widen(src, &mut scratch[at..at + len]);
         }
         {
             let mut view = GbBandMut::scratch(
@@ -202,11 +233,23 @@ impl<S: BandStorage> SharedBandStore<S> {
             );
             f(&mut view);
         }
-        for (i, j) in self.entries(rows, cols) {
-            let x = scratch[(self.ku + i - j) + (j - c0) * ld];
-            // SAFETY: (i, j) is a stored entry (in bounds) of the granted window.
-            unsafe { *self.ptr.add(self.slot(i, j)) = S::from_f32(x) };
+        for j in cols.clone() {
+            let Some((lo, len)) = self.column_part(&rows, j) else {
+                continue;
+            };
+            let at = (self.ku + lo - j) + (j - c0) * ld;
+            // SAFETY: as above; the task's grant is exclusive (write).
+            let dst =
+                unsafe { std::slice::from_raw_parts_mut(self.ptr.add(self.slot(lo, j)), len) };
+            S::narrow(&scratch[at..at + len], dst);
         }
+    }
+
+    /// First row and count of the stored entries of column `j` within `rows`.
+    fn column_part(&self, rows: &Range<usize>, j: usize) -> Option<(usize, usize)> {
+        let lo = rows.start.max(j.saturating_sub(self.ku));
+        let hi = rows.end.min(j + self.kl + 1).min(self.n);
+        (lo < hi).then(|| (lo, hi - lo))
     }
 }
 
