@@ -132,3 +132,79 @@ fn bad_input_is_a_clear_error() {
         assert!(err.contains(want), "expected {want:?} in: {err}");
     }
 }
+
+/// Writes `a` rounded to IEEE half as a Fortran-order `<f2` `.npy` (by hand:
+/// the crate writes only f8 and f4) and returns the rounded matrix.
+fn write_f2(path: &std::path::Path, a: &Mat<f64>) -> Mat<f64> {
+    let (m, n) = (a.nrows(), a.ncols());
+    let mut dict = format!("{{'descr': '<f2', 'fortran_order': True, 'shape': ({m}, {n}), }}");
+    // Magic (6) + version (2) + length (2) + dict + '\n' to a multiple of 64.
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((dict.len() as u16).to_le_bytes());
+    bytes.extend(dict.as_bytes());
+    let mut rounded = Mat::zeros(m, n);
+    for j in 0..n {
+        for i in 0..m {
+            let h = half::f16::from_f64(a[(i, j)]);
+            rounded[(i, j)] = h.to_f64();
+            bytes.extend(h.to_le_bytes());
+        }
+    }
+    std::fs::write(path, bytes).unwrap();
+    rounded
+}
+
+/// An `<f2` input is read (computed in f32), and `--band-precision f16|bf16`
+/// gives values within the half-band bound of the library's protocol test
+/// (relative 2-norm error 2e-3 / 1.5e-2) against faer on the rounded input;
+/// with vectors the flag is refused with a clear message.
+#[test]
+fn half_input_and_band_precision() {
+    let Some(bin) = example("svd") else { return };
+    let dir = TempDir::new("svd-half");
+    let (m, n) = (130, 90);
+    let a: Mat<f64> = eigenflow::gallery::random_gaussian(m, n, 12);
+    let input = dir.path("a16.npy");
+    let a16 = write_f2(&input, &a);
+    let s_ref = a16.as_ref().singular_values().unwrap();
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    for (flag, bound) in [(None, 1e-5), (Some("f16"), 2e-3), (Some("bf16"), 1.5e-2)] {
+        let out = dir.path(&format!("out-{}", flag.unwrap_or("none")));
+        let mut cmd = Command::new(&bin);
+        cmd.args([
+            "--input",
+            input.to_str().unwrap(),
+            "--values-only",
+            "--json",
+        ])
+        .args(["--quiet", "--output", out.to_str().unwrap()]);
+        if let Some(f) = flag {
+            cmd.args(["--band-precision", f]);
+        }
+        let j = json_line(&cmd.output().unwrap());
+        assert_eq!(j["precision"], "f32", "an f2 file is computed in f32");
+        assert_eq!(j["band_precision"].as_str(), flag);
+        let s = npy::read_vector::<f64>(&out.join("singular_values.npy")).unwrap();
+        assert!(s.windows(2).all(|w| w[0] >= w[1]) && s.iter().all(|&x| x >= 0.0));
+        let diff: Vec<f64> = s.iter().zip(&s_ref).map(|(x, y)| x - y).collect();
+        let e = norm(&diff) / norm(&s_ref);
+        assert!(e < bound, "--band-precision {flag:?}: relative error {e:e}");
+    }
+    let o = Command::new(&bin)
+        .args([
+            "--input",
+            input.to_str().unwrap(),
+            "--band-precision",
+            "f16",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("--values-only"), "{err}");
+}

@@ -14,4 +14,4 @@ mod task;
 
 pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
 pub use options::{ChaseGrain, EvdOptions, Side, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VECTORS};
-pub use svd::{svd, svd_graph, SvdJob, SvdOptions};
+pub use svd::{svd, svd_graph, BandPrecision, SvdJob, SvdOptions};

@@ -143,6 +143,7 @@ impl<T: Scalar> UpperBand<T> {
             kl: self.kl,
             rows: 0..self.n,
             cols: 0..self.n,
+            col0: 0,
             _life: PhantomData,
         }
     }
@@ -162,7 +163,46 @@ pub struct GbBandMut<'a, T> {
     kl: usize,
     rows: Range<usize>,
     cols: Range<usize>,
+    /// Column stored first at `ptr` (0 for a whole band; `cols.start` for a
+    /// scratch window holding only the columns `cols`).
+    col0: usize,
     _life: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T: Scalar> GbBandMut<'a, T> {
+    /// A view of a scratch window: `data` holds the whole storage columns
+    /// `cols` (`ku + kl + 1` slots each, the layout of the module docs) of an
+    /// order-`n` band, and the view addresses entries by their global
+    /// `(i, j)`, confined to `rows x cols`. Used by the half-precision chase,
+    /// which widens each task's window into such a buffer.
+    pub fn scratch(
+        data: &'a mut [T],
+        n: usize,
+        ku: usize,
+        kl: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+    ) -> Self {
+        assert!(
+            cols.end <= n && rows.end <= n,
+            "scratch window outside the order {n}"
+        );
+        assert_eq!(
+            data.len(),
+            (ku + kl + 1) * cols.len(),
+            "scratch buffer must hold the storage columns {cols:?}"
+        );
+        GbBandMut {
+            ptr: data.as_mut_ptr(),
+            n,
+            ku,
+            kl,
+            col0: cols.start,
+            rows,
+            cols,
+            _life: PhantomData,
+        }
+    }
 }
 
 impl<T: Scalar> GbBandMut<'_, T> {
@@ -214,9 +254,10 @@ impl<T: Scalar> GbBandMut<'_, T> {
             self.kl
         );
         let ld = self.ku + self.kl + 1;
-        let off = (self.ku + rows.start - cols.start) + cols.start * ld;
+        let off = (self.ku + rows.start - cols.start) + (cols.start - self.col0) * ld;
         // SAFETY: every entry (i, j) of the rectangle satisfies
-        // j - ku <= i <= j + kl and i, j < n (corners checked above), so
+        // j - ku <= i <= j + kl and i, j < n (corners checked above), and its
+        // column is inside the window, hence stored (from column `col0` on), so
         // `off + (i - rows.start) + (j - cols.start) (ld - 1)` is the in-bounds
         // slot of (i, j); the view is exclusive for the borrow of `self`.
         unsafe {
@@ -299,6 +340,7 @@ impl<T: Scalar> SharedUpperBand<T> {
             kl: b.kl,
             rows,
             cols,
+            col0: 0,
             _life: PhantomData,
         }
     }

@@ -69,6 +69,7 @@ mod band;
 pub mod grouping;
 mod kernel;
 pub mod reflectors;
+pub mod storage;
 
 pub use band::{GbBandMut, GbBandRef, SharedUpperBand, UpperBand};
 #[cfg_attr(not(test), allow(unused_imports))]

@@ -7,16 +7,88 @@ use super::reflectors::Gb2bdReflectorsHandle;
 use super::GB2BD;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::gb2bd::grouping::{cross_pass_preds, PassGrouping};
+use crate::linalg::gb2bd::storage::{BandStorage, SharedBandStore};
 use crate::linalg::gb2bd::{
     chase_step, fine_preds_lag, num_sweeps, pass_pred, steps, task_footprint, Gb2bdReflectors,
-    SharedGb2bdReflectors, SharedUpperBand, SWEEP_LAG,
+    GbBandMut, Pass, SharedGb2bdReflectors, SharedUpperBand, SWEEP_LAG,
 };
 use crate::matrix::access::Access;
+use crate::matrix::MatrixId;
 use crate::pipeline::task::{check_owned, subgraph_of, with_access};
 use crate::pipeline::ChaseGrain;
 use crate::{Result, Scalar};
 use std::ops::Range;
 use std::sync::Arc;
+
+/// A band the chase tasks work on: the working-precision band itself, or a
+/// band stored in a narrower type that each task widens into an `f32` window
+/// ([`crate::linalg::gb2bd::storage`]). One task body for both, so the
+/// half-precision chase is the same DAG as the working-precision one.
+pub(super) trait ChaseBand: Send + Sync + 'static {
+    /// The arithmetic of [`chase_step`].
+    type C: Scalar;
+    /// Bytes of one stored entry (task costs).
+    const ENTRY: usize;
+    /// The id footprints use to name the band.
+    fn id(&self) -> MatrixId;
+    /// Order of the band.
+    fn n(&self) -> usize;
+    /// Runs `f` on a view of the window `rows x cols`, which the task's
+    /// declared footprint writes.
+    fn chase(
+        &self,
+        acc: &Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        f: &mut dyn FnMut(&mut GbBandMut<'_, Self::C>),
+    );
+}
+
+impl<T: Scalar> ChaseBand for SharedUpperBand<T> {
+    type C = T;
+    const ENTRY: usize = std::mem::size_of::<T>();
+    fn id(&self) -> MatrixId {
+        SharedUpperBand::id(self)
+    }
+    fn n(&self) -> usize {
+        SharedUpperBand::n(self)
+    }
+    fn chase(
+        &self,
+        acc: &Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        f: &mut dyn FnMut(&mut GbBandMut<'_, T>),
+    ) {
+        f(&mut self.write(acc, rows, cols));
+    }
+}
+
+impl<S: BandStorage> ChaseBand for SharedBandStore<S> {
+    type C = f32;
+    const ENTRY: usize = std::mem::size_of::<S>();
+    fn id(&self) -> MatrixId {
+        SharedBandStore::id(self)
+    }
+    fn n(&self) -> usize {
+        SharedBandStore::n(self)
+    }
+    fn chase(
+        &self,
+        acc: &Access<'_>,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        f: &mut dyn FnMut(&mut GbBandMut<'_, f32>),
+    ) {
+        self.chase_f32(acc, rows, cols, |v| f(v));
+    }
+}
+
+/// The chase tasks of one stage and their reflector store.
+pub(super) struct Chase<C> {
+    pub(super) ids: Vec<TaskId>,
+    pub(super) store: Option<Arc<SharedGb2bdReflectors<C>>>,
+}
 
 /// The upper bidiagonal a reduction produces (diagonal and first
 /// superdiagonal of the band storage), for [`super::singular_values()`]: final
@@ -159,10 +231,22 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
     let UpperBandHandle {
         band, passes, feed, ..
     } = band;
+    let chase = chase_fine(g, &band, &passes, &feed, lag, keep);
+    Ok(finish(g, band, &feed, chase))
+}
+
+/// The fine-grain chase tasks of [`gb2bd_with_lag()`] on any [`ChaseBand`].
+pub(super) fn chase_fine<B: ChaseBand>(
+    g: &mut TaskGraph<'static>,
+    band: &Arc<B>,
+    passes: &[Pass],
+    feed: &[(Range<usize>, TaskId)],
+    lag: usize,
+    keep: bool,
+) -> Chase<B::C> {
     let n = band.n();
     let bid = band.id();
-    let store =
-        keep.then(|| Arc::new(SharedGb2bdReflectors::new(Gb2bdReflectors::new(n, &passes))));
+    let store = keep.then(|| Arc::new(SharedGb2bdReflectors::new(Gb2bdReflectors::new(n, passes))));
     let mut ids: Vec<TaskId> = Vec::new();
     // first[p][r]: index in `ids` of task (p, r, 0).
     let mut first: Vec<Vec<usize>> = Vec::with_capacity(passes.len());
@@ -171,7 +255,7 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
         let mut fp_first = Vec::with_capacity(ns);
         let (b, d) = (pass.b, pass.d());
         let cost = (4 * (d + 1) * (2 * b + d)) as f64;
-        let bytes = (std::mem::size_of::<T>() * (d + 1) * (2 * b + d)) as f64;
+        let bytes = (B::ENTRY * (d + 1) * (2 * b + d)) as f64;
         for r in 0..ns {
             fp_first.push(ids.len());
             for s in 0..steps(n, pass, r) {
@@ -180,9 +264,10 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
                     let (band, store) = (band.clone(), store.clone());
                     let (rows, cols) = (rows.clone(), cols.clone());
                     move |acc: &Access<'_>| {
-                        let mut view = band.write(acc, rows, cols);
-                        let out = store.as_ref().map(|st| st.slot_mut(acc, p, r, s));
-                        chase_step(&mut view, pass, r, s, out);
+                        band.chase(acc, rows, cols, &mut |view| {
+                            let out = store.as_ref().map(|st| st.slot_mut(acc, p, r, s));
+                            chase_step(view, pass, r, s, out);
+                        });
                         Ok(())
                     }
                 };
@@ -201,7 +286,7 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
                     .cost(cost, bytes)
                     .footprint(fp),
                 );
-                g.succeed(t, &band_producers(&feed, &cols));
+                g.succeed(t, &band_producers(feed, &cols));
                 let here = |rr: usize, ss: usize| fp_first[rr] + ss;
                 for (pr, ps) in fine_preds_lag(n, pass, r, s, lag).into_iter().flatten() {
                     g.edge(ids[here(pr, ps)], t);
@@ -216,19 +301,29 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
         }
         first.push(fp_first);
     }
-    let sub = subgraph_of(g, &ids);
+    Chase { ids, store }
+}
+
+/// The stage from its chase tasks on the working-precision `band`.
+fn finish<T: Scalar>(
+    g: &TaskGraph<'static>,
+    band: Arc<SharedUpperBand<T>>,
+    feed: &[(Range<usize>, TaskId)],
+    chase: Chase<T>,
+) -> Gb2bdStage<T> {
+    let sub = subgraph_of(g, &chase.ids);
     let mut all_done = sub.exits.clone();
     all_done.extend(feed.iter().map(|&(_, t)| t));
     // Every chase task precedes an exit (they were added in one run).
-    let reflectors = store.map(|store| Gb2bdReflectorsHandle {
+    let reflectors = chase.store.map(|store| Gb2bdReflectorsHandle {
         store,
         done: sub.exits.clone(),
     });
-    Ok(Gb2bdStage {
+    Gb2bdStage {
         sub,
         bidiagonal: Bidiagonal { band, all_done },
         reflectors,
-    })
+    }
 }
 
 /// The grouped grain of [`gb2bd_with()`].
@@ -248,10 +343,24 @@ fn gb2bd_grouped<T: Scalar>(
     let UpperBandHandle {
         band, passes, feed, ..
     } = band;
+    let chase = chase_grouped(g, &band, &passes, &feed, group, chunk, keep);
+    Ok(finish(g, band, &feed, chase))
+}
+
+/// The grouped chase tasks of [`gb2bd_grouped()`] on any [`ChaseBand`]
+/// (`group`, `chunk` positive).
+pub(super) fn chase_grouped<B: ChaseBand>(
+    g: &mut TaskGraph<'static>,
+    band: &Arc<B>,
+    passes: &[Pass],
+    feed: &[(Range<usize>, TaskId)],
+    group: usize,
+    chunk: usize,
+    keep: bool,
+) -> Chase<B::C> {
     let n = band.n();
     let bid = band.id();
-    let store =
-        keep.then(|| Arc::new(SharedGb2bdReflectors::new(Gb2bdReflectors::new(n, &passes))));
+    let store = keep.then(|| Arc::new(SharedGb2bdReflectors::new(Gb2bdReflectors::new(n, passes))));
     let groupings: Vec<Arc<PassGrouping>> = passes
         .iter()
         .map(|&pass| Arc::new(PassGrouping::new(n, pass, group, chunk)))
@@ -263,7 +372,7 @@ fn gb2bd_grouped<T: Scalar>(
         let grouping = &groupings[p];
         let (b, d) = (pass.b, pass.d());
         let step_cost = (4 * (d + 1) * (2 * b + d)) as f64;
-        let step_bytes = (std::mem::size_of::<T>() * (d + 1) * (2 * b + d)) as f64;
+        let step_bytes = (B::ENTRY * (d + 1) * (2 * b + d)) as f64;
         let mut fp_first = Vec::with_capacity(grouping.num_groups());
         for gi in 0..grouping.num_groups() {
             fp_first.push(ids.len());
@@ -290,11 +399,12 @@ fn gb2bd_grouped<T: Scalar>(
                         let Some((rows, cols)) = window else {
                             return Ok(());
                         };
-                        let mut view = band.write(acc, rows, cols);
-                        for (r, s) in grouping.tasks(gi, c) {
-                            let out = store.as_ref().map(|st| st.slot_mut(acc, p, r, s));
-                            chase_step(&mut view, pass, r, s, out);
-                        }
+                        band.chase(acc, rows, cols, &mut |view| {
+                            for (r, s) in grouping.tasks(gi, c) {
+                                let out = store.as_ref().map(|st| st.slot_mut(acc, p, r, s));
+                                chase_step(view, pass, r, s, out);
+                            }
+                        });
                         Ok(())
                     }
                 };
@@ -308,7 +418,7 @@ fn gb2bd_grouped<T: Scalar>(
                     .footprint(fp),
                 );
                 if let Some((_, cols)) = &window {
-                    g.succeed(t, &band_producers(&feed, cols));
+                    g.succeed(t, &band_producers(feed, cols));
                 }
                 for (pg, pc) in grouping.preds(gi, c).into_iter().flatten() {
                     g.edge(ids[fp_first[pg] + pc], t);
@@ -323,23 +433,12 @@ fn gb2bd_grouped<T: Scalar>(
         }
         first.push(fp_first);
     }
-    let sub = subgraph_of(g, &ids);
-    let mut all_done = sub.exits.clone();
-    all_done.extend(feed.iter().map(|&(_, t)| t));
-    let reflectors = store.map(|store| Gb2bdReflectorsHandle {
-        store,
-        done: sub.exits.clone(),
-    });
-    Ok(Gb2bdStage {
-        sub,
-        bidiagonal: Bidiagonal { band, all_done },
-        reflectors,
-    })
+    Chase { ids, store }
 }
 
 /// The tasks of `feed` (contiguous ascending column blocks) that write band
 /// columns overlapping `cols`.
-fn band_producers(feed: &[(Range<usize>, TaskId)], cols: &Range<usize>) -> Vec<TaskId> {
+pub(super) fn band_producers(feed: &[(Range<usize>, TaskId)], cols: &Range<usize>) -> Vec<TaskId> {
     let lo = feed.partition_point(|(c, _)| c.end <= cols.start);
     feed[lo..]
         .iter()

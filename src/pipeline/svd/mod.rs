@@ -47,10 +47,13 @@ mod bdsdc_tests;
 mod bt_tests;
 pub mod dqds;
 mod gb2bd;
+mod gb2bd_half;
 mod ge2gb;
 mod geqrf;
 #[cfg(test)]
 mod grain_tests;
+#[cfg(test)]
+mod half_tests;
 mod memory;
 mod options;
 #[cfg(test)]
@@ -70,7 +73,7 @@ pub use gb2bd::{gb2bd, gb2bd_with, gb2bd_with_reflectors, Bidiagonal, Gb2bdStage
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
 pub use geqrf::{geqrf, GeqrfStage, RFactor, GEQRF};
 pub use memory::{memory_bytes, task_count};
-pub use options::SvdOptions;
+pub use options::{BandPrecision, SvdOptions};
 pub use reflectors::{
     Gb2bdReflectorsHandle, Ge2gbReflectors, Q1uReflectors, Q1vReflectors, Q2uReflectors,
     Q2vReflectors,
@@ -225,8 +228,15 @@ pub fn svd_graph<T: Scalar>(
     opts: &SvdOptions,
 ) -> Result<SvdGraph<T>> {
     memory::admit::<T>(a.nrows(), a.ncols(), job, opts)?;
+    let half = opts.band_precision != BandPrecision::Same;
+    if half && job == SvdJob::Vectors {
+        return Err(Error::InvalidArgument(
+            "half-precision band storage is for singular values only".into(),
+        ));
+    }
     let transposed = a.nrows() < a.ncols();
-    let (w, scale) = prepare(a)?;
+    let (mut w, scale) = prepare(a)?;
+    let scale = gb2bd_half::fit_half_range(&mut w, scale, opts.band_precision)?;
     let n = w.ncols();
     let b = opts.bandwidth_for(n);
     let nb = opts.tile_for(n, b);
@@ -241,8 +251,12 @@ pub fn svd_graph<T: Scalar>(
     };
     let (values, vectors, mut last) = match job {
         SvdJob::Values => {
-            let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), false)?;
-            let values = singular_values(&mut g, s2.bidiagonal)?;
+            let bidiagonal = if half {
+                gb2bd_half::gb2bd_half(&mut g, s1.band, opts.grain(), opts.band_precision)?
+            } else {
+                gb2bd_with(&mut g, s1.band, opts.grain(), false)?.bidiagonal
+            };
+            let values = singular_values(&mut g, bidiagonal)?;
             let last = vec![values.task()];
             (values, None, last)
         }

@@ -2,6 +2,28 @@
 
 use crate::Scalar;
 
+/// Storage type of the band during stage 2 (gb2bd), seed 000's
+/// data-precision awareness (digest `research/seed-ringoot.md`): with a half
+/// type the band lives in 16 bits between tasks and each task widens its
+/// window to `f32`, chases there and rounds back. Singular values only
+/// ([`super::SvdJob::Values`]); the values then carry an error of a few units
+/// of the storage type's roundoff relative to `||A||_F` (`f16`: `2^-11`,
+/// `bf16`: `2^-8`), measured in `half_tests.rs`. The band is rounded once
+/// per task, so the fine grain ([`SvdOptions::fine_stage2`]) rounds more often
+/// than the grouped one and their values differ (each is deterministic).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BandPrecision {
+    /// The band in the working precision (`f32` or `f64`), no rounding.
+    #[default]
+    Same,
+    /// IEEE binary16: 11-bit significand, range `6e-5 ..= 65504` (the input
+    /// is scaled by a power of two so that `||A||_F` fits).
+    F16,
+    /// bfloat16: 8-bit significand, the range of `f32`.
+    BF16,
+}
+
 /// Tuning parameters of the two-stage SVD. New fields may be added, so build
 /// from [`SvdOptions::auto`] and set fields:
 ///
@@ -43,6 +65,9 @@ pub struct SvdOptions {
     /// 0 picks a measured crossover per job ([`SvdOptions::qr_ratio_for`]:
     /// 5/3 for values, 3 with vectors); `f64::INFINITY` disables it.
     pub qr_ratio: f64,
+    /// Storage of the band during stage 2 ([`BandPrecision::Same`] by
+    /// default); a half type is for [`super::SvdJob::Values`] only.
+    pub band_precision: BandPrecision,
 }
 
 impl Default for SvdOptions {
@@ -59,6 +84,7 @@ impl Default for SvdOptions {
             q2_group: 16,
             back_col_block: 512,
             qr_ratio: 0.0,
+            band_precision: BandPrecision::Same,
         }
     }
 }
