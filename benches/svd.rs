@@ -6,7 +6,7 @@
 //!
 //! `cargo bench --bench svd -- [--json] [--sizes 1024,2048,4096] [--reps 3]
 //!     [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]
-//!     [--m-extra 0] [--bandwidth B] [--tile-width TW]`
+//!     [--m-extra 0] [--bandwidth B] [--tile-width TW] [--q2-group G] [--col-block C]`
 
 #[path = "common/mod.rs"]
 mod common;
@@ -59,6 +59,8 @@ fn args() -> Args {
             "--jobs" => a.jobs = list(&val()),
             "--bandwidth" => a.opts.bandwidth = val().parse().expect("--bandwidth B"),
             "--tile-width" => a.opts.tile_width = val().parse().expect("--tile-width TW"),
+            "--q2-group" => a.opts.q2_group = val().parse().expect("--q2-group G"),
+            "--col-block" => a.opts.back_col_block = val().parse().expect("--col-block C"),
             _ => {} // cargo bench passes --bench
         }
     }
