@@ -20,7 +20,8 @@
 //! and SIGTERM cancel the run, leave the previous result as it was and exit
 //! with 130 and 143. The fields of `--json` are described in docs/cli.md.
 
-use clap::{Parser, ValueEnum};
+use args::{positive, run_main, thread_count, Precision, MAX_THREADS};
+use clap::Parser;
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
 use eigenflow::pipeline::evd::{memory_bytes, reduction_seconds, stage_seconds};
@@ -35,14 +36,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use watch::{show_progress, Stop};
 
+#[path = "../common/args.rs"]
+mod args;
 #[path = "../common/watch.rs"]
 mod watch;
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Precision {
-    F64,
-    F32,
-}
 
 #[derive(Parser, Debug)]
 #[command(about = "Two-stage symmetric eigensolver on the eigenflow task graph")]
@@ -123,23 +120,7 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let stop = Stop::install().unwrap_or_else(|e| {
-        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
-        std::process::exit(1);
-    });
-    if let Err(e) = start(&args, &stop) {
-        if let Some(sig) = stop.signal() {
-            let name = Stop::name(sig);
-            let kept = match &args.output {
-                Some(dir) => format!("; the previous result in {} is intact", dir.display()),
-                None => String::new(),
-            };
-            eprintln!("stopped by {name}: nothing was written{kept}");
-            std::process::exit(128 + sig);
-        }
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    run_main(args.output.as_deref(), |stop| start(&args, stop));
 }
 
 /// Looks at the input (without opening anything but a regular file), picks
@@ -163,34 +144,10 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
     }
 }
 
-/// Most worker threads accepted: far above any machine this runs on, and low
-/// enough that a typo (`--threads 50000`) is an error, not 50000 threads.
-const MAX_THREADS: usize = 1024;
-
 /// Lag between consecutive sweeps in stage 2's skewed step order (the stage-2
 /// schedule of Haidar, Ltaief and Dongarra): sweep `s + r` of a group starts
 /// `3 r` steps after sweep `s`.
 const SWEEP_LAG: usize = 3;
-
-/// Parses `--threads`: 1 to [`MAX_THREADS`].
-fn thread_count(s: &str) -> std::result::Result<usize, String> {
-    let t: usize = s.parse().map_err(|e| format!("{e}"))?;
-    if (1..=MAX_THREADS).contains(&t) {
-        Ok(t)
-    } else {
-        Err(format!("must be between 1 and {MAX_THREADS}"))
-    }
-}
-
-/// Parses a tuning option: at least 1 (omit the option for the default).
-fn positive(s: &str) -> std::result::Result<usize, String> {
-    let v: usize = s.parse().map_err(|e| format!("{e}"))?;
-    if v == 0 {
-        Err("must be at least 1 (omit the option for the default)".to_string())
-    } else {
-        Ok(v)
-    }
-}
 
 /// `value` of option `--name`, lowered to `max` (at least 1) with a note when
 /// it is above: larger values mean nothing more for this n, and some would

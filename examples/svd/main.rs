@@ -19,6 +19,7 @@
 //! `--precision` says otherwise. `--band-precision f16|bf16` (with
 //! `--values-only`) stores the band in half precision during stage 2.
 
+use args::{positive, run_main, thread_count, Precision, MAX_THREADS};
 use clap::{Parser, ValueEnum};
 use eigenflow::gallery;
 use eigenflow::matrix::npy;
@@ -34,14 +35,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 use watch::{show_progress, Stop};
 
+#[path = "../common/args.rs"]
+mod args;
 #[path = "../common/watch.rs"]
 mod watch;
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Precision {
-    F64,
-    F32,
-}
 
 /// Storage of the band during stage 2 (`--band-precision`).
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -122,22 +119,7 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let stop = Stop::install().unwrap_or_else(|e| {
-        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
-        std::process::exit(1);
-    });
-    if let Err(e) = start(&args, &stop) {
-        if let Some(sig) = stop.signal() {
-            let kept = match &args.output {
-                Some(dir) => format!("; the previous result in {} is intact", dir.display()),
-                None => String::new(),
-            };
-            eprintln!("stopped by {}: nothing was written{kept}", Stop::name(sig));
-            std::process::exit(128 + sig);
-        }
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    run_main(args.output.as_deref(), |stop| start(&args, stop));
 }
 
 /// Looks at the input (without opening anything but a regular file), picks
@@ -158,26 +140,6 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
     match precision {
         Precision::F64 => run::<f64>(args, input, stop),
         Precision::F32 => run::<f32>(args, input, stop),
-    }
-}
-
-const MAX_THREADS: usize = 1024;
-
-fn thread_count(s: &str) -> std::result::Result<usize, String> {
-    let t: usize = s.parse().map_err(|e| format!("{e}"))?;
-    if (1..=MAX_THREADS).contains(&t) {
-        Ok(t)
-    } else {
-        Err(format!("must be between 1 and {MAX_THREADS}"))
-    }
-}
-
-fn positive(s: &str) -> std::result::Result<usize, String> {
-    let v: usize = s.parse().map_err(|e| format!("{e}"))?;
-    if v == 0 {
-        Err("must be at least 1 (omit the option for the default)".to_string())
-    } else {
-        Ok(v)
     }
 }
 
