@@ -211,8 +211,9 @@ pub struct SharedBand<T> {
     id: MatrixId,
 }
 
-// SAFETY: access goes through `view`/`view_in`, whose contracts delegate
-// exclusion to the task graph.
+// SAFETY: entries are reached only through `write`/`read`, which take a view
+// only of a window the running task declared (checked by its `Access`); the
+// task graph orders tasks whose declared windows conflict.
 unsafe impl<T: Send> Send for SharedBand<T> {}
 unsafe impl<T: Send + Sync> Sync for SharedBand<T> {}
 
@@ -256,15 +257,6 @@ impl<T: Scalar> SharedBand<T> {
             cols,
             _life: std::marker::PhantomData,
         }
-    }
-
-    /// A view of the whole band.
-    ///
-    /// # Safety
-    /// The caller may touch only the entries of its task's declared footprint, and
-    /// the graph must order it against every other task touching them.
-    pub unsafe fn view(&self) -> BandMut<'_, T> {
-        self.window(0..self.n, 0..self.n)
     }
 
     /// A view of the entries `rows x cols` for a task whose declared footprint

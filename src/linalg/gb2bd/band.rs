@@ -295,7 +295,9 @@ pub struct SharedUpperBand<T> {
     id: MatrixId,
 }
 
-// SAFETY: access goes through `view`, whose contract delegates exclusion to the DAG.
+// SAFETY: entries are reached only through `write`/`read`, which take a view
+// only of a window the running task declared (checked by its `Access`); the
+// task graph orders tasks whose declared windows conflict.
 unsafe impl<T: Send> Send for SharedUpperBand<T> {}
 unsafe impl<T: Send + Sync> Sync for SharedUpperBand<T> {}
 
@@ -319,15 +321,6 @@ impl<T: Scalar> SharedUpperBand<T> {
     pub fn n(&self) -> usize {
         // SAFETY: the shape is never written after construction.
         unsafe { (*self.band.get()).n }
-    }
-
-    /// A view of the whole band.
-    ///
-    /// # Safety
-    /// The caller may touch only the entries of its task's declared footprint,
-    /// and the graph must order it against every other task touching them.
-    pub unsafe fn view(&self) -> GbBandMut<'_, T> {
-        self.window(0..self.n(), 0..self.n())
     }
 
     fn window(&self, rows: Range<usize>, cols: Range<usize>) -> GbBandMut<'_, T> {
