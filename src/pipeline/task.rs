@@ -78,3 +78,29 @@ impl<T: Clone> Slot<T> {
         self.task
     }
 }
+
+/// A divide-and-conquer merge's problem, shared by the merge's tasks
+/// (deflate -> roots -> lowner -> apply -> free) in the EVD's `stedc` and the
+/// SVD's `bdsdc`. The graph orders them (footprints on the pseudo-matrix `id`);
+/// the lock makes any order sound, and is never contended in a correct graph.
+pub(crate) struct MergeSlot<P> {
+    pub(crate) problem: parking_lot::RwLock<Option<P>>,
+    pub(crate) id: crate::matrix::MatrixId,
+}
+
+impl<P> MergeSlot<P> {
+    /// An empty slot (before the merge's deflation task) with a fresh id.
+    pub(crate) fn new() -> Self {
+        MergeSlot {
+            problem: parking_lot::RwLock::new(None),
+            id: crate::matrix::MatrixId::fresh(),
+        }
+    }
+}
+
+/// The merge problem of a slot, or an error for a merge step run before its
+/// deflation (impossible in a correct graph).
+pub(crate) fn deflated<P>(p: &Option<P>) -> Result<&P> {
+    p.as_ref()
+        .ok_or_else(|| Error::InvalidArgument("merge step before deflation".into()))
+}

@@ -7,11 +7,11 @@ use super::DC;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::stedc::merge::MergeProblem;
 use crate::linalg::stedc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
-use crate::matrix::{MatrixId, SharedMatrix};
-use crate::pipeline::task::{check_owned, with_access};
+use crate::matrix::SharedMatrix;
+use crate::pipeline::task::{check_owned, deflated, with_access, MergeSlot};
 use crate::{Error, Result, Scalar};
 use faer::Mat;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// Eigenvectors of a stage: the `n x n` matrix and the tasks that produce its
@@ -26,19 +26,6 @@ pub struct StedcStage<T> {
     pub vectors: Eigenvectors<T>,
     /// Eigenvalues of the tridiagonal, ascending, once the stage ran.
     pub values: super::Slot<T>,
-}
-
-/// A merge's problem, shared by its tasks (deflate -> roots -> lowner -> apply
-/// -> free). The graph orders them (footprints on the pseudo-matrix `id`); the
-/// lock makes any order sound, and is never contended in a correct graph.
-struct MergeSlot<T> {
-    problem: RwLock<Option<MergeProblem<T>>>,
-    id: MatrixId,
-}
-
-fn deflated<T>(p: &Option<MergeProblem<T>>) -> Result<&MergeProblem<T>> {
-    p.as_ref()
-        .ok_or_else(|| Error::InvalidArgument("merge step before deflation".into()))
 }
 
 /// Adds the divide-and-conquer eigensolver of the tridiagonal `tri` (Cuppen
@@ -163,10 +150,7 @@ pub(super) fn stedc_impl<T: Scalar>(
             } => {
                 let roots = (len / 512).clamp(1, 8);
                 let tiles = col_tiles(len, params.col_tile);
-                let slot = Arc::new(MergeSlot::<T> {
-                    problem: RwLock::new(None),
-                    id: MatrixId::fresh(),
-                });
+                let slot = Arc::new(MergeSlot::<MergeProblem<T>>::new());
                 // Pseudo-matrix rows of the slot: 0..roots = root ranges, `roots` = the rest.
                 let all = Region::new(slot.id, 0..roots + 1, 0..1);
                 let shared_part = Region::new(slot.id, roots..roots + 1, 0..1);

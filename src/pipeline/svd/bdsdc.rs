@@ -10,13 +10,13 @@ use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::bdsdc::merge::pow2_at_least;
 use crate::linalg::bdsdc::{bdsqr, col_tiles, solve_leaf, BdNode, BdTree, BdsdcParams, SvdMerge};
 use crate::matrix::access::Access;
-use crate::matrix::{MatrixId, SharedMatrix};
+use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::ColumnBlocks;
-use crate::pipeline::task::{check_owned, with_access, Slot};
+use crate::pipeline::task::{check_owned, deflated, with_access, MergeSlot, Slot};
 use crate::{Error, Result, Scalar};
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut, MatRef};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -35,19 +35,6 @@ pub struct BdsdcStage<T> {
     pub u: ColumnBlocks<T>,
     /// `V_bd` (`n x n`, not transposed), column `j` belongs to `values[j]`.
     pub v: ColumnBlocks<T>,
-}
-
-/// A merge's problem, shared by its tasks (deflate -> roots -> lowner -> apply
-/// -> free). The graph orders them (footprints on the pseudo-matrix `id`); the
-/// lock makes any order sound, and is never contended in a correct graph.
-struct MergeSlot<T> {
-    problem: RwLock<Option<SvdMerge<T>>>,
-    id: MatrixId,
-}
-
-fn deflated<T>(p: &Option<SvdMerge<T>>) -> Result<&SvdMerge<T>> {
-    p.as_ref()
-        .ok_or_else(|| Error::InvalidArgument("bdsdc merge step before deflation".into()))
 }
 
 /// The shared stores of the stage: `d` (`(n + 1) x 1`: the scaled diagonal,
@@ -306,10 +293,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
             } => {
                 let is_root = idx == root;
                 let roots = (len / ROOT_GRAIN).clamp(1, 8);
-                let slot = Arc::new(MergeSlot::<T> {
-                    problem: RwLock::new(None),
-                    id: MatrixId::fresh(),
-                });
+                let slot = Arc::new(MergeSlot::<SvdMerge<T>>::new());
                 // Pseudo-matrix rows of the slot: 0..roots = root ranges, `roots` = the rest.
                 let all = Region::new(slot.id, 0..roots + 1, 0..1);
                 let shared_part = Region::new(slot.id, roots..roots + 1, 0..1);
