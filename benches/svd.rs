@@ -6,13 +6,24 @@
 //!
 //! `cargo bench --bench svd -- [--json] [--sizes 1024,2048,4096] [--reps 3]
 //!     [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]
-//!     [--m-extra 0] [--bandwidth B] [--tile-width TW] [--q2-group G] [--col-block C]`
+//!     [--m-extra 0] [--bandwidth B] [--tile-width TW] [--q2-group G] [--col-block C]
+//!     [--q2-window KIB] [--q2-legacy]`
+//!
+//! `--q2-kernel` instead times one `Q2_U` application in isolation on one
+//! thread (column block after column block, as one thread's tasks would):
+//! the legacy per-block kernel, the shared chain engine in canonical order and
+//! with row windows, GFLOP/s of useful flops (4 per reflector entry and
+//! column) next to the one-thread GEMM rate.
 
 #[path = "common/mod.rs"]
 mod common;
 
 use common::{faer_par, gemm_rate, list, median, t_gemm};
 use eigenflow::gallery;
+use eigenflow::linalg::back_transform::pass_chain::apply_q2_sides_windowed;
+use eigenflow::linalg::gb2bd::{
+    apply_q2_sides_blocked, num_sweeps, schedule, steps, task_geom, Gb2bdReflectors, Pass,
+};
 use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::Scalar;
@@ -33,6 +44,7 @@ struct Args {
     precisions: Vec<String>,
     jobs: Vec<String>,
     opts: SvdOptions,
+    q2_kernel: bool,
 }
 
 fn args() -> Args {
@@ -45,6 +57,7 @@ fn args() -> Args {
         precisions: vec!["f64".into(), "f32".into()],
         jobs: vec!["values".into(), "vectors".into()],
         opts: SvdOptions::auto(),
+        q2_kernel: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -61,6 +74,9 @@ fn args() -> Args {
             "--tile-width" => a.opts.tile_width = val().parse().expect("--tile-width TW"),
             "--q2-group" => a.opts.q2_group = val().parse().expect("--q2-group G"),
             "--col-block" => a.opts.back_col_block = val().parse().expect("--col-block C"),
+            "--q2-window" => a.opts.q2_window_kib = val().parse().expect("--q2-window KIB"),
+            "--q2-legacy" => a.opts.q2_legacy = true,
+            "--q2-kernel" => a.q2_kernel = true,
             _ => {} // cargo bench passes --bench
         }
     }
@@ -155,8 +171,115 @@ fn case<T: Scalar>(args: &Args, job: SvdJob, n: usize, threads: usize, gemm: f64
     }
 }
 
+/// Random Householder reflectors (`tau = 2 / ||v||^2`, `v_0 = 1`) in every
+/// slot of the passes of bandwidth `b`: the timing does not depend on the
+/// values, only on the geometry.
+fn random_reflectors<T: Scalar>(n: usize, passes: &[Pass]) -> Gb2bdReflectors<T> {
+    let mut refl = Gb2bdReflectors::<T>::new(n, passes);
+    let mut state = 0x9e3779b97f4a7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    for (p, pass) in passes.iter().enumerate() {
+        let mut slots = refl.pass_mut(p).slots();
+        for r in 0..num_sweeps(n, *pass) {
+            for s in 0..steps(n, *pass, r) {
+                let (right, left) = slots.slot_mut(r, s);
+                for slot in [right, left] {
+                    let mut nrm = 1.0;
+                    for x in slot[1..].iter_mut() {
+                        let v = next();
+                        nrm += v * v;
+                        *x = T::of(v);
+                    }
+                    slot[0] = T::of(2.0 / nrm);
+                }
+            }
+        }
+    }
+    refl
+}
+
+/// `--q2-kernel`: one `Q2_U` application to `n x n` in isolation (module docs).
+fn q2_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
+    let opts = &args.opts;
+    let b = opts.bandwidth_for(n);
+    let passes = schedule(b, opts.tile_width_for::<T>(b));
+    let refl = random_reflectors::<T>(n, &passes);
+    let sides: Vec<_> = (0..passes.len())
+        .map(|p| refl.pass(p).left_side())
+        .collect();
+    let entries: usize = passes
+        .iter()
+        .map(|&p| {
+            (0..num_sweeps(n, p))
+                .map(|r| {
+                    (0..steps(n, p, r))
+                        .map(|s| task_geom(n, p, r, s).len)
+                        .sum::<usize>()
+                })
+                .sum::<usize>()
+        })
+        .sum();
+    let flops = 4.0 * entries as f64 * n as f64;
+    let kc = opts.col_block_for(n);
+    let group = opts.q2_group.max(1);
+    let z0: Mat<T> = gallery::random_gaussian(n, n, 7);
+    let variants: [(&str, Option<usize>); 3] = [
+        ("legacy", None),
+        ("chain", Some(0)),
+        ("chain+window", Some(opts.q2_window_kib * 1024)),
+    ];
+    let mut times = vec![Vec::new(); variants.len()];
+    for _ in 0..args.reps {
+        for (k, (_, win)) in variants.iter().enumerate() {
+            let mut z = z0.clone();
+            let t = Instant::now();
+            let mut j = 0;
+            while j < n {
+                let w = kc.min(n - j);
+                let zc = z.as_mut().subcols_mut(j, w);
+                match win {
+                    None => apply_q2_sides_blocked(&sides, group, zc),
+                    Some(bytes) => apply_q2_sides_windowed(&sides, group, *bytes, zc),
+                }
+                j += w;
+            }
+            times[k].push(t.elapsed().as_secs_f64());
+        }
+    }
+    for (k, (name, _)) in variants.iter().enumerate() {
+        let t = median(times[k].clone());
+        println!(
+            "q2u-kernel n {n} {} b {b} passes {} group {group} kc {kc}: {name:>13} {t:.3} s, {:.1} GF/s ({:.0}% of 1-thread GEMM {gemm1:.1})",
+            T::NAME,
+            passes.len(),
+            flops / t / 1e9,
+            100.0 * flops / t / 1e9 / gemm1
+        );
+    }
+}
+
 fn main() {
     let args = args();
+    if args.q2_kernel {
+        for p in &args.precisions {
+            let gemm1 = match p.as_str() {
+                "f32" => gemm_rate::<f32>(1, 1024),
+                _ => gemm_rate::<f64>(1, 1024),
+            };
+            for &n in &args.sizes {
+                match p.as_str() {
+                    "f32" => q2_kernel::<f32>(&args, n, gemm1),
+                    _ => q2_kernel::<f64>(&args, n, gemm1),
+                }
+            }
+        }
+        return;
+    }
     if !args.json {
         println!(
             "{:>7} {:>5} {:>5} {:>4} {:>3} {:>9} {:>6} {:>9} {:>6} {:>8} {:>6}  stages (T_gemm)",

@@ -4,4 +4,6 @@
 //! block (one task).
 
 pub mod q1;
+pub mod chain;
+pub mod pass_chain;
 pub mod q2;

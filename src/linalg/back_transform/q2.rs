@@ -35,14 +35,15 @@
 //! column blocks of `Z` are independent; blocks touching disjoint rows commute
 //! exactly ([`Q2Plan::row_deps`] gives the ordering a finer task graph needs).
 
+use super::chain::{
+    self, apply_chain_t, groups_per_window, transposed_ld, wavefront_order, with_transposed,
+    WyChain,
+};
 use crate::linalg::sb2st::{num_sweeps, steps, task_geom, Reflectors};
 use crate::Scalar;
-use faer::linalg::matmul::matmul;
-use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
-use faer::prelude::*;
-use faer::{Accum, Mat, MatMut, MatRef};
+use faer::reborrow::*;
+use faer::MatMut;
 use std::ops::Range;
-use BlockStructure::Rectangular as Rect;
 
 /// The contiguous storage of column `j` of `z` (faer matrices are column-major).
 #[inline]
@@ -201,213 +202,75 @@ impl Q2Plan {
     }
 }
 
+/// The blocks of a [`Q2Plan`] over sb2st reflectors as a [`WyChain`]: full
+/// reflector length `L = b`, coordinates `(group, step)`.
+pub struct PlanChain<'a, R> {
+    refl: &'a R,
+    plan: &'a Q2Plan,
+}
+
+impl<'a, R> PlanChain<'a, R> {
+    /// The chain of `plan`'s blocks over `refl` (same `n` and `b`).
+    pub fn new<T: Scalar>(refl: &'a R, plan: &'a Q2Plan) -> Self
+    where
+        R: Reflectors<T>,
+    {
+        assert!(
+            plan.n == refl.n() && plan.b == refl.b(),
+            "plan is for another (n, b)"
+        );
+        PlanChain { refl, plan }
+    }
+}
+
+impl<T: Scalar, R: Reflectors<T>> WyChain<T> for PlanChain<'_, R> {
+    fn n(&self) -> usize {
+        self.plan.n
+    }
+    fn full_len(&self) -> usize {
+        self.plan.b
+    }
+    fn num_blocks(&self) -> usize {
+        self.plan.blocks.len()
+    }
+    fn rows(&self, j: usize) -> Range<usize> {
+        self.plan.blocks[j].rows.clone()
+    }
+    fn width(&self, j: usize) -> usize {
+        self.plan.blocks[j].sweeps.len()
+    }
+    fn reflector(&self, j: usize, i: usize) -> (usize, &[T]) {
+        let bl = &self.plan.blocks[j];
+        let s = bl.sweeps.start + i;
+        (
+            task_geom(self.plan.n, self.plan.b, s, bl.step).r0,
+            self.refl.slot(s, bl.step),
+        )
+    }
+    fn coord(&self, j: usize) -> (usize, usize) {
+        let bl = &self.plan.blocks[j];
+        (bl.sweeps.start / self.plan.nb, bl.step)
+    }
+}
+
 /// Builds `V` (`rows x k`, the parallelogram with unit "diagonal", zeros
 /// elsewhere) and the upper-triangular `T` (`k x k`) of `block` so that
-/// `H(s0, m) ... H(s1-1, m) = I - V T V^T` (LAPACK `dlarft`, forward, columnwise).
-/// `v` and `t` must be at least that large; only their leading parts are used.
+/// `H(s0, m) ... H(s1-1, m) = I - V T V^T` (LAPACK `dlarft`, forward, columnwise;
+/// [`chain::block_factors`]). `v` and `t` must be at least that large; only
+/// their leading parts are used.
 pub fn block_factors<T: Scalar>(
     refl: &impl Reflectors<T>,
     block: &Q2Block,
-    mut v: MatMut<'_, T>,
-    mut t: MatMut<'_, T>,
+    v: MatMut<'_, T>,
+    t: MatMut<'_, T>,
 ) {
-    let k = block.sweeps.len();
-    let rows = block.rows.len();
-    let r_first = block.rows.start;
-    let mut v = v.rb_mut().submatrix_mut(0, 0, rows, k);
-    let mut t = t.rb_mut().submatrix_mut(0, 0, k, k);
-    let mut taus = Vec::with_capacity(k);
-    let mut spans = Vec::with_capacity(k);
-    for (i, s) in block.sweeps.clone().enumerate() {
-        let slot = refl.slot(s, block.step);
-        let off = task_geom(refl.n(), refl.b(), s, block.step).r0 - r_first;
-        let col = col_slice(v.rb_mut(), i);
-        col.fill(T::zero());
-        col[off] = T::one();
-        col[off + 1..off + slot.len()].copy_from_slice(&slot[1..]);
-        taus.push(slot[0]);
-        spans.push(off..off + slot.len());
-    }
-    // T(i, i) = tau_i; T(0..i, i) = -tau_i T(0..i, 0..i) V(:, 0..i)^T v_i.
-    let mut x = vec![T::zero(); k];
-    for i in 0..k {
-        let tau = taus[i];
-        for j in 0..i {
-            t[(j, i)] = T::zero();
-        }
-        for j in i + 1..k {
-            t[(j, i)] = T::zero();
-        }
-        t[(i, i)] = tau;
-        if tau == T::zero() || i == 0 {
-            continue;
-        }
-        let vi = v.rb().col(i).try_as_col_major().unwrap().as_slice();
-        for j in 0..i {
-            let vj = v.rb().col(j).try_as_col_major().unwrap().as_slice();
-            // Overlap of the nonzero spans of columns j and i.
-            let lo = spans[i].start.max(spans[j].start);
-            let hi = spans[i].end.min(spans[j].end);
-            let mut acc = T::zero();
-            for r in lo..hi.max(lo) {
-                acc += vj[r] * vi[r];
-            }
-            x[j] = -tau * acc;
-        }
-        for j in 0..i {
-            let mut acc = T::zero();
-            for l in j..i {
-                acc += t[(j, l)] * x[l];
-            }
-            t[(j, i)] = acc;
-        }
-    }
-}
-
-/// Workspace for [`apply_q2t_right`]: one block's `V` and `T`, and `W`, `W2`
-/// (`kc x k`).
-struct Work<T> {
-    v: Mat<T>,
-    t: Mat<T>,
-    w: Mat<T>,
-    w2: Mat<T>,
-}
-
-impl<T: Scalar> Work<T> {
-    fn new(plan: &Q2Plan, nrows: usize) -> Self {
-        let k = plan.nb;
-        Work {
-            v: Mat::zeros(plan.max_rows(), k),
-            t: Mat::zeros(k, k),
-            w: Mat::zeros(nrows, k),
-            w2: Mat::zeros(nrows, k),
-        }
-    }
-}
-
-/// `Y_R := Y_R (I - V T V^T)^T = Y_R - (Y_R V) T^T V^T` for the block's columns
-/// `R` of `y` (`y = Z^T`, so this is `Z_R := Block Z_R`).
-fn apply_block_right<T: Scalar>(
-    refl: &impl Reflectors<T>,
-    block: &Q2Block,
-    work: &mut Work<T>,
-    y: MatMut<'_, T>,
-) {
-    let k = block.sweeps.len();
-    let rows = block.rows.len();
-    let kc = y.nrows();
-    block_factors(refl, block, work.v.as_mut(), work.t.as_mut());
-    let v = work.v.as_ref().submatrix(0, 0, rows, k);
-    let t = work.t.as_ref().submatrix(0, 0, k, k);
-    let mut w = work.w.as_mut().submatrix_mut(0, 0, kc, k);
-    let mut w2 = work.w2.as_mut().submatrix_mut(0, 0, kc, k);
-    let mut yr = y.subcols_mut(block.rows.start, rows);
-    let b = refl.b();
-    // Column i of V holds rows [i, i + b) when the block is complete
-    // (rows = b + k - 1): a parallelogram, half zeros when k is near b. Cut it
-    // into column panels of width at most b - 1, so the zeros a panel's GEMMs
-    // multiply are confined to two small triangles. Short blocks at the bottom
-    // of the matrix use the dense parallelogram.
-    let structured = b >= 2 && rows == b + k - 1;
-    let panels = || {
-        (0..k)
-            .step_by((b - 1).max(1))
-            .map(move |j| (j, (b - 1).min(k - j)))
+    let plan = Q2Plan {
+        n: refl.n(),
+        b: refl.b(),
+        nb: block.sweeps.len().max(1),
+        blocks: vec![block.clone()],
     };
-    // W = Y_R V.
-    if structured {
-        for (j, kj) in panels() {
-            let vp = v.submatrix(j, j, b + kj - 1, kj);
-            let yp = yr.rb().subcols(j, b + kj - 1);
-            panel_y_v(yp, vp, w.rb_mut().subcols_mut(j, kj), b);
-        }
-    } else {
-        matmul(w.rb_mut(), Accum::Replace, yr.rb(), v, T::one(), Par::Seq);
-    }
-    // W2 = W T^T (T^T lower triangular).
-    tri_matmul(
-        w2.rb_mut(),
-        Rect,
-        Accum::Replace,
-        w.rb(),
-        Rect,
-        t.transpose(),
-        BlockStructure::TriangularLower,
-        T::one(),
-        Par::Seq,
-    );
-    // Y_R -= W2 V^T.
-    if structured {
-        for (j, kj) in panels() {
-            let vp = v.submatrix(j, j, b + kj - 1, kj);
-            panel_y_minus_w_vt(
-                w2.rb().subcols(j, kj),
-                vp,
-                yr.rb_mut().subcols_mut(j, b + kj - 1),
-                b,
-            );
-        }
-    } else {
-        matmul(
-            yr.rb_mut(),
-            Accum::Add,
-            w2.rb(),
-            v.transpose(),
-            -T::one(),
-            Par::Seq,
-        );
-    }
-}
-
-/// `w := yp vp` for a parallelogram panel `vp` (`(b + kj - 1) x kj`, column i
-/// nonzero in rows `[i, i + b)`, `kj <= b - 1`, zeros stored explicitly): rows
-/// `0..b-1` of `vp` as one GEMM, then the last `kj` rows (an upper triangle) as
-/// a small one. Plain GEMMs on the stored zeros of the two small triangles beat
-/// faer's recursive triangular products at these sizes.
-fn panel_y_v<T: Scalar>(yp: MatRef<'_, T>, vp: MatRef<'_, T>, mut w: MatMut<'_, T>, b: usize) {
-    let kj = vp.ncols();
-    matmul(
-        w.rb_mut(),
-        Accum::Replace,
-        yp.subcols(0, b - 1),
-        vp.subrows(0, b - 1),
-        T::one(),
-        Par::Seq,
-    );
-    matmul(
-        w.rb_mut(),
-        Accum::Add,
-        yp.subcols(b - 1, kj),
-        vp.subrows(b - 1, kj),
-        T::one(),
-        Par::Seq,
-    );
-}
-
-/// `yp -= w2 vp^T` for a parallelogram panel (see [`panel_y_v`]).
-fn panel_y_minus_w_vt<T: Scalar>(
-    w2: MatRef<'_, T>,
-    vp: MatRef<'_, T>,
-    mut yp: MatMut<'_, T>,
-    b: usize,
-) {
-    let kj = vp.ncols();
-    matmul(
-        yp.rb_mut().subcols_mut(0, b - 1),
-        Accum::Add,
-        w2,
-        vp.subrows(0, b - 1).transpose(),
-        -T::one(),
-        Par::Seq,
-    );
-    matmul(
-        yp.rb_mut().subcols_mut(b - 1, kj),
-        Accum::Add,
-        w2,
-        vp.subrows(b - 1, kj).transpose(),
-        -T::one(),
-        Par::Seq,
-    );
+    chain::block_factors(&PlanChain::new(refl, &plan), 0, v, t);
 }
 
 /// `Y := Y Q2^T` restricted to the blocks `range` of `plan` (in that order),
@@ -420,20 +283,10 @@ pub fn apply_q2t_right<T: Scalar>(
     refl: &impl Reflectors<T>,
     plan: &Q2Plan,
     range: Range<usize>,
-    mut y: MatMut<'_, T>,
+    y: MatMut<'_, T>,
 ) {
-    assert_eq!(y.ncols(), refl.n(), "Y must have n = {} columns", refl.n());
-    assert!(
-        plan.n == refl.n() && plan.b == refl.b(),
-        "plan is for another (n, b)"
-    );
-    if range.is_empty() || y.nrows() == 0 {
-        return;
-    }
-    let mut work = Work::new(plan, y.nrows());
-    for block in &plan.blocks[range] {
-        apply_block_right(refl, block, &mut work, y.rb_mut());
-    }
+    let order: Vec<usize> = range.collect();
+    apply_chain_t(&PlanChain::new(refl, plan), &order, y);
 }
 
 /// Applies the blocks `range` of `plan` (indices into [`Q2Plan::blocks`], in
@@ -441,41 +294,43 @@ pub fn apply_q2t_right<T: Scalar>(
 /// back-transform task. Column blocks are independent; consecutive ranges on
 /// one column block must run in order (or follow [`Q2Plan::row_deps`]).
 ///
-/// Works on a transposed copy (`kc x n`, see [`apply_q2t_right`]): in `Z`, the
-/// `b + nb - 1` rows a block touches are short pieces of `kc` far-apart
-/// columns; in `Z^T` they are contiguous columns, which the GEMMs stream well
-/// (measured ~20% faster at n = 4096, b = 64, kc = 512). The copy costs
-/// `n kc` values of workspace and two passes over `z`.
+/// Works on a transposed copy (`kc x n`, [`chain::with_transposed`]; measured
+/// ~20% faster at n = 4096, b = 64, kc = 512).
 pub fn apply_q2_blocks<T: Scalar>(
     refl: &impl Reflectors<T>,
     plan: &Q2Plan,
     range: Range<usize>,
-    mut z: MatMut<'_, T>,
+    z: MatMut<'_, T>,
 ) {
     check_shape(refl, &z);
-    let (n, kc) = (z.nrows(), z.ncols());
-    if range.is_empty() || kc == 0 {
+    if range.is_empty() {
         return;
     }
-    let ld = transposed_ld(kc);
-    let mut buf = vec![T::zero(); ld * n];
-    let mut y = MatMut::from_column_major_slice_with_stride_mut(&mut buf, kc, n, ld);
-    y.copy_from(z.rb().transpose());
-    apply_q2t_right(refl, plan, range, y.rb_mut());
-    z.copy_from(y.rb().transpose());
+    with_transposed(z, |y| apply_q2t_right(refl, plan, range, y));
 }
 
-/// Column stride of the transposed copy of `kc` columns: a multiple of 8
-/// values, at least `kc + 8` and not a multiple of 256 values, so the stride is
-/// never a multiple of 4 KiB (columns a power of two apart would map to the
-/// same cache sets).
-fn transposed_ld(kc: usize) -> usize {
-    let ld = kc.next_multiple_of(8) + 8;
-    if ld.is_multiple_of(256) {
-        ld + 8
-    } else {
-        ld
-    }
+/// `Z := Q2 Z` for an `n x kc` column block `z`, every block of `plan` in the
+/// wavefront order of [`chain::wavefront_order`] with row windows of about
+/// `window_bytes` (0: the canonical order): bitwise the result of
+/// [`apply_q2_blocked`], with the working set of each window in cache.
+pub fn apply_q2_windowed<T: Scalar>(
+    refl: &impl Reflectors<T>,
+    plan: &Q2Plan,
+    window_bytes: usize,
+    z: MatMut<'_, T>,
+) {
+    check_shape(refl, &z);
+    let chain = PlanChain::new(refl, plan);
+    let w = groups_per_window(
+        window_bytes,
+        z.ncols(),
+        std::mem::size_of::<T>(),
+        plan.nb,
+        plan.b,
+        plan.b,
+    );
+    let order = wavefront_order(&chain, w);
+    with_transposed(z, |y| apply_chain_t(&chain, &order, y));
 }
 
 /// Words of workspace [`apply_q2_blocks`] allocates for an `n x kc` column

@@ -187,6 +187,16 @@ pub struct PassSide<'a, T> {
 }
 
 impl<'a, T: Scalar> PassSide<'a, T> {
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The pass.
+    pub fn pass(&self) -> Pass {
+        self.pass
+    }
+
     /// `[tau, v_1, ..]` of the reflector of task `(r, s)` (length `L`).
     pub fn slot(&self, r: usize, s: usize) -> &'a [T] {
         let (c, len) = slot_col(self.offsets, self.n, self.pass, r, s);

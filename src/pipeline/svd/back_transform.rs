@@ -17,6 +17,8 @@
 
 use super::reflectors::{Q1uReflectors, Q1vReflectors, Q2uReflectors, Q2vReflectors};
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
+use crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES;
+use crate::linalg::back_transform::pass_chain::apply_q2_sides_windowed;
 use crate::linalg::gb2bd::{apply_q2_sides_blocked, SharedGb2bdReflectors};
 use crate::linalg::ge2gb::{
     apply_q1u_with, apply_q1v_with, lq_panel_count, qr_panel_cols, qr_panel_count,
@@ -104,6 +106,32 @@ where
     blocks
 }
 
+/// How the `Q2` back-transforms apply the stage-2 reflectors: blocks of
+/// `group` sweeps on the shared chain engine
+/// ([`crate::linalg::back_transform::chain`]) in the wavefront order with row
+/// windows of about `window_bytes` (0: canonical order), or with `legacy` the
+/// previous per-block kernel ([`apply_q2_sides_blocked`]; for before/after
+/// benchmarks). A plain `usize` is a group with the default window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Q2Kernel {
+    /// Sweeps per compact-WY block.
+    pub group: usize,
+    /// Working-set budget of one row window, in bytes.
+    pub window_bytes: usize,
+    /// The previous per-block kernel.
+    pub legacy: bool,
+}
+
+impl From<usize> for Q2Kernel {
+    fn from(group: usize) -> Self {
+        Q2Kernel {
+            group,
+            window_bytes: DEFAULT_WINDOW_BYTES,
+            legacy: false,
+        }
+    }
+}
+
 /// `Z := Q2 Z` with one side of the stage-2 reflectors (`left`: `Q2_U`, else
 /// `Q2_V`).
 fn q2<T: Scalar>(
@@ -111,9 +139,10 @@ fn q2<T: Scalar>(
     (store, done): (Arc<SharedGb2bdReflectors<T>>, Vec<TaskId>),
     left: bool,
     z: ColumnBlocks<T>,
-    group: usize,
+    kernel: Q2Kernel,
     col_block: usize,
 ) -> Result<ColumnBlocks<T>> {
+    let group = kernel.group;
     let (what, stage) = if left { (Q2U, Q2U) } else { (Q2V, Q2V) };
     check_args(g, what, &done, store.n(), &z, col_block)?;
     if group == 0 {
@@ -143,7 +172,12 @@ fn q2<T: Scalar>(
         let (store, zm) = (store.clone(), z.z.clone());
         move |acc: &crate::matrix::access::Access<'_>| {
             let sides = store.read_side(acc, left);
-            apply_q2_sides_blocked(&sides, group, zm.write(acc, 0..n, cols));
+            let zc = zm.write(acc, 0..n, cols);
+            if kernel.legacy {
+                apply_q2_sides_blocked(&sides, group, zc);
+            } else {
+                apply_q2_sides_windowed(&sides, group, kernel.window_bytes, zc);
+            }
             Ok(())
         }
     };
@@ -155,8 +189,8 @@ fn q2<T: Scalar>(
 
 /// Adds `U := Q2_U U` for the `n x k` left vectors `u` of the bidiagonal
 /// (`U_bd`): the left reflectors of every gb2bd pass, last pass first, as
-/// compact-WY blocks of `group` consecutive sweeps at one step, one task per
-/// column block of `col_block` columns.
+/// compact-WY blocks of `kernel.group` consecutive sweeps at one step (see
+/// [`Q2Kernel`]), one task per column block of `col_block` columns.
 ///
 /// Errors: [`Error::InvalidArgument`] for handles from another graph or a zero
 /// `group`/`col_block`, [`Error::Shape`] when `u` does not have `n` rows.
@@ -164,10 +198,10 @@ pub fn back_transform_q2u<T: Scalar>(
     g: &mut TaskGraph<'static>,
     refl: Q2uReflectors<T>,
     u: ColumnBlocks<T>,
-    group: usize,
+    kernel: impl Into<Q2Kernel>,
     col_block: usize,
 ) -> Result<ColumnBlocks<T>> {
-    q2(g, (refl.store, refl.done), true, u, group, col_block)
+    q2(g, (refl.store, refl.done), true, u, kernel.into(), col_block)
 }
 
 /// Adds `V := Q2_V V` for the `n x k` right vectors `v` of the bidiagonal
@@ -179,10 +213,10 @@ pub fn back_transform_q2v<T: Scalar>(
     g: &mut TaskGraph<'static>,
     refl: Q2vReflectors<T>,
     v: ColumnBlocks<T>,
-    group: usize,
+    kernel: impl Into<Q2Kernel>,
     col_block: usize,
 ) -> Result<ColumnBlocks<T>> {
-    q2(g, (refl.store, refl.done), false, v, group, col_block)
+    q2(g, (refl.store, refl.done), false, v, kernel.into(), col_block)
 }
 
 /// Adds `U := Q1_U [U; 0]`: the `n x k` `u` (the band's left vectors) becomes

@@ -64,8 +64,8 @@ mod tests;
 
 pub use crate::pipeline::task::Slot;
 pub use back_transform::{
-    back_transform_q1u, back_transform_q1v, back_transform_q2u, back_transform_q2v, Q1U, Q1V, Q2U,
-    Q2V,
+    back_transform_q1u, back_transform_q1v, back_transform_q2u, back_transform_q2v, Q2Kernel, Q1U,
+    Q1V, Q2U, Q2V,
 };
 pub use bdsdc::{bdsdc, BdsdcStage};
 pub use dqds::singular_values;
@@ -268,7 +268,7 @@ pub fn svd_graph<T: Scalar>(
                 .ok_or_else(|| Error::InvalidArgument("gb2bd kept no reflectors".into()))?
                 .split();
             let bd = bdsdc(&mut g, s2.bidiagonal, &opts.bdsdc_params())?;
-            let (group, cb) = (opts.q2_group.max(1), opts.col_block_for(n));
+            let (group, cb) = (opts.q2_kernel(), opts.col_block_for(n));
             let u = back_transform_q2u(&mut g, q2u, bd.u, group, cb)?;
             let mut u = back_transform_q1u(&mut g, q1u, u, cb)?;
             if let Some(q0) = q0 {

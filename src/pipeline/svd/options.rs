@@ -56,6 +56,16 @@ pub struct SvdOptions {
     pub dc_tile: usize,
     /// Q2 back-transformations: sweeps per compact-WY block.
     pub q2_group: usize,
+    /// Q2 back-transformations: working-set budget in KiB of one row window
+    /// of the wavefront order
+    /// ([`crate::linalg::back_transform::chain::wavefront_order`]): the
+    /// groups of a window pass over a row window of a column block while it
+    /// is in cache. 0 keeps the canonical block order.
+    pub q2_window_kib: usize,
+    /// Q2 back-transformations: the previous per-block kernel
+    /// ([`crate::linalg::gb2bd::apply_q2_sides_blocked`]) instead of the
+    /// shared chain engine, kept for before/after benchmarks.
+    pub q2_legacy: bool,
     /// Back-transformations: columns of `U` and `V` per task (lowered to about
     /// `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
@@ -82,6 +92,8 @@ impl Default for SvdOptions {
             leaf_size: 32,
             dc_tile: 256,
             q2_group: 16,
+            q2_window_kib: crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES / 1024,
+            q2_legacy: false,
             back_col_block: 512,
             qr_ratio: 0.0,
             band_precision: BandPrecision::Same,
@@ -133,6 +145,15 @@ impl SvdOptions {
     /// columns.
     pub fn col_block_for(&self, n: usize) -> usize {
         self.back_col_block.min((n / 8).max(64)).max(1)
+    }
+
+    /// The `Q2` back-transform kernel these options select.
+    pub fn q2_kernel(&self) -> super::back_transform::Q2Kernel {
+        super::back_transform::Q2Kernel {
+            group: self.q2_group.max(1),
+            window_bytes: self.q2_window_kib.saturating_mul(1024),
+            legacy: self.q2_legacy,
+        }
     }
 
     /// Parameters of the bidiagonal divide and conquer.

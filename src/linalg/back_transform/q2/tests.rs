@@ -3,7 +3,8 @@
 use super::*;
 use crate::linalg::sb2st::tests::random_band;
 use crate::linalg::sb2st::{sb2st_reference, Sb2stReflectors};
-use faer::MatRef;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

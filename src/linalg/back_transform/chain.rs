@@ -1,0 +1,412 @@
+//! The engine shared by the `Q2` back-transformations of the EVD
+//! ([`super::q2`], sb2st reflectors) and of the SVD
+//! ([`crate::linalg::gb2bd::reflectors`], one side of the gb2bd reflectors):
+//! `Z := B_last ... B_1 B_0 Z` for a chain of parallelogram compact-WY blocks
+//! (`research/seed-tridiag.md` §5.3, the "diamond"/parallelogram blocks of
+//! Haidar et al. and MAGMA's `bulge_back`).
+//!
+//! # Geometry ([`WyChain`])
+//!
+//! Both chases produce, per pass, reflectors `H(r, s)` (sweep `r`, step `s`)
+//! whose first row is `r + c + s B` (`B` the step stride: the bandwidth `b`
+//! for sb2st, the pass's `b` for gb2bd) and whose length is at most
+//! `L <= B`. Grouping `G` consecutive sweeps `[g G, g G + G)` at one step
+//! gives block `(g, s)`, `I - V T V^T` with a parallelogram `V` of at most
+//! `G + L - 1` rows (column `i` starts `i` rows down), applied in the
+//! canonical order: groups descending, steps ascending.
+//!
+//! # Wavefront order ([`wavefront_order`])
+//!
+//! Applying the canonical order sweeps every group over all of `Z`, so a
+//! column block of `Z` larger than the cache streams from memory once per
+//! group. Block `(g, s)` starts at row `g G + s B + c`; let `tau = s - g`
+//! (plus a constant). Inside one group the canonical order is `s` ascending,
+//! which is `tau` ascending. A block `(g + j, s')` of a later group (`j >= 1`,
+//! canonical first) can overlap `(g, s)` only if `s' < s + j`: for
+//! `s' >= s + j` their starts differ by `j G + (s' - s) B >= G + B >
+//! G + L - 1` rows, more than a block spans. So every overlapping pair keeps
+//! its canonical order when blocks are sorted by `tau = s + (g_top - g)`
+//! ascending, and blocks with equal `tau` (`s' = s + j`) are disjoint. Inside a window of `W` consecutive
+//! groups, the blocks of one `tau` lie within about `W (G + B) + L` rows,
+//! moving down by `B` rows per `tau`: that row window of the column block
+//! stays in cache while every group of the window passes over it (two-level
+//! blocking, as MAGMA/ELPA apply several sweeps to a cached panel). Windows
+//! run in canonical (descending) order. Blocks on disjoint rows touch disjoint
+//! data, so the result is bitwise that of the canonical order.
+//!
+//! # Kernel
+//!
+//! Each block is three GEMMs on the transposed column block `Y = Z^T` (the
+//! rows a block touches are then contiguous columns of `Y`): `W = Y_R V`,
+//! `W2 = W T^T`, `Y_R -= W2 V^T`, with `V` cut into column panels of width
+//! `L - 1` so that the stored zeros the GEMMs multiply are two small triangles
+//! per panel. `V` and `T` of a block are built in a reused workspace (no
+//! allocation per block): their `O(G^2 L)` flops are about `G / (8 k_c)` of the
+//! block's GEMM flops on `k_c` columns.
+
+use crate::Scalar;
+use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
+use faer::prelude::*;
+use faer::{Accum, Mat, MatMut, MatRef};
+use std::ops::Range;
+use BlockStructure::Rectangular as Rect;
+
+/// A chain of parallelogram compact-WY blocks (module docs, "Geometry").
+pub trait WyChain<T> {
+    /// Rows of `Z` (the order of the matrix).
+    fn n(&self) -> usize;
+    /// Full reflector length `L` (`>= 1`): column `i` of a complete block is
+    /// nonzero in rows `[i, i + L)` of the block.
+    fn full_len(&self) -> usize;
+    /// Number of blocks.
+    fn num_blocks(&self) -> usize;
+    /// Rows of `Z` block `j` reads and writes.
+    fn rows(&self, j: usize) -> Range<usize>;
+    /// Reflectors in block `j` (columns of its `V`).
+    fn width(&self, j: usize) -> usize;
+    /// First row of `Z` (absolute) and `[tau, v_1, ..]` (`v_0 = 1` implicit)
+    /// of reflector `i` of block `j`; reflector `i` starts `i` rows below
+    /// reflector 0.
+    fn reflector(&self, j: usize, i: usize) -> (usize, &[T]);
+    /// `(group, step)` of block `j`, for [`wavefront_order`].
+    fn coord(&self, j: usize) -> (usize, usize);
+}
+
+/// Builds `V` (`rows x k`, the parallelogram with unit "diagonal", zeros
+/// elsewhere) and the upper-triangular `T` (`k x k`) of block `j` so that the
+/// block is `H_0 H_1 ... H_{k-1} = I - V T V^T` (LAPACK `dlarft`, forward,
+/// columnwise). `v` and `t` must be at least that large; only their leading
+/// parts are written.
+pub fn block_factors<T: Scalar, C: WyChain<T> + ?Sized>(
+    chain: &C,
+    j: usize,
+    mut v: MatMut<'_, T>,
+    mut t: MatMut<'_, T>,
+) {
+    let k = chain.width(j);
+    let rows = chain.rows(j);
+    let mut v = v.rb_mut().submatrix_mut(0, 0, rows.len(), k);
+    let mut t = t.rb_mut().submatrix_mut(0, 0, k, k);
+    let mut taus = [T::zero(); 64];
+    let mut spans_buf = [(0usize, 0usize); 64];
+    let mut taus_vec;
+    let mut spans_vec;
+    let (taus, spans): (&mut [T], &mut [(usize, usize)]) = if k <= 64 {
+        (&mut taus[..k], &mut spans_buf[..k])
+    } else {
+        taus_vec = vec![T::zero(); k];
+        spans_vec = vec![(0, 0); k];
+        (&mut taus_vec, &mut spans_vec)
+    };
+    for i in 0..k {
+        let (r0, slot) = chain.reflector(j, i);
+        let off = r0 - rows.start;
+        let col = col_slice(v.rb_mut(), i);
+        col.fill(T::zero());
+        col[off] = T::one();
+        col[off + 1..off + slot.len()].copy_from_slice(&slot[1..]);
+        taus[i] = slot[0];
+        spans[i] = (off, off + slot.len());
+    }
+    // T(i, i) = tau_i; T(0..i, i) = T(0..i, 0..i) x with x_j = -tau_i v_j^T v_i
+    // (only the overlap of the nonzero spans of v_j and v_i contributes).
+    for i in 0..k {
+        let tau = taus[i];
+        for jj in 0..k {
+            t[(jj, i)] = T::zero();
+        }
+        t[(i, i)] = tau;
+        if tau == T::zero() || i == 0 {
+            continue;
+        }
+        let vi = v.rb().col(i).try_as_col_major().unwrap().as_slice();
+        // x goes in the strictly upper part of column i of T first.
+        for jj in 0..i {
+            let vj = v.rb().col(jj).try_as_col_major().unwrap().as_slice();
+            let lo = spans[i].0.max(spans[jj].0);
+            let hi = spans[i].1.min(spans[jj].1);
+            let mut acc = T::zero();
+            for r in lo..hi.max(lo) {
+                acc += vj[r] * vi[r];
+            }
+            t[(jj, i)] = -tau * acc;
+        }
+        // T(jj, i) = sum_{l = jj}^{i-1} T(jj, l) x_l, top down: row jj reads
+        // x_l for l >= jj, which rows above jj have not yet overwritten.
+        for jj in 0..i {
+            let mut acc = T::zero();
+            for l in jj..i {
+                acc += t[(jj, l)] * t[(l, i)];
+            }
+            t[(jj, i)] = acc;
+        }
+    }
+}
+
+/// The contiguous storage of column `j` of `z` (faer matrices are column-major).
+#[inline]
+fn col_slice<'a, T>(z: MatMut<'a, T>, j: usize) -> &'a mut [T] {
+    z.col_mut(j)
+        .try_as_col_major_mut()
+        .expect("unit row stride")
+        .as_slice_mut()
+}
+
+/// Reused workspace: one block's `V` and `T`, and `W`, `W2` (`kc x k`).
+struct Work<T> {
+    v: Mat<T>,
+    t: Mat<T>,
+    w: Mat<T>,
+    w2: Mat<T>,
+}
+
+impl<T: Scalar> Work<T> {
+    fn new<C: WyChain<T> + ?Sized>(chain: &C, kc: usize) -> Self {
+        let (mut rows, mut k) = (0, 0);
+        for j in 0..chain.num_blocks() {
+            rows = rows.max(chain.rows(j).len());
+            k = k.max(chain.width(j));
+        }
+        Work {
+            v: Mat::zeros(rows, k),
+            t: Mat::zeros(k, k),
+            w: Mat::zeros(kc, k),
+            w2: Mat::zeros(kc, k),
+        }
+    }
+}
+
+/// `Y_R := Y_R (I - V T V^T)^T = Y_R - (Y_R V) T^T V^T` for block `j` on the
+/// columns `R` of `y` (`y = Z^T`, so this is `Z_R := Block Z_R`).
+fn apply_block_t<T: Scalar, C: WyChain<T> + ?Sized>(
+    chain: &C,
+    j: usize,
+    work: &mut Work<T>,
+    y: MatMut<'_, T>,
+) {
+    let k = chain.width(j);
+    let rows = chain.rows(j);
+    let nr = rows.len();
+    let kc = y.nrows();
+    if k == 0 {
+        return;
+    }
+    block_factors(chain, j, work.v.as_mut(), work.t.as_mut());
+    let v = work.v.as_ref().submatrix(0, 0, nr, k);
+    let t = work.t.as_ref().submatrix(0, 0, k, k);
+    let mut w = work.w.as_mut().submatrix_mut(0, 0, kc, k);
+    let mut w2 = work.w2.as_mut().submatrix_mut(0, 0, kc, k);
+    let mut yr = y.subcols_mut(rows.start, nr);
+    let l = chain.full_len();
+    // Column i of V holds rows [i, i + L) when the block is complete
+    // (rows = L + k - 1): a parallelogram, half zeros when k is near L. Cut it
+    // into column panels of width at most L - 1, so the zeros a panel's GEMMs
+    // multiply are confined to two small triangles. Short blocks at the bottom
+    // of the matrix use the dense parallelogram.
+    let structured = l >= 2 && nr == l + k - 1;
+    let panels = || {
+        (0..k)
+            .step_by((l - 1).max(1))
+            .map(move |p| (p, (l - 1).min(k - p)))
+    };
+    // W = Y_R V.
+    if structured {
+        for (p, kp) in panels() {
+            let vp = v.submatrix(p, p, l + kp - 1, kp);
+            let yp = yr.rb().subcols(p, l + kp - 1);
+            panel_y_v(yp, vp, w.rb_mut().subcols_mut(p, kp), l);
+        }
+    } else {
+        matmul(w.rb_mut(), Accum::Replace, yr.rb(), v, T::one(), Par::Seq);
+    }
+    // W2 = W T^T (T^T lower triangular).
+    tri_matmul(
+        w2.rb_mut(),
+        Rect,
+        Accum::Replace,
+        w.rb(),
+        Rect,
+        t.transpose(),
+        BlockStructure::TriangularLower,
+        T::one(),
+        Par::Seq,
+    );
+    // Y_R -= W2 V^T.
+    if structured {
+        for (p, kp) in panels() {
+            let vp = v.submatrix(p, p, l + kp - 1, kp);
+            panel_y_minus_w_vt(
+                w2.rb().subcols(p, kp),
+                vp,
+                yr.rb_mut().subcols_mut(p, l + kp - 1),
+                l,
+            );
+        }
+    } else {
+        matmul(
+            yr.rb_mut(),
+            Accum::Add,
+            w2.rb(),
+            v.transpose(),
+            -T::one(),
+            Par::Seq,
+        );
+    }
+}
+
+/// `w := yp vp` for a parallelogram panel `vp` (`(l + kp - 1) x kp`, column
+/// `i` nonzero in rows `[i, i + l)`, `kp <= l - 1`, zeros stored explicitly):
+/// rows `0..l-1` of `vp` as one GEMM, then the last `kp` rows (an upper
+/// triangle) as a small one. Plain GEMMs on the stored zeros of the two small
+/// triangles beat faer's recursive triangular products at these sizes.
+fn panel_y_v<T: Scalar>(yp: MatRef<'_, T>, vp: MatRef<'_, T>, mut w: MatMut<'_, T>, l: usize) {
+    let kp = vp.ncols();
+    matmul(
+        w.rb_mut(),
+        Accum::Replace,
+        yp.subcols(0, l - 1),
+        vp.subrows(0, l - 1),
+        T::one(),
+        Par::Seq,
+    );
+    matmul(
+        w.rb_mut(),
+        Accum::Add,
+        yp.subcols(l - 1, kp),
+        vp.subrows(l - 1, kp),
+        T::one(),
+        Par::Seq,
+    );
+}
+
+/// `yp -= w2 vp^T` for a parallelogram panel (see [`panel_y_v`]).
+fn panel_y_minus_w_vt<T: Scalar>(
+    w2: MatRef<'_, T>,
+    vp: MatRef<'_, T>,
+    mut yp: MatMut<'_, T>,
+    l: usize,
+) {
+    let kp = vp.ncols();
+    matmul(
+        yp.rb_mut().subcols_mut(0, l - 1),
+        Accum::Add,
+        w2,
+        vp.subrows(0, l - 1).transpose(),
+        -T::one(),
+        Par::Seq,
+    );
+    matmul(
+        yp.rb_mut().subcols_mut(l - 1, kp),
+        Accum::Add,
+        w2,
+        vp.subrows(l - 1, kp).transpose(),
+        -T::one(),
+        Par::Seq,
+    );
+}
+
+/// `Y := Y B_{order[0]}^T B_{order[1]}^T ...` for `y = Z^T` (`kc x n`): the
+/// same as `Z := ... B_{order[1]} B_{order[0]} Z` on the blocks `order`, in the
+/// layout where the rows of `Z` a block touches are contiguous columns of
+/// `Y`. Rows of `Y` are independent (any split of them gives bitwise the same
+/// result).
+pub fn apply_chain_t<T: Scalar, C: WyChain<T> + ?Sized>(
+    chain: &C,
+    order: &[usize],
+    mut y: MatMut<'_, T>,
+) {
+    assert_eq!(
+        y.ncols(),
+        chain.n(),
+        "Y must have n = {} columns",
+        chain.n()
+    );
+    if order.is_empty() || y.nrows() == 0 {
+        return;
+    }
+    let mut work = Work::new(chain, y.nrows());
+    for &j in order {
+        apply_block_t(chain, j, &mut work, y.rb_mut());
+    }
+}
+
+/// Column stride of the transposed copy of `kc` columns: a multiple of 8
+/// values, at least `kc + 8` and not a multiple of 256 values, so the stride is
+/// never a multiple of 4 KiB (columns a power of two apart would map to the
+/// same cache sets).
+pub fn transposed_ld(kc: usize) -> usize {
+    let ld = kc.next_multiple_of(8) + 8;
+    if ld.is_multiple_of(256) {
+        ld + 8
+    } else {
+        ld
+    }
+}
+
+/// A transposed copy `Y = Z^T` of the `n x kc` block `z` (stride
+/// [`transposed_ld`]), handed to `f`, then copied back: in `Z` the rows a
+/// block touches are short pieces of `kc` far-apart columns, in `Z^T` they
+/// are contiguous columns, which the GEMMs stream well. Costs `n kc` values
+/// of workspace and two passes over `z`.
+pub fn with_transposed<T: Scalar>(mut z: MatMut<'_, T>, f: impl FnOnce(MatMut<'_, T>)) {
+    let (n, kc) = (z.nrows(), z.ncols());
+    if kc == 0 || n == 0 {
+        return;
+    }
+    let ld = transposed_ld(kc);
+    let mut buf = vec![T::zero(); ld * n];
+    let mut y = MatMut::from_column_major_slice_with_stride_mut(&mut buf, kc, n, ld);
+    y.copy_from(z.rb().transpose());
+    f(y.rb_mut());
+    z.copy_from(y.rb().transpose());
+}
+
+/// Working-set budget of one row window of [`wavefront_order`], in bytes:
+/// half of a 1 MiB L2 (the AMD EPYC and Intel Xeon machines this project runs
+/// on have 1 to 2 MiB of L2 per core).
+pub const DEFAULT_WINDOW_BYTES: usize = 512 * 1024;
+
+/// Groups per window so that the rows the window's blocks touch at one time,
+/// about `W (G + B) + L`, of a `kc`-column block fit `budget` bytes: at least
+/// 1; `budget == 0` gives `usize::MAX` as a marker for "no windows" (callers
+/// then keep the canonical order).
+pub fn groups_per_window(
+    budget: usize,
+    kc: usize,
+    elem: usize,
+    group: usize,
+    stride: usize,
+    l: usize,
+) -> usize {
+    if budget == 0 {
+        return usize::MAX;
+    }
+    let rows = budget / (kc.max(1) * elem.max(1));
+    (rows.saturating_sub(l) / (group + stride).max(1)).max(1)
+}
+
+/// The blocks of `chain` in wavefront order with windows of `window` groups
+/// (module docs): windows descending, inside a window `tau = s - g` ascending
+/// and groups descending. Bitwise equivalent to the canonical order
+/// `0..num_blocks` (which `window == usize::MAX` returns), provided the chain
+/// lists its blocks canonically (groups descending, steps ascending) and has
+/// the geometry of the module docs.
+pub fn wavefront_order<T, C: WyChain<T> + ?Sized>(chain: &C, window: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..chain.num_blocks()).collect();
+    if window == usize::MAX {
+        return order;
+    }
+    let w = window.max(1);
+    order.sort_by_key(|&j| {
+        let (g, s) = chain.coord(j);
+        let win = g / w;
+        let top = win * w + (w - 1);
+        (
+            std::cmp::Reverse(win),
+            s + (top - g),
+            std::cmp::Reverse(g),
+        )
+    });
+    order
+}
