@@ -5,7 +5,11 @@
 //!
 //! `cargo bench --bench evd -- [--json] [--sizes 1024,2048,4096] [--reps 3]
 //!     [--threads 1,2] [--precisions f64,f32] [--bandwidth B] [--tile T]
-//!     [--sweep-group G] [--step-chunk C] [--jobs values,vectors]`
+//!     [--sweep-group G] [--step-chunk C] [--jobs values,vectors]
+//!     [--q2-group G] [--q2-window KIB]`
+//!
+//! `--q2-window 0` applies the Q2 blocks in their canonical order (the kernel
+//! before row windows; bitwise the same result).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -56,6 +60,8 @@ fn args() -> Args {
             "--tile" => a.opts.tile = val().parse().expect("--tile T"),
             "--sweep-group" => a.opts.sweep_group = val().parse().expect("--sweep-group G"),
             "--step-chunk" => a.opts.step_chunk = val().parse().expect("--step-chunk C"),
+            "--q2-group" => a.opts.q2_group = val().parse().expect("--q2-group G"),
+            "--q2-window" => a.opts.q2_window_kib = val().parse().expect("--q2-window KIB"),
             _ => {} // cargo bench passes --bench
         }
     }

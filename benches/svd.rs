@@ -20,7 +20,8 @@ mod common;
 
 use common::{faer_par, gemm_rate, list, median, t_gemm};
 use eigenflow::gallery;
-use eigenflow::linalg::back_transform::pass_chain::apply_q2_sides_windowed;
+use eigenflow::linalg::back_transform::chain::BlockKernel;
+use eigenflow::linalg::back_transform::pass_chain::apply_q2_sides_with;
 use eigenflow::linalg::gb2bd::{
     apply_q2_sides_blocked, num_sweeps, schedule, steps, task_geom, Gb2bdReflectors, Pass,
 };
@@ -228,10 +229,13 @@ fn q2_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
     let kc = opts.col_block_for(n);
     let group = opts.q2_group.max(1);
     let z0: Mat<T> = gallery::random_gaussian(n, n, 7);
-    let variants: [(&str, Option<usize>); 3] = [
+    let win = opts.q2_window_kib * 1024;
+    let variants: [(&str, Option<(usize, BlockKernel)>); 5] = [
         ("legacy", None),
-        ("chain", Some(0)),
-        ("chain+window", Some(opts.q2_window_kib * 1024)),
+        ("gemm", Some((0, BlockKernel::Gemm))),
+        ("gemm+window", Some((win, BlockKernel::Gemm))),
+        ("fma", Some((0, BlockKernel::Fma))),
+        ("fma+window", Some((win, BlockKernel::Fma))),
     ];
     let mut times = vec![Vec::new(); variants.len()];
     for _ in 0..args.reps {
@@ -244,7 +248,7 @@ fn q2_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
                 let zc = z.as_mut().subcols_mut(j, w);
                 match win {
                     None => apply_q2_sides_blocked(&sides, group, zc),
-                    Some(bytes) => apply_q2_sides_windowed(&sides, group, *bytes, zc),
+                    Some((bytes, kern)) => apply_q2_sides_with(&sides, group, *bytes, *kern, zc),
                 }
                 j += w;
             }

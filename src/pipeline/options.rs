@@ -51,6 +51,11 @@ pub struct EvdOptions {
     pub dc_tile: usize,
     /// Q2 back-transformation: sweeps per compact-WY block.
     pub q2_group: usize,
+    /// Q2 back-transformation: working-set budget in KiB of one row window of
+    /// the wavefront block order
+    /// ([`crate::linalg::back_transform::chain::wavefront_order`]); 0 keeps
+    /// the canonical order (bitwise the same result).
+    pub q2_window_kib: usize,
     /// Back-transformations: columns of the eigenvector matrix per task (lowered
     /// to about `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
@@ -79,6 +84,7 @@ impl Default for EvdOptions {
             leaf_size: 32,
             dc_tile: 256,
             q2_group: 16,
+            q2_window_kib: crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES / 1024,
             back_col_block: 512,
             one_stage_below: 0,
         }

@@ -99,15 +99,15 @@ pub fn block_factors<T: Scalar, C: WyChain<T> + ?Sized>(
         spans_vec = vec![(0, 0); k];
         (&mut taus_vec, &mut spans_vec)
     };
-    for i in 0..k {
+    for (i, (tau, span)) in taus.iter_mut().zip(spans.iter_mut()).enumerate() {
         let (r0, slot) = chain.reflector(j, i);
         let off = r0 - rows.start;
         let col = col_slice(v.rb_mut(), i);
         col.fill(T::zero());
         col[off] = T::one();
         col[off + 1..off + slot.len()].copy_from_slice(&slot[1..]);
-        taus[i] = slot[0];
-        spans[i] = (off, off + slot.len());
+        *tau = slot[0];
+        *span = (off, off + slot.len());
     }
     // T(i, i) = tau_i; T(0..i, i) = T(0..i, 0..i) x with x_j = -tau_i v_j^T v_i
     // (only the overlap of the nonzero spans of v_j and v_i contributes).
@@ -153,26 +153,62 @@ fn col_slice<'a, T>(z: MatMut<'a, T>, j: usize) -> &'a mut [T] {
         .as_slice_mut()
 }
 
-/// Reused workspace: one block's `V` and `T`, and `W`, `W2` (`kc x k`).
+/// How [`apply_chain_t_with`] applies each block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKernel {
+    /// [`BlockKernel::Fma`] where it runs and the reflectors are short
+    /// (`L <= 32`), else [`BlockKernel::Gemm`].
+    Auto,
+    /// Three GEMMs per block (faer), `V` cut into panels.
+    Gemm,
+    /// The register-blocked kernel of [`super::chain_fma`] (falls back to
+    /// [`BlockKernel::Gemm`] where the CPU lacks AVX2/FMA).
+    Fma,
+}
+
+impl BlockKernel {
+    /// Whether blocks with reflectors of length `l` take the FMA kernel.
+    fn fma(self, l: usize) -> bool {
+        match self {
+            BlockKernel::Auto => l <= 32 && super::chain_fma::available(),
+            BlockKernel::Gemm => false,
+            BlockKernel::Fma => super::chain_fma::available(),
+        }
+    }
+}
+
+/// Reused workspace: one block's `V` and `T` (columns padded to a multiple of
+/// 4 for the FMA kernel), and `W`, `W2` (`kc x k`).
 struct Work<T> {
     v: Mat<T>,
     t: Mat<T>,
     w: Mat<T>,
     w2: Mat<T>,
+    fma: bool,
+    lanes: Vec<T>,
 }
 
 impl<T: Scalar> Work<T> {
-    fn new<C: WyChain<T> + ?Sized>(chain: &C, kc: usize) -> Self {
+    fn new<C: WyChain<T> + ?Sized>(chain: &C, kc: usize, kernel: BlockKernel) -> Self {
         let (mut rows, mut k) = (0, 0);
         for j in 0..chain.num_blocks() {
             rows = rows.max(chain.rows(j).len());
             k = k.max(chain.width(j));
         }
+        let fma = kernel.fma(chain.full_len());
+        let kp = k.next_multiple_of(4);
+        let wk = if fma { 0 } else { k };
         Work {
-            v: Mat::zeros(rows, k),
-            t: Mat::zeros(k, k),
-            w: Mat::zeros(kc, k),
-            w2: Mat::zeros(kc, k),
+            v: Mat::zeros(rows, kp),
+            t: Mat::zeros(kp, kp),
+            w: Mat::zeros(kc, wk),
+            w2: Mat::zeros(kc, wk),
+            fma,
+            lanes: if fma {
+                vec![T::zero(); kp * 16]
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -193,6 +229,31 @@ fn apply_block_t<T: Scalar, C: WyChain<T> + ?Sized>(
         return;
     }
     block_factors(chain, j, work.v.as_mut(), work.t.as_mut());
+    if work.fma {
+        let kp = k.next_multiple_of(4);
+        // Zero padding: columns k..kp of V, and of T the columns k..kp and
+        // rows k..kp (block_factors wrote the leading k x k only).
+        work.v
+            .as_mut()
+            .submatrix_mut(0, k, nr, kp - k)
+            .fill(T::zero());
+        work.t
+            .as_mut()
+            .submatrix_mut(0, k, kp, kp - k)
+            .fill(T::zero());
+        work.t
+            .as_mut()
+            .submatrix_mut(k, 0, kp - k, k)
+            .fill(T::zero());
+        super::chain_fma::apply_block(
+            work.v.as_ref().submatrix(0, 0, nr, kp),
+            work.t.as_ref().submatrix(0, 0, kp, kp),
+            chain.full_len(),
+            y.subcols_mut(rows.start, nr),
+            &mut work.lanes,
+        );
+        return;
+    }
     let v = work.v.as_ref().submatrix(0, 0, nr, k);
     let t = work.t.as_ref().submatrix(0, 0, k, k);
     let mut w = work.w.as_mut().submatrix_mut(0, 0, kc, k);
@@ -314,6 +375,17 @@ fn panel_y_minus_w_vt<T: Scalar>(
 pub fn apply_chain_t<T: Scalar, C: WyChain<T> + ?Sized>(
     chain: &C,
     order: &[usize],
+    y: MatMut<'_, T>,
+) {
+    apply_chain_t_with(chain, order, BlockKernel::Auto, y);
+}
+
+/// [`apply_chain_t`] with a chosen [`BlockKernel`] (for benchmarks and
+/// tests; both kernels agree to rounding).
+pub fn apply_chain_t_with<T: Scalar, C: WyChain<T> + ?Sized>(
+    chain: &C,
+    order: &[usize],
+    kernel: BlockKernel,
     mut y: MatMut<'_, T>,
 ) {
     assert_eq!(
@@ -325,7 +397,7 @@ pub fn apply_chain_t<T: Scalar, C: WyChain<T> + ?Sized>(
     if order.is_empty() || y.nrows() == 0 {
         return;
     }
-    let mut work = Work::new(chain, y.nrows());
+    let mut work = Work::new(chain, y.nrows(), kernel);
     for &j in order {
         apply_block_t(chain, j, &mut work, y.rb_mut());
     }
@@ -402,11 +474,7 @@ pub fn wavefront_order<T, C: WyChain<T> + ?Sized>(chain: &C, window: usize) -> V
         let (g, s) = chain.coord(j);
         let win = g / w;
         let top = win * w + (w - 1);
-        (
-            std::cmp::Reverse(win),
-            s + (top - g),
-            std::cmp::Reverse(g),
-        )
+        (std::cmp::Reverse(win), s + (top - g), std::cmp::Reverse(g))
     });
     order
 }

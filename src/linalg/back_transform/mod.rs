@@ -3,7 +3,8 @@
 //! [`q1`]). Columns of `Z` are independent, so each kernel works on one column
 //! block (one task).
 
-pub mod q1;
 pub mod chain;
+pub mod chain_fma;
 pub mod pass_chain;
+pub mod q1;
 pub mod q2;

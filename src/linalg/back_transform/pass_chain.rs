@@ -10,7 +10,7 @@
 //! product).
 
 use super::chain::{
-    apply_chain_t, groups_per_window, wavefront_order, with_transposed, WyChain,
+    apply_chain_t_with, groups_per_window, wavefront_order, with_transposed, BlockKernel, WyChain,
 };
 use crate::linalg::gb2bd::{num_sweeps, steps, task_geom, PassSide};
 use crate::Scalar;
@@ -105,6 +105,17 @@ pub fn apply_q2_sides_windowed<T: Scalar>(
     window_bytes: usize,
     z: MatMut<'_, T>,
 ) {
+    apply_q2_sides_with(sides, group, window_bytes, BlockKernel::Auto, z);
+}
+
+/// [`apply_q2_sides_windowed`] with a chosen [`BlockKernel`].
+pub fn apply_q2_sides_with<T: Scalar>(
+    sides: &[PassSide<'_, T>],
+    group: usize,
+    window_bytes: usize,
+    kernel: BlockKernel,
+    z: MatMut<'_, T>,
+) {
     let kc = z.ncols();
     for p in sides {
         assert_eq!(z.nrows(), p.n(), "Z must have n = {} rows", p.n());
@@ -122,7 +133,7 @@ pub fn apply_q2_sides_windowed<T: Scalar>(
                 pass.d() + 1,
             );
             let order = wavefront_order(&chain, w);
-            apply_chain_t(&chain, &order, y.rb_mut());
+            apply_chain_t_with(&chain, &order, kernel, y.rb_mut());
         }
     });
 }

@@ -7,8 +7,9 @@ use super::stedc::Eigenvectors;
 use super::sy2sb::Sy2sbReflectors;
 use super::{Q1, Q2};
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
+use crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES;
 use crate::linalg::back_transform::q1::apply_q1_left;
-use crate::linalg::back_transform::q2::{apply_q2_blocks, Q2Plan};
+use crate::linalg::back_transform::q2::{apply_q2_windowed, Q2Plan};
 use crate::linalg::stedc::col_tiles;
 use crate::linalg::sy2sb::Sy2sbFactors;
 use crate::pipeline::task::{check_owned, with_access};
@@ -35,9 +36,10 @@ fn check_order<T>(what: &str, refl_n: usize, z: &Eigenvectors<T>) -> Result<()> 
 
 /// Adds `Z := Q2 Z` (stage-2 reflectors grouped into compact-WY blocks of
 /// `group` consecutive sweeps at one step, applied as GEMMs): one task per
-/// column block of Z, applying every block in order on a transposed copy of its
-/// columns (see [`apply_q2_blocks`]). Each task waits for the reflectors and
-/// for the columns of `z` it transforms.
+/// column block of Z, applying every block on a transposed copy of its
+/// columns in the wavefront order with row windows of the default size (see
+/// [`apply_q2_windowed`]). Each task waits for the reflectors and for the
+/// columns of `z` it transforms.
 ///
 /// Errors: [`Error::InvalidArgument`] for handles from another graph or a zero
 /// `group`/`col_block`, [`Error::Shape`] when the orders differ.
@@ -47,6 +49,21 @@ pub fn back_transform_q2<T: Scalar>(
     z: Eigenvectors<T>,
     group: usize,
     col_block: usize,
+) -> Result<Eigenvectors<T>> {
+    back_transform_q2_windowed(g, reflectors, z, group, col_block, DEFAULT_WINDOW_BYTES)
+}
+
+/// [`back_transform_q2`] with row windows of about `window_bytes` (0: the
+/// canonical block order; the result is bitwise the same either way).
+///
+/// Errors: as [`back_transform_q2`].
+pub fn back_transform_q2_windowed<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    reflectors: Sb2stReflectors<T>,
+    z: Eigenvectors<T>,
+    group: usize,
+    col_block: usize,
+    window_bytes: usize,
 ) -> Result<Eigenvectors<T>> {
     check_owned(g, "the Q2 reflectors", &reflectors.done)?;
     check_owned(g, "the eigenvectors", z.tasks())?;
@@ -76,7 +93,7 @@ pub fn back_transform_q2<T: Scalar>(
         let flops = block_flops * cols.len() as f64;
         let body = with_access(move |acc| {
             let zc = zm.write(acc, 0..n, cols2);
-            apply_q2_blocks(&refl.read(acc), &plan, 0..nblocks, zc);
+            apply_q2_windowed(&refl.read(acc), &plan, window_bytes, zc);
             Ok(())
         });
         let t = g.add(

@@ -471,7 +471,14 @@ fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<Evd
         .reflectors
         .ok_or_else(|| Error::InvalidArgument("no reflectors".into()))?;
     let col = opts.col_block_for(n);
-    let z = back_transform_q2(&mut g, refl, dc.vectors, opts.q2_group.max(1), col)?;
+    let z = back_transform::back_transform_q2_windowed(
+        &mut g,
+        refl,
+        dc.vectors,
+        opts.q2_group.max(1),
+        col,
+        opts.q2_window_kib.saturating_mul(1024),
+    )?;
     let z = back_transform_q1(&mut g, s1.reflectors, z, col)?;
     let mut last: Vec<TaskId> = z.tasks().copied().collect();
     last.push(dc.values.task());

@@ -201,7 +201,14 @@ pub fn back_transform_q2u<T: Scalar>(
     kernel: impl Into<Q2Kernel>,
     col_block: usize,
 ) -> Result<ColumnBlocks<T>> {
-    q2(g, (refl.store, refl.done), true, u, kernel.into(), col_block)
+    q2(
+        g,
+        (refl.store, refl.done),
+        true,
+        u,
+        kernel.into(),
+        col_block,
+    )
 }
 
 /// Adds `V := Q2_V V` for the `n x k` right vectors `v` of the bidiagonal
@@ -216,7 +223,14 @@ pub fn back_transform_q2v<T: Scalar>(
     kernel: impl Into<Q2Kernel>,
     col_block: usize,
 ) -> Result<ColumnBlocks<T>> {
-    q2(g, (refl.store, refl.done), false, v, kernel.into(), col_block)
+    q2(
+        g,
+        (refl.store, refl.done),
+        false,
+        v,
+        kernel.into(),
+        col_block,
+    )
 }
 
 /// Adds `U := Q1_U [U; 0]`: the `n x k` `u` (the band's left vectors) becomes

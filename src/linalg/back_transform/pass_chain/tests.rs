@@ -3,6 +3,7 @@
 //! the column split.
 
 use super::*;
+use crate::linalg::back_transform::chain::apply_chain_t;
 use crate::linalg::gb2bd::{
     apply_q2u, apply_q2vt, gb2bd_serial, schedule, storage_offsets, Gb2bdReflectors, Pass,
     UpperBand,
@@ -49,22 +50,30 @@ fn bits<T: Scalar>(a: &Mat<T>) -> Vec<u64> {
 
 /// `||Z_windowed - Z_oracle||_F / (n eps ||Z0||_F)` for `Q2_U` and `Q2_V`
 /// (the oracle: one reflector at a time, [`apply_q2u`], [`apply_q2vt`]).
-fn ratios<T: Scalar>(n: usize, b: usize, tw: usize, group: usize, window: usize) -> [f64; 2] {
+fn ratios<T: Scalar>(
+    n: usize,
+    b: usize,
+    tw: usize,
+    group: usize,
+    window: usize,
+    kernel: BlockKernel,
+) -> [f64; 2] {
     let refl = reflectors::<T>(n, b, tw, 11 + n as u64);
     let mut rng = Rng::new(5);
     let z0: Mat<T> = random(n, 9, &mut rng);
-    let scale = (n.max(1) as f64) * T::EPS.f64() * fro(to_f64(z0.as_ref()).as_ref());
+    let scale = ((n.max(1) as f64) * T::EPS.f64() * fro(to_f64(z0.as_ref()).as_ref()))
+        .max(f64::MIN_POSITIVE);
     // U side: Z := Q2_U Z.
     let mut want = z0.clone();
     apply_q2u(&refl, want.as_mut());
     let mut got = z0.clone();
-    apply_q2_sides_windowed(&left_sides(&refl), group, window, got.as_mut());
+    apply_q2_sides_with(&left_sides(&refl), group, window, kernel, got.as_mut());
     let du = fro((to_f64(got.as_ref()) - to_f64(want.as_ref())).as_ref()) / scale;
     // V side: Z := Q2_V Z, i.e. (Z^T Q2_V^T)^T.
     let mut want_t = z0.transpose().to_owned();
     apply_q2vt(&refl, want_t.as_mut());
     let mut got = z0.clone();
-    apply_q2_sides_windowed(&right_sides(&refl), group, window, got.as_mut());
+    apply_q2_sides_with(&right_sides(&refl), group, window, kernel, got.as_mut());
     let dv = fro((to_f64(got.as_ref()) - to_f64(want_t.transpose())).as_ref()) / scale;
     [du, dv]
 }
@@ -75,14 +84,16 @@ fn windowed_chain_matches_unblocked_oracle() {
     for (b, tw) in [(8usize, 3usize), (6, 6), (16, 16), (32, 16), (5, 1)] {
         for n in [0usize, 1, 2, 3, b, b + 1, 2 * b + 1, 97, 160] {
             for (group, window) in [(1usize, 0usize), (3, 64), (8, 1), (16, 4096), (40, 1 << 20)] {
-                let r64 = ratios::<f64>(n, b, tw, group, window);
-                let r32 = ratios::<f32>(n, b, tw, group, window);
-                for r in r64.into_iter().chain(r32) {
-                    assert!(
-                        r < 30.0,
-                        "n {n} b {b} tw {tw} group {group} window {window}: ratio {r}"
-                    );
-                    worst = worst.max(r);
+                for kernel in [BlockKernel::Gemm, BlockKernel::Fma] {
+                    let r64 = ratios::<f64>(n, b, tw, group, window, kernel);
+                    let r32 = ratios::<f32>(n, b, tw, group, window, kernel);
+                    for r in r64.into_iter().chain(r32) {
+                        assert!(
+                            r < 30.0,
+                            "n {n} b {b} tw {tw} group {group} window {window} {kernel:?}: ratio {r}"
+                        );
+                        worst = worst.max(r);
+                    }
                 }
             }
         }
@@ -121,27 +132,34 @@ fn wrong_order_is_caught() {
 /// would) changes no bit.
 #[test]
 fn windows_and_column_splits_are_bitwise_equal() {
-    for (n, b, tw, group) in [(150usize, 16usize, 16usize, 16usize), (133, 32, 16, 5), (90, 7, 2, 3)] {
+    for (n, b, tw, group) in [
+        (150usize, 16usize, 16usize, 16usize),
+        (133, 32, 16, 5),
+        (90, 7, 2, 3),
+    ] {
         let refl = reflectors::<f64>(n, b, tw, 9);
         let sides = left_sides(&refl);
         let mut rng = Rng::new(4);
         let z0: Mat<f64> = random(n, 37, &mut rng);
-        let mut want = z0.clone();
-        apply_q2_sides_windowed(&sides, group, 0, want.as_mut());
-        for window in [1usize, 2000, 20_000, 1 << 22] {
-            for split in [37usize, 16, 5] {
-                let mut z = z0.clone();
-                let mut j = 0;
-                while j < 37 {
-                    let w = split.min(37 - j);
-                    apply_q2_sides_windowed(&sides, group, window, z.as_mut().subcols_mut(j, w));
-                    j += w;
+        for kernel in [BlockKernel::Gemm, BlockKernel::Fma] {
+            let mut want = z0.clone();
+            apply_q2_sides_with(&sides, group, 0, kernel, want.as_mut());
+            for window in [1usize, 2000, 20_000, 1 << 22] {
+                for split in [37usize, 16, 5] {
+                    let mut z = z0.clone();
+                    let mut j = 0;
+                    while j < 37 {
+                        let w = split.min(37 - j);
+                        let zc = z.as_mut().subcols_mut(j, w);
+                        apply_q2_sides_with(&sides, group, window, kernel, zc);
+                        j += w;
+                    }
+                    assert_eq!(
+                        bits(&z),
+                        bits(&want),
+                        "n {n} b {b} group {group} window {window} split {split} {kernel:?}"
+                    );
                 }
-                assert_eq!(
-                    bits(&z),
-                    bits(&want),
-                    "n {n} b {b} group {group} window {window} split {split}"
-                );
             }
         }
     }
