@@ -455,7 +455,7 @@ pub fn groups_per_window(
         return usize::MAX;
     }
     let rows = budget / (kc.max(1) * elem.max(1));
-    (rows.saturating_sub(l) / (group + stride).max(1)).max(1)
+    (rows.saturating_sub(l) / group.saturating_add(stride).max(1)).max(1)
 }
 
 /// The blocks of `chain` in wavefront order with windows of `window` groups
