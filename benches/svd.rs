@@ -7,11 +7,11 @@
 //! `cargo bench --bench svd -- [--json] [--sizes 1024,2048,4096] [--reps 3]
 //!     [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]
 //!     [--m-extra 0] [--bandwidth B] [--tile-width TW] [--q2-group G] [--col-block C]
-//!     [--q2-window KIB] [--q2-legacy]`
+//!     [--q2-window KIB]`
 //!
 //! `--q2-kernel` instead times one `Q2_U` application in isolation on one
 //! thread (column block after column block, as one thread's tasks would):
-//! the legacy per-block kernel, the shared chain engine in canonical order and
+//! the shared chain engine with its GEMM and FMA block kernels, in canonical order and
 //! with row windows, GFLOP/s of useful flops (4 per reflector entry and
 //! column) next to the one-thread GEMM rate.
 
@@ -22,9 +22,7 @@ use common::{faer_par, gemm_rate, list, median, t_gemm};
 use eigenflow::gallery;
 use eigenflow::linalg::back_transform::chain::BlockKernel;
 use eigenflow::linalg::back_transform::pass_chain::apply_q2_sides_with;
-use eigenflow::linalg::gb2bd::{
-    apply_q2_sides_blocked, num_sweeps, schedule, steps, task_geom, Gb2bdReflectors, Pass,
-};
+use eigenflow::linalg::gb2bd::{num_sweeps, schedule, steps, task_geom, Gb2bdReflectors, Pass};
 use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::Scalar;
@@ -76,7 +74,6 @@ fn args() -> Args {
             "--q2-group" => a.opts.q2_group = val().parse().expect("--q2-group G"),
             "--col-block" => a.opts.back_col_block = val().parse().expect("--col-block C"),
             "--q2-window" => a.opts.q2_window_kib = val().parse().expect("--q2-window KIB"),
-            "--q2-legacy" => a.opts.q2_legacy = true,
             "--q2-kernel" => a.q2_kernel = true,
             _ => {} // cargo bench passes --bench
         }
@@ -230,26 +227,22 @@ fn q2_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
     let group = opts.q2_group.max(1);
     let z0: Mat<T> = gallery::random_gaussian(n, n, 7);
     let win = opts.q2_window_kib * 1024;
-    let variants: [(&str, Option<(usize, BlockKernel)>); 5] = [
-        ("legacy", None),
-        ("gemm", Some((0, BlockKernel::Gemm))),
-        ("gemm+window", Some((win, BlockKernel::Gemm))),
-        ("fma", Some((0, BlockKernel::Fma))),
-        ("fma+window", Some((win, BlockKernel::Fma))),
+    let variants: [(&str, (usize, BlockKernel)); 4] = [
+        ("gemm", (0, BlockKernel::Gemm)),
+        ("gemm+window", (win, BlockKernel::Gemm)),
+        ("fma", (0, BlockKernel::Fma)),
+        ("fma+window", (win, BlockKernel::Fma)),
     ];
     let mut times = vec![Vec::new(); variants.len()];
     for _ in 0..args.reps {
-        for (k, (_, win)) in variants.iter().enumerate() {
+        for (k, (_, (bytes, kern))) in variants.iter().enumerate() {
             let mut z = z0.clone();
             let t = Instant::now();
             let mut j = 0;
             while j < n {
                 let w = kc.min(n - j);
                 let zc = z.as_mut().subcols_mut(j, w);
-                match win {
-                    None => apply_q2_sides_blocked(&sides, group, zc),
-                    Some((bytes, kern)) => apply_q2_sides_with(&sides, group, *bytes, *kern, zc),
-                }
+                apply_q2_sides_with(&sides, group, *bytes, *kern, zc);
                 j += w;
             }
             times[k].push(t.elapsed().as_secs_f64());

@@ -97,8 +97,8 @@ impl<T: Scalar> WyChain<T> for PassChain<'_, T> {
 /// blocks of `group` sweeps in the wavefront order with row windows of about
 /// `window_bytes` ([`super::chain::wavefront_order`]; 0: canonical order), on
 /// one transposed copy of `z`. Bitwise independent of how the columns of `Z`
-/// are split into blocks; equal to rounding to
-/// [`crate::linalg::gb2bd::apply_q2_sides_blocked`].
+/// are split into blocks; equal to rounding to the unblocked
+/// [`crate::linalg::gb2bd::apply_q2u`].
 pub fn apply_q2_sides_windowed<T: Scalar>(
     sides: &[PassSide<'_, T>],
     group: usize,

@@ -76,8 +76,8 @@ pub use band::{GbBandMut, GbBandRef, SharedUpperBand, UpperBand};
 pub(crate) use kernel::gb2bd_serial;
 pub use kernel::{chase_step, run_pass};
 pub use reflectors::{
-    apply_q2_sides_blocked, apply_q2u, apply_q2u_blocked, apply_q2vt, apply_q2vt_blocked,
-    Gb2bdReflectors, PassReflectors, PassSide, PassSlots, SharedGb2bdReflectors,
+    apply_q2u, apply_q2vt, Gb2bdReflectors, PassReflectors, PassSide, PassSlots,
+    SharedGb2bdReflectors,
 };
 
 use crate::{Error, Result, Scalar};

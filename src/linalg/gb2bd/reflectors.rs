@@ -28,20 +28,17 @@
 //! `H(r, s)` and `H(r', s')` with `r <= r'`, `s < s'`, whose ranges start
 //! `(r' - r) + (s' - s) b >= b >= L` apart, so they are disjoint and commute.
 //! Hence `Q2_U = prod_{groups ascending} prod_{s descending} Block(g, s)` per
-//! pass, and [`apply_q2u_blocked`] / [`apply_q2vt_blocked`] apply the blocks
-//! groups last first, steps ascending, each with three GEMMs.
+//! pass; [`crate::linalg::back_transform::pass_chain`] applies the blocks
+//! groups last first, steps ascending, on the shared compact-WY chain engine.
 
 use super::{num_sweeps, steps, task_geom, Pass};
 use crate::graph::Region;
-use crate::linalg::householder::{
-    apply_block_reflector_left, apply_block_reflector_right, larf_left, larf_right, larft,
-};
+use crate::linalg::householder::{larf_left, larf_right};
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
 use crate::Scalar;
 use faer::reborrow::*;
 use faer::{Mat, MatMut, MatRef};
-use std::ops::Range;
 
 /// The reflectors of one pass: task `(r, s)` owns column `off[r] + s` of each
 /// of `right` and `left` (`(d + 1) x tasks`), whose first `L` entries hold
@@ -162,17 +159,6 @@ impl<T: Scalar> PassReflectors<T> {
     pub fn apply_vt(&self, y: MatMut<'_, T>) {
         self.right_side().apply_right(y);
     }
-
-    /// [`PassReflectors::apply_u`] with compact-WY blocks of `group` sweeps
-    /// (three GEMMs per block instead of one rank-1 update per reflector).
-    pub fn apply_u_blocked(&self, group: usize, z: MatMut<'_, T>) {
-        self.left_side().apply_left_blocked(group, z);
-    }
-
-    /// [`PassReflectors::apply_vt`] with compact-WY blocks of `group` sweeps.
-    pub fn apply_vt_blocked(&self, group: usize, y: MatMut<'_, T>) {
-        self.right_side().apply_right_blocked(group, y);
-    }
 }
 
 /// The reflectors of one side (left `H_L` or right `H_R`) of one pass,
@@ -241,82 +227,6 @@ impl<'a, T: Scalar> PassSide<'a, T> {
                 );
             }
         }
-    }
-
-    /// Builds the compact-WY block of the reflectors of sweeps `group` at step
-    /// `s`: `H(r0, s) H(r0+1, s) ... = I - V T V^T` (forward, LAPACK
-    /// `dlarft`). Column `i` of `V` is sweep `r0 + i`, whose reflector starts
-    /// `i` rows below the first (pivot columns of consecutive sweeps at one
-    /// step are one apart), so `V` is a parallelogram in `dgeqrf` layout.
-    /// Returns the first row and `(V, T)`, or `None` if no sweep of the group
-    /// has step `s`.
-    fn block(&self, group: Range<usize>, s: usize) -> Option<(usize, Mat<T>, Mat<T>)> {
-        let (n, pass) = (self.n, self.pass);
-        // steps(r) is non-increasing: the sweeps with step s are a prefix.
-        let k = group.clone().take_while(|&r| s < steps(n, pass, r)).count();
-        if k == 0 {
-            return None;
-        }
-        let first = task_geom(n, pass, group.start, s).col;
-        let last = task_geom(n, pass, group.start + k - 1, s);
-        let rows = last.col + last.len - first;
-        let mut v = Mat::<T>::zeros(rows, k);
-        let mut tau = Vec::with_capacity(k);
-        for i in 0..k {
-            let slot = self.slot(group.start + i, s);
-            tau.push(slot[0]);
-            for (e, &x) in slot[1..].iter().enumerate() {
-                v[(i + 1 + e, i)] = x;
-            }
-        }
-        let mut t = Mat::<T>::zeros(k, k);
-        larft(v.as_ref(), &tau, t.as_mut());
-        Some((first, v, t))
-    }
-
-    /// The blocks of `group` sweeps, in the order the back-transforms apply
-    /// them: groups last first, steps ascending (module docs, "Blocked
-    /// version").
-    fn for_each_block(&self, group: usize, mut f: impl FnMut(usize, Mat<T>, Mat<T>)) {
-        let group = group.max(1);
-        let ns = num_sweeps(self.n, self.pass);
-        for g in (0..ns.div_ceil(group)).rev() {
-            let sweeps = g * group..((g + 1) * group).min(ns);
-            for s in 0..steps(self.n, self.pass, sweeps.start) {
-                if let Some((r0, v, t)) = self.block(sweeps.clone(), s) {
-                    f(r0, v, t);
-                }
-            }
-        }
-    }
-
-    /// [`PassSide::apply_left`] with compact-WY blocks of `group` sweeps
-    /// (three GEMMs per block instead of one rank-1 update per reflector).
-    pub fn apply_left_blocked(&self, group: usize, mut z: MatMut<'_, T>) {
-        assert_eq!(z.nrows(), self.n, "Z must have n = {} rows", self.n);
-        self.for_each_block(group, |r0, v, t| {
-            let rows = v.nrows();
-            apply_block_reflector_left(
-                v.as_ref(),
-                t.as_ref(),
-                z.rb_mut().subrows_mut(r0, rows),
-                false,
-            );
-        });
-    }
-
-    /// [`PassSide::apply_right`] with compact-WY blocks of `group` sweeps.
-    pub fn apply_right_blocked(&self, group: usize, mut y: MatMut<'_, T>) {
-        assert_eq!(y.ncols(), self.n, "Y must have n = {} columns", self.n);
-        self.for_each_block(group, |c0, v, t| {
-            let cols = v.nrows();
-            apply_block_reflector_right(
-                v.as_ref(),
-                t.as_ref(),
-                y.rb_mut().subcols_mut(c0, cols),
-                true,
-            );
-        });
     }
 }
 
@@ -409,37 +319,6 @@ pub fn apply_q2u<T: Scalar>(refl: &Gb2bdReflectors<T>, mut z: MatMut<'_, T>) {
 pub fn apply_q2vt<T: Scalar>(refl: &Gb2bdReflectors<T>, mut y: MatMut<'_, T>) {
     for p in refl.passes.iter().rev() {
         p.apply_vt(y.rb_mut());
-    }
-}
-
-/// [`apply_q2u`] with compact-WY blocks of `group` sweeps (equal to rounding).
-pub fn apply_q2u_blocked<T: Scalar>(refl: &Gb2bdReflectors<T>, group: usize, mut z: MatMut<'_, T>) {
-    for p in refl.passes.iter().rev() {
-        p.apply_u_blocked(group, z.rb_mut());
-    }
-}
-
-/// [`apply_q2vt`] with compact-WY blocks of `group` sweeps (equal to rounding).
-pub fn apply_q2vt_blocked<T: Scalar>(
-    refl: &Gb2bdReflectors<T>,
-    group: usize,
-    mut y: MatMut<'_, T>,
-) {
-    for p in refl.passes.iter().rev() {
-        p.apply_vt_blocked(group, y.rb_mut());
-    }
-}
-
-/// `Z := Q2 Z` for an `n x k` block `z`, with the reflectors of one side of
-/// every pass (last pass first; compact-WY blocks of `group` sweeps): `Q2_U`
-/// from the left sides, `Q2_V` from the right sides.
-pub fn apply_q2_sides_blocked<T: Scalar>(
-    sides: &[PassSide<'_, T>],
-    group: usize,
-    mut z: MatMut<'_, T>,
-) {
-    for p in sides.iter().rev() {
-        p.apply_left_blocked(group, z.rb_mut());
     }
 }
 

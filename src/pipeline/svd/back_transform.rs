@@ -19,7 +19,7 @@ use super::reflectors::{Q1uReflectors, Q1vReflectors, Q2uReflectors, Q2vReflecto
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES;
 use crate::linalg::back_transform::pass_chain::apply_q2_sides_windowed;
-use crate::linalg::gb2bd::{apply_q2_sides_blocked, SharedGb2bdReflectors};
+use crate::linalg::gb2bd::SharedGb2bdReflectors;
 use crate::linalg::ge2gb::{
     apply_q1u_with, apply_q1v_with, lq_panel_count, qr_panel_cols, qr_panel_count,
 };
@@ -109,17 +109,14 @@ where
 /// How the `Q2` back-transforms apply the stage-2 reflectors: blocks of
 /// `group` sweeps on the shared chain engine
 /// ([`crate::linalg::back_transform::chain`]) in the wavefront order with row
-/// windows of about `window_bytes` (0: canonical order), or with `legacy` the
-/// previous per-block kernel ([`apply_q2_sides_blocked`]; for before/after
-/// benchmarks). A plain `usize` is a group with the default window.
+/// windows of about `window_bytes` (0: canonical order). A plain `usize` is a
+/// group with the default window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Q2Kernel {
     /// Sweeps per compact-WY block.
     pub group: usize,
     /// Working-set budget of one row window, in bytes.
     pub window_bytes: usize,
-    /// The previous per-block kernel.
-    pub legacy: bool,
 }
 
 impl From<usize> for Q2Kernel {
@@ -127,7 +124,6 @@ impl From<usize> for Q2Kernel {
         Q2Kernel {
             group,
             window_bytes: DEFAULT_WINDOW_BYTES,
-            legacy: false,
         }
     }
 }
@@ -173,11 +169,7 @@ fn q2<T: Scalar>(
         move |acc: &crate::matrix::access::Access<'_>| {
             let sides = store.read_side(acc, left);
             let zc = zm.write(acc, 0..n, cols);
-            if kernel.legacy {
-                apply_q2_sides_blocked(&sides, group, zc);
-            } else {
-                apply_q2_sides_windowed(&sides, group, kernel.window_bytes, zc);
-            }
+            apply_q2_sides_windowed(&sides, group, kernel.window_bytes, zc);
             Ok(())
         }
     };

@@ -56,9 +56,9 @@ pub struct SvdOptions {
     pub dc_tile: usize,
     /// Q2 back-transformations: sweeps per compact-WY block. 8 by default:
     /// with the reflectors of length `TW + 1 = 17` (f64), `Q2_U` alone at
-    /// n = 2048 on one thread took about half the legacy kernel's time with
-    /// blocks of 8 sweeps against about 0.7-0.76 of it with 16 (same runs,
-    /// `cargo bench --bench svd -- --q2-kernel`).
+    /// n = 2048 on one thread took about half the time of the previous
+    /// per-block kernel with blocks of 8 sweeps against about 0.7-0.76 of it
+    /// with 16 (same runs, on a loaded machine).
     pub q2_group: usize,
     /// Q2 back-transformations: working-set budget in KiB of one row window
     /// of the wavefront order
@@ -66,10 +66,6 @@ pub struct SvdOptions {
     /// groups of a window pass over a row window of a column block while it
     /// is in cache. 0 keeps the canonical block order.
     pub q2_window_kib: usize,
-    /// Q2 back-transformations: the previous per-block kernel
-    /// ([`crate::linalg::gb2bd::apply_q2_sides_blocked`]) instead of the
-    /// shared chain engine, kept for before/after benchmarks.
-    pub q2_legacy: bool,
     /// Back-transformations: columns of `U` and `V` per task (lowered to about
     /// `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
@@ -97,7 +93,6 @@ impl Default for SvdOptions {
             dc_tile: 256,
             q2_group: 8,
             q2_window_kib: crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES / 1024,
-            q2_legacy: false,
             back_col_block: 512,
             qr_ratio: 0.0,
             band_precision: BandPrecision::Same,
@@ -156,7 +151,6 @@ impl SvdOptions {
         super::back_transform::Q2Kernel {
             group: self.q2_group.max(1),
             window_bytes: self.q2_window_kib.saturating_mul(1024),
-            legacy: self.q2_legacy,
         }
     }
 

@@ -363,20 +363,6 @@ fn round_trip<T: Scalar>(n: usize, b: usize, passes: &[Pass], seed: u64) -> [f64
     apply_q2vt(&refl, vt.as_mut().subrows_mut(0, h));
     apply_q2vt(&refl, vt.as_mut().subrows_mut(h, n - h));
     let (uf, vtf) = (to_f64(u.as_ref()), to_f64(vt.as_ref()));
-    // The blocked back-transforms agree with the unblocked ones to rounding.
-    for group in [1, 3, 8] {
-        let mut ub = Mat::<T>::identity(n, n);
-        apply_q2u_blocked(&refl, group, ub.as_mut());
-        let mut vtb = Mat::<T>::identity(n, n);
-        apply_q2vt_blocked(&refl, group, vtb.as_mut());
-        let du = fro((to_f64(ub.as_ref()) - &uf).as_ref());
-        let dv = fro((to_f64(vtb.as_ref()) - &vtf).as_ref());
-        let tol = 30.0 * (n.max(1) as f64).powf(1.5) * T::EPS.f64();
-        assert!(
-            du <= tol && dv <= tol,
-            "n {n} group {group}: blocked vs unblocked {du:e} {dv:e}"
-        );
-    }
     let a = to_f64_dense(&band0);
     let bb = to_f64_dense(&band);
     let eps = T::EPS.f64();
