@@ -176,7 +176,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Writes a Chrome trace of every run to `path` (opens in Perfetto).
+    /// Writes a Chrome trace of every run to `path` (opens in Perfetto); every
+    /// run overwrites it. For one file per run, give each run its own path with
+    /// [`Runtime::run_with`] and [`RunOptions::trace`], which take precedence
+    /// over this default.
     pub fn trace(mut self, path: impl Into<PathBuf>, level: TraceLevel) -> Self {
         self.trace = Some((path.into(), level));
         self
@@ -216,6 +219,50 @@ impl RuntimeBuilder {
             cfg: self,
             pool: Arc::new(pool::Pool::new(shape)),
         }
+    }
+}
+
+/// Options of one run ([`Runtime::run_with`], [`Runtime::submit_with`]): what
+/// differs from run to run on one runtime, as opposed to the runtime's own
+/// configuration in [`RuntimeBuilder`].
+///
+/// ```
+/// use eigenflow::graph::TaskGraph;
+/// use eigenflow::runtime::{RunOptions, Runtime};
+/// use eigenflow::trace::TraceLevel;
+///
+/// let rt = Runtime::builder().threads(2).build();
+/// let dir = std::env::temp_dir().join(format!("eigenflow-doc-runopts-{}", std::process::id()));
+/// for step in 0..2 {
+///     let mut g = TaskGraph::new();
+///     g.task(format!("step{step}"), |_| Ok(()));
+///     // One trace file per run, on one runtime.
+///     let path = dir.join(format!("step{step}.json"));
+///     rt.run_with(g, &RunOptions::new().trace(&path, TraceLevel::Task))?;
+///     assert!(path.exists());
+/// }
+/// # std::fs::remove_dir_all(dir).ok();
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// Where this run's Chrome trace goes and at which level; `None` (the
+    /// default) falls back to the runtime's [`RuntimeBuilder::trace`], if any.
+    pub trace: Option<(PathBuf, TraceLevel)>,
+}
+
+impl RunOptions {
+    /// Options that change nothing: the run behaves as [`Runtime::run`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Writes this run's Chrome trace to `path` at `level`, instead of the
+    /// runtime's default trace path (if it has one).
+    pub fn trace(mut self, path: impl Into<PathBuf>, level: TraceLevel) -> Self {
+        self.trace = Some((path.into(), level));
+        self
     }
 }
 
@@ -277,7 +324,17 @@ impl Runtime {
     /// * [`Error::Cancelled`](crate::Error::Cancelled) for a submitted run
     ///   cancelled before it finished.
     pub fn run(&self, graph: TaskGraph<'_>) -> Result<RunReport> {
-        executor::run(&self.cfg, &self.pool, graph, None)
+        executor::run(&self.cfg, &self.pool, graph, self.cfg.trace.as_ref(), None)
+    }
+
+    /// [`Self::run`] with options for this run only: with
+    /// [`RunOptions::trace`] set, the trace of this run goes to that path
+    /// (the runtime's default trace path, if any, is left alone), so runs on
+    /// one runtime can each keep a file of their own. Errors are those of
+    /// [`Self::run`].
+    pub fn run_with(&self, graph: TaskGraph<'_>, options: &RunOptions) -> Result<RunReport> {
+        let trace = options.trace.as_ref().or(self.cfg.trace.as_ref());
+        executor::run(&self.cfg, &self.pool, graph, trace, None)
     }
 
     /// Runs `graph` on a background thread. The handle is a `Future` (await it
@@ -287,7 +344,15 @@ impl Runtime {
     /// [`Self::run`]; if the background thread itself cannot start, the handle
     /// returns [`Error::ThreadSpawn`](crate::Error::ThreadSpawn).
     pub fn submit(&self, graph: TaskGraph<'static>) -> RunHandle {
+        self.submit_with(graph, &RunOptions::default())
+    }
+
+    /// [`Self::submit`] with options for this run only (see [`Self::run_with`]).
+    pub fn submit_with(&self, graph: TaskGraph<'static>, options: &RunOptions) -> RunHandle {
         let rt = self.clone();
-        RunHandle::spawn(move |cancel| executor::run(&rt.cfg, &rt.pool, graph, Some(cancel)))
+        let trace = options.trace.clone().or_else(|| rt.cfg.trace.clone());
+        RunHandle::spawn(move |cancel| {
+            executor::run(&rt.cfg, &rt.pool, graph, trace.as_ref(), Some(cancel))
+        })
     }
 }

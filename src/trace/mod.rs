@@ -2,8 +2,9 @@
 //!
 //! # Layout of the file
 //!
-//! `{"traceEvents":[ ... ],"otherData":{...}}`, one event per line, with the
-//! resolved level and the task count in `otherData`:
+//! The object form of the Trace Event Format,
+//! `{"traceEvents":[ ... ],"displayTimeUnit":"ms","otherData":{...}}`, one event
+//! per line, with the resolved level and the task count in `otherData`:
 //!
 //! * `M` metadata first: process 1 "cpu workers" with one thread per CPU worker
 //!   (`cpu-0`, ...; thread id = worker index), process 2 "streams (host)" with one
