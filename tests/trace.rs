@@ -198,7 +198,10 @@ fn assert_named_tracks(events: &[Value], threads: usize, streams: usize) {
     }
     assert_eq!(thread_names, want);
     assert_eq!(process_names[&1], "cpu workers");
-    assert_eq!(process_names[&2], "streams (host)");
+    match streams {
+        0 => assert!(!process_names.contains_key(&2), "{process_names:?}"),
+        _ => assert_eq!(process_names[&2], "streams (host)"),
+    }
 }
 
 #[test]
@@ -556,5 +559,41 @@ fn own_subscriber_sees_task_spans_and_events_of_a_traced_run() {
         tracks(events(&doc)).values().map(Vec::len).sum::<usize>(),
         n
     );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn eigensolver_trace_keeps_the_same_form() {
+    // The pipeline's own tasks (names, stages, costs) through the same writer:
+    // a two-stage EVD with vectors, forced below the one-stage crossover.
+    let dir = temp_dir("evd");
+    let path = dir.join("evd.json");
+    let n = 160;
+    let a = eigenflow::gallery::random_symmetric_uniform::<f64>(n, 5);
+    let mut opts = eigenflow::EvdOptions::auto();
+    opts.one_stage_below = 1;
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(&path, TraceLevel::Task)
+        .build();
+    let eig =
+        eigenflow::pipeline::eigh(a.as_ref(), eigenflow::pipeline::EvdJob::Vectors, &opts, &rt)
+            .unwrap();
+    let doc = load(&path);
+    let spans = tracks(events(&doc));
+    let count: usize = spans.values().map(Vec::len).sum();
+    assert_eq!(count, eig.report.tasks.len(), "one event per task");
+    assert_eq!(doc["otherData"]["tasks"], count);
+    let stages: BTreeSet<&str> = spans
+        .values()
+        .flatten()
+        .map(|(_, _, e)| e["args"]["stage"].as_str().unwrap())
+        .collect();
+    assert!(
+        stages.len() >= 4,
+        "the two-stage pipeline's stages: {stages:?}"
+    );
+    assert_named_tracks(events(&doc), 2, 0);
+    assert_no_overlap(&spans);
     std::fs::remove_dir_all(dir).ok();
 }
