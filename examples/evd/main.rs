@@ -27,7 +27,7 @@ use eigenflow::matrix::npy;
 use eigenflow::pipeline::evd::{memory_bytes, reduction_seconds, stage_seconds};
 use eigenflow::pipeline::{evd_graph_owned, EvdJob, EvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
-use eigenflow::runtime::{Progress, Runtime};
+use eigenflow::runtime::{Progress, RunOptions, Runtime};
 use eigenflow::sysinfo;
 use eigenflow::trace::TraceLevel;
 use eigenflow::{Error, Result, Scalar};
@@ -361,20 +361,22 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             sysinfo::human_bytes(needed)
         );
     }
-    let mut rt = Runtime::builder()
+    let rt = Runtime::builder()
         .progress(progress.clone())
-        .threads(threads);
+        .threads(threads)
+        .build();
+    // The trace belongs to this run (`RunOptions`), not to the runtime.
+    let mut run_options = RunOptions::new();
     if let Some(path) = &args.trace {
-        rt = rt.trace(path, args.trace_level);
+        run_options = run_options.trace(path, args.trace_level);
     }
-    let rt = rt.build();
 
     let t0 = Instant::now();
     let evd = evd_graph_owned(a, job, &opts)?;
     let build = t0.elapsed();
     let tasks = evd.graph.len();
     let (graph, values) = evd.into_parts();
-    let handle = rt.submit(graph);
+    let handle = rt.submit_with(graph, &run_options);
     show_progress(&handle, &progress, args.quiet, stop, t0);
     let report = handle.wait()?;
     let (values, vectors) = values.into_results()?;
