@@ -199,17 +199,30 @@ impl From<std::io::Error> for Error {
     }
 }
 
-impl From<std::num::ParseIntError> for Error {
-    fn from(e: std::num::ParseIntError) -> Self {
-        Error::External(Box::new(e))
-    }
+/// `From` conversions into [`Error::External`] for the standard library's
+/// errors a task body meets most (parsing and conversions), so that `?` works on
+/// them directly. A blanket `impl<E: std::error::Error> From<E>` is impossible
+/// (it would overlap `From<Error> for Error`); anything else goes through
+/// `Box<dyn Error + Send + Sync>` or [`Error::external`].
+macro_rules! external_from {
+    ($($t:ty),* $(,)?) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Error::External(Box::new(e))
+            }
+        }
+    )*};
 }
 
-impl From<std::num::ParseFloatError> for Error {
-    fn from(e: std::num::ParseFloatError) -> Self {
-        Error::External(Box::new(e))
-    }
-}
+external_from!(
+    std::num::ParseIntError,
+    std::num::ParseFloatError,
+    std::num::TryFromIntError,
+    std::str::ParseBoolError,
+    std::str::Utf8Error,
+    std::string::FromUtf8Error,
+    std::fmt::Error,
+);
 
 impl From<Box<dyn std::error::Error + Send + Sync + 'static>> for Error {
     fn from(e: Box<dyn std::error::Error + Send + Sync + 'static>) -> Self {
