@@ -197,6 +197,15 @@ fn assert_named_tracks(events: &[Value], threads: usize, streams: usize) {
         want.insert((2, s as u64), format!("stream-{s}"));
     }
     assert_eq!(thread_names, want);
+    // In a stable order too: the metadata lists `cpu-0`, `cpu-1`, ..., then
+    // `stream-0`, ... (viewers keep the file's order for equal sort indices).
+    let in_file: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    let in_order: Vec<&str> = want.values().map(String::as_str).collect();
+    assert_eq!(in_file, in_order);
     assert_eq!(process_names[&1], "cpu workers");
     match streams {
         0 => assert!(!process_names.contains_key(&2), "{process_names:?}"),
