@@ -51,7 +51,16 @@
 //! Every task still runs inside a `tracing` span named `task` (fields name, stage,
 //! lane, flops, bytes). The trace no longer installs a subscriber on the worker
 //! threads, so a subscriber of your own (set as the global default) sees those
-//! spans whether or not a trace file is written.
+//! spans, and the events your task bodies emit, whether or not a trace file is
+//! written (`tests/trace.rs`). Events carry no source location: the file holds
+//! only what the graph names (tasks, stages, lanes, costs).
+//!
+//! # Where the file goes
+//!
+//! [`crate::runtime::RuntimeBuilder::trace`] sets a runtime's default path,
+//! which every run overwrites; [`crate::runtime::RunOptions::trace`] (with
+//! [`crate::runtime::Runtime::run_with`] or `submit_with`) gives one run a file
+//! of its own.
 
 mod writer;
 
