@@ -1,5 +1,5 @@
 //! eigenflow: a task-graph runtime for the dense two-stage symmetric eigenvalue
-//! (and, later, singular value) pipelines.
+//! decomposition and singular value decomposition pipelines.
 //!
 //! Every stage of the two-stage algorithm is a set of nodes in one dependency
 //! DAG ([`graph::TaskGraph`]) that the [`runtime::Runtime`] schedules across CPU
