@@ -16,6 +16,12 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     ("jacobi", include_str!("../../kernels/jacobi.cu")),
 ];
 
+/// Headers the kernel files include, as `(include name, text)`.
+const HEADERS: &[(&str, &str)] = &[(
+    "householder.cuh",
+    include_str!("../../kernels/householder.cuh"),
+)];
+
 /// One compiled kernel file.
 #[derive(Clone, Debug)]
 pub struct Compiled {
@@ -69,10 +75,38 @@ pub fn compile(stem: &str, arch: &str) -> Result<Compiled> {
     };
     let src_c = CString::new(src).map_err(|_| Error::external("kernel source holds a NUL"))?;
     let name = CString::new(format!("{stem}.cu")).expect("no NUL in a stem");
-    let prog = result::create_program(&src_c, Some(&name)).map_err(|e| fail("create", e))?;
+    // The shared header goes in as a named header, so `#include` works as
+    // with nvcc (cudarc's `create_program` passes none).
+    let headers: Vec<CString> = HEADERS
+        .iter()
+        .map(|(_, h)| CString::new(*h).expect("no NUL in a header"))
+        .collect();
+    let header_names: Vec<CString> = HEADERS
+        .iter()
+        .map(|(n, _)| CString::new(*n).expect("no NUL in a name"))
+        .collect();
+    let header_ptrs: Vec<*const std::ffi::c_char> = headers.iter().map(|h| h.as_ptr()).collect();
+    let name_ptrs: Vec<*const std::ffi::c_char> = header_names.iter().map(|h| h.as_ptr()).collect();
+    let mut prog: sys::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: NVRTC is loaded (checked above); every pointer is to a live
+    // NUL-terminated string that outlives the program (destroyed below).
+    unsafe {
+        sys::nvrtcCreateProgram(
+            &mut prog,
+            src_c.as_ptr(),
+            name.as_ptr(),
+            HEADERS.len() as std::ffi::c_int,
+            header_ptrs.as_ptr(),
+            name_ptrs.as_ptr(),
+        )
+    }
+    .result()
+    .map_err(|e| fail("create", e))?;
     let options = [
         format!("--gpu-architecture={arch}"),
         "--std=c++17".to_string(),
+        // No a * b + c contraction: the CPU bodies (the oracle) have none.
+        "--fmad=false".to_string(),
     ];
     // SAFETY: `prog` was created above and is destroyed once, below; the
     // source and name outlive it.
