@@ -123,11 +123,13 @@ fn device_gpu_exits_nonzero_saying_what_was_looked_for() {
         assert_eq!(o.status.code(), Some(1), "{name}: {o:?}");
         assert!(err.contains("error: no usable GPU"), "{name}: {err}");
         assert!(err.contains("looked for:"), "{name}: {err}");
-        if cfg!(feature = "cuda") {
-            assert!(err.contains("libcuda.so"), "{name}: {err}");
-        } else {
-            assert!(err.contains("`cuda` cargo feature"), "{name}: {err}");
-        }
+        // What was looked for depends on how the example was built (the
+        // test may be built with other features than the binary): the
+        // driver's library names, or the feature.
+        assert!(
+            err.contains("libcuda.so") || err.contains("`cuda` cargo feature"),
+            "{name}: {err}"
+        );
         assert!(o.stdout.is_empty(), "{name} computed something: {o:?}");
     }
 }

@@ -21,11 +21,17 @@
 //! executed. The README's "Running on a GPU" section says how to check it.
 
 #[cfg(feature = "cuda")]
+pub mod check;
+#[cfg(feature = "cuda")]
 mod context;
+#[cfg(feature = "cuda")]
+pub mod jacobi;
 #[cfg(feature = "cuda")]
 mod kernels;
 #[cfg(feature = "cuda")]
 mod lanes;
+#[cfg(feature = "cuda")]
+pub mod launch;
 
 #[cfg(feature = "cuda")]
 pub use context::{driver_library_names, nvrtc_library_names, GpuContext};
