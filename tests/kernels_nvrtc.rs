@@ -6,6 +6,10 @@
 //! it and puts its library folder on `LD_LIBRARY_PATH`). Without NVRTC a test
 //! prints `SKIPPED kernel_compiles_<stem>: ...` and compiles nothing; with
 //! `EIGENFLOW_REQUIRE_NVRTC=1` (as CI sets it) a missing NVRTC fails it.
+//! With `EIGENFLOW_PTXAS=<path to ptxas>` (CI: from the `nvidia-cuda-nvcc`
+//! wheel) the sm_90 PTX is also assembled, printing registers and spills per
+//! kernel; a ptxas error or warning fails the test. Without it the test says
+//! that the PTX was not assembled.
 //! Needs the `cuda` feature (Cargo.toml's `required-features`).
 
 use eigenflow::cuda::{compile, nvrtc_version, KERNEL_FILES};
@@ -57,7 +61,44 @@ fn check(stem: &str) {
                 "{test} ({arch}): no kernel {entry} in the PTX"
             );
         }
+        if arch == "sm_90" {
+            assemble(&test, stem, &c.ptx);
+        }
     }
+}
+
+/// Assembles `ptx` for sm_90 with the ptxas of `EIGENFLOW_PTXAS`, printing
+/// its resource report (registers, spills); fails on an error or warning.
+fn assemble(test: &str, stem: &str, ptx: &str) {
+    let Some(ptxas) = std::env::var_os("EIGENFLOW_PTXAS") else {
+        println!("{test}: PTX not assembled (EIGENFLOW_PTXAS not set)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("eigenflow-ptxas-{stem}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, out) = (
+        dir.join(format!("{stem}.ptx")),
+        dir.join(format!("{stem}.cubin")),
+    );
+    std::fs::write(&src, ptx).unwrap();
+    let o = std::process::Command::new(&ptxas)
+        .args(["-arch=sm_90", "-v", "--warning-as-error", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("{test}: cannot run {ptxas:?}: {e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = String::from_utf8_lossy(&o.stderr);
+    let keep =
+        |l: &&str| l.contains("Compiling entry") || l.contains("Used") || l.contains("spill");
+    for line in report.lines().filter(keep) {
+        let line = line.trim_start_matches("ptxas info    : ").trim();
+        println!("{test}: ptxas sm_90: {line}");
+    }
+    assert!(
+        o.status.success(),
+        "{test}: ptxas failed for sm_90:\n{report}"
+    );
 }
 
 #[test]

@@ -44,9 +44,9 @@ pub struct Kernels {
 impl Kernels {
     /// Compiles and loads every kernel file for `ctx`'s device.
     pub fn load(ctx: &GpuContext) -> Result<Self> {
-        let arch: &'static str = Box::leak(ctx.arch().into_boxed_str());
+        let arch = ctx.arch();
         let load = |stem: &str| -> Result<Arc<CudaModule>> {
-            let c = compile(stem, arch)?;
+            let c = compile(stem, &arch)?;
             ctx.cuda()
                 .load_module(Ptx::from_src(c.ptx))
                 .map_err(|e| driver_error("cuModuleLoadData", e))
