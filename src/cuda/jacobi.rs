@@ -28,8 +28,8 @@ pub struct JacobiBatch<T> {
     pub nb: usize,
     /// `batch` column-major `m x l nb` working matrices, one after another.
     pub w: Vec<T>,
-    /// The power-of-two factor each matrix was multiplied by.
-    pub scale: Vec<T>,
+    /// The two power-of-two factors each matrix was multiplied by.
+    pub scale: Vec<(T, T)>,
 }
 
 impl<T: GpuScalar> JacobiBatch<T> {
@@ -55,17 +55,20 @@ impl<T: GpuScalar> JacobiBatch<T> {
                     amax = amax.max(a[(i, j)].abs());
                 }
             }
-            // Largest entry into [1, 2) (exact; JacobiState::new's reason).
-            let f = if amax == T::zero() {
-                T::one()
+            // Largest entry into [1, 2) by two powers of two, as
+            // JacobiState::new does (exact; one factor could overflow for
+            // a subnormal amax).
+            let (f1, f2) = if amax == T::zero() {
+                (T::one(), T::one())
             } else {
-                T::of(2f64.powi(-amax.f64().log2().floor() as i32))
+                let e = -amax.f64().log2().floor() as i32;
+                (T::of(2f64.powi(e / 2)), T::of(2f64.powi(e - e / 2)))
             };
-            scale.push(f);
+            scale.push((f1, f2));
             let base = k * m * n2;
             for j in 0..n {
                 for i in 0..m {
-                    w[base + i + j * m] = a[(i, j)] * f;
+                    w[base + i + j * m] = a[(i, j)] * f1 * f2;
                 }
             }
         }
@@ -93,7 +96,7 @@ impl<T: GpuScalar> JacobiBatch<T> {
                 let ss = col
                     .iter()
                     .fold(T::zero(), |s, &x| s + (x / amax) * (x / amax));
-                amax * ss.sqrt() / self.scale[k]
+                amax * ss.sqrt() / self.scale[k].0 / self.scale[k].1
             })
             .collect();
         v.sort_by(|a, b| b.partial_cmp(a).expect("finite"));
