@@ -147,9 +147,17 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// A GPU was asked for but none is usable.
-    #[error("no usable GPU: {0}")]
-    NoGpu(String),
+    /// A GPU was asked for but none is usable: this build has no `cuda`
+    /// feature, the CUDA driver or NVRTC library is not on the loader path, or
+    /// the driver reports no device. Present in every build, so that a CPU-only
+    /// build reports a GPU request the same way (see [`crate::cuda`]).
+    #[error("no usable GPU: {reason} (looked for: {looked_for})")]
+    NoGpu {
+        /// What was looked for: the feature, or the shared library names tried.
+        looked_for: String,
+        /// Why it is not usable.
+        reason: String,
+    },
     /// A result was asked for before the task graph that computes it ran
     /// successfully (or while a task of that graph still holds it).
     #[error("the task graph that computes this result has not run successfully")]

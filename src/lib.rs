@@ -57,6 +57,7 @@
 //! locked output directory, with a checksummed manifest).
 #![warn(missing_docs)]
 
+pub mod cuda;
 pub mod error;
 pub mod gallery;
 pub mod graph;

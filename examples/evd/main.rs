@@ -20,7 +20,7 @@
 //! and SIGTERM cancel the run, leave the previous result as it was and exit
 //! with 130 and 143. The fields of `--json` are described in docs/cli.md.
 
-use args::{positive, run_main, thread_count, Precision, MAX_THREADS};
+use args::{positive, run_main, thread_count, DeviceArg, Precision, MAX_THREADS};
 use clap::Parser;
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
@@ -116,6 +116,10 @@ struct Args {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Where to run: auto (a GPU if usable, else the CPU, said in one line),
+    /// cpu, or gpu (exits non-zero, saying what was looked for, without one).
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+    device: DeviceArg,
 }
 
 fn main() {
@@ -126,6 +130,7 @@ fn main() {
 /// Looks at the input (without opening anything but a regular file), picks
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
+    args::choose_device(args.device, "EVD")?;
     let input = match &args.input {
         Some(path) => {
             let file = InputFile::stat(path)?;

@@ -19,7 +19,7 @@
 //! `--precision` says otherwise. `--band-precision f16|bf16` (with
 //! `--values-only`) stores the band in half precision during stage 2.
 
-use args::{positive, run_main, thread_count, Precision, MAX_THREADS};
+use args::{positive, run_main, thread_count, DeviceArg, Precision, MAX_THREADS};
 use clap::{Parser, ValueEnum};
 use eigenflow::gallery;
 use eigenflow::matrix::npy;
@@ -115,6 +115,10 @@ struct Args {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Where to run: auto (a GPU if usable, else the CPU, said in one line),
+    /// cpu, or gpu (exits non-zero, saying what was looked for, without one).
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+    device: DeviceArg,
 }
 
 fn main() {
@@ -125,6 +129,7 @@ fn main() {
 /// Looks at the input (without opening anything but a regular file), picks
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
+    args::choose_device(args.device, "SVD")?;
     let input = match &args.input {
         Some(path) => {
             let file = InputFile::stat(path)?;

@@ -478,7 +478,7 @@ fn surface(task: &str, e: Error) -> Error {
         | Error::Npy { .. }
         | Error::Io { .. }
         | Error::InvalidArgument(_)
-        | Error::NoGpu(_) => e,
+        | Error::NoGpu { .. } => e,
         e => Error::TaskFailed {
             task: short_name(task),
             source: Box::new(e),

@@ -77,6 +77,7 @@ pub struct RuntimeBuilder {
     check_footprints: bool,
     shuffle_seed: Option<u64>,
     progress: Option<Arc<Progress>>,
+    gpu_streams: bool,
 }
 
 /// Live progress of a run, shared with the caller (for progress bars and ETAs).
@@ -136,6 +137,7 @@ impl Default for RuntimeBuilder {
             check_footprints: false,
             shuffle_seed: None,
             progress: None,
+            gpu_streams: false,
         }
     }
 }
@@ -205,6 +207,16 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Backs the stream lanes by CUDA streams on GPU 0 (issue 13; see
+    /// [`crate::cuda`]): opened at the first run, one stream per lane, and
+    /// reached by task bodies through `Runtime::gpu_lanes` (feature `cuda`).
+    /// Without a usable GPU, or in a build without the `cuda` feature, every
+    /// run returns [`crate::Error::NoGpu`] before any task starts.
+    pub fn gpu_streams(mut self, on: bool) -> Self {
+        self.gpu_streams = on;
+        self
+    }
+
     /// The runtime. Starts no thread: its threads start at the first run that
     /// has a task (see the [module documentation](self)), so a thread that
     /// cannot start is reported by that run.
@@ -218,6 +230,8 @@ impl RuntimeBuilder {
         Runtime {
             cfg: self,
             pool: Arc::new(pool::Pool::new(shape)),
+            #[cfg(feature = "cuda")]
+            gpu: Arc::default(),
         }
     }
 }
@@ -273,6 +287,9 @@ impl RunOptions {
 pub struct Runtime {
     cfg: RuntimeBuilder,
     pool: Arc<pool::Pool>,
+    /// The CUDA streams of the lanes, opened at the first run (feature `cuda`).
+    #[cfg(feature = "cuda")]
+    gpu: Arc<parking_lot::Mutex<Option<Arc<crate::cuda::GpuLanes>>>>,
 }
 
 impl Default for Runtime {
@@ -309,6 +326,8 @@ impl Runtime {
     ///   [`Error::Cycle`](crate::Error::Cycle); and
     ///   [`Error::InvalidArgument`](crate::Error::InvalidArgument) for more than
     ///   [`MAX_THREADS`] workers or [`MAX_STREAMS`] lanes. No task runs.
+    /// * [`Error::NoGpu`](crate::Error::NoGpu) with
+    ///   [`RuntimeBuilder::gpu_streams`] and no usable GPU; no task runs.
     /// * [`Error::ThreadSpawn`](crate::Error::ThreadSpawn) if a worker or lane
     ///   thread cannot start (at the runtime's first run with a task, or when
     ///   concurrent runs need another set of threads); the threads that did
@@ -324,6 +343,7 @@ impl Runtime {
     /// * [`Error::Cancelled`](crate::Error::Cancelled) for a submitted run
     ///   cancelled before it finished.
     pub fn run(&self, graph: TaskGraph<'_>) -> Result<RunReport> {
+        self.check_gpu()?;
         executor::run(&self.cfg, &self.pool, graph, self.cfg.trace.as_ref(), None)
     }
 
@@ -333,6 +353,7 @@ impl Runtime {
     /// one runtime can each keep a file of their own. Errors are those of
     /// [`Self::run`].
     pub fn run_with(&self, graph: TaskGraph<'_>, options: &RunOptions) -> Result<RunReport> {
+        self.check_gpu()?;
         let trace = options.trace.as_ref().or(self.cfg.trace.as_ref());
         executor::run(&self.cfg, &self.pool, graph, trace, None)
     }
@@ -352,7 +373,38 @@ impl Runtime {
         let rt = self.clone();
         let trace = options.trace.clone().or_else(|| rt.cfg.trace.clone());
         RunHandle::spawn(move |cancel| {
+            rt.check_gpu()?;
             executor::run(&rt.cfg, &rt.pool, graph, trace.as_ref(), Some(cancel))
         })
+    }
+
+    /// With [`RuntimeBuilder::gpu_streams`], opens the lanes' CUDA streams
+    /// (once) or returns [`crate::Error::NoGpu`]; nothing otherwise.
+    fn check_gpu(&self) -> Result<()> {
+        if !self.cfg.gpu_streams {
+            return Ok(());
+        }
+        #[cfg(feature = "cuda")]
+        {
+            self.gpu_lanes().map(drop)
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            Err(crate::cuda::no_feature())
+        }
+    }
+
+    /// The CUDA streams of this runtime's lanes (one per lane, GPU 0), opened
+    /// at the first call and shared by clones. [`crate::Error::NoGpu`] without
+    /// a usable GPU. Untested without a GPU beyond that error path.
+    #[cfg(feature = "cuda")]
+    pub fn gpu_lanes(&self) -> Result<Arc<crate::cuda::GpuLanes>> {
+        let mut slot = self.gpu.lock();
+        if let Some(l) = slot.as_ref() {
+            return Ok(Arc::clone(l));
+        }
+        let lanes = Arc::new(crate::cuda::GpuLanes::open(0, self.cfg.streams)?);
+        *slot = Some(Arc::clone(&lanes));
+        Ok(lanes)
     }
 }
