@@ -111,6 +111,7 @@ pub fn compile(stem: &str, arch: &str) -> Result<Compiled> {
     // SAFETY: `prog` was created above and is destroyed once, below; the
     // source and name outlive it.
     let compiled = unsafe { result::compile_program(prog, &options) };
+    // SAFETY: `prog` is live (created above, destroyed below).
     let log = unsafe { result::get_program_log(prog) }
         .map(|raw| c_text(&raw))
         .unwrap_or_default();
@@ -120,7 +121,10 @@ pub fn compile(stem: &str, arch: &str) -> Result<Compiled> {
                 "kernels/{stem}.cu does not compile for {arch} ({e:?}):\n{log}"
             ))
         })
-        .and_then(|()| unsafe { result::get_ptx(prog) }.map_err(|e| fail("get PTX", e)))
+        .and_then(|()| {
+            // SAFETY: `prog` is live and compiled without error.
+            unsafe { result::get_ptx(prog) }.map_err(|e| fail("get PTX", e))
+        })
         .map(|raw| c_text(&raw));
     // SAFETY: as above; `prog` is not used after this.
     let destroyed = unsafe { result::destroy_program(prog) };
