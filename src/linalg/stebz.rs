@@ -110,7 +110,7 @@ impl<T: Scalar> Sturm<T> {
     /// `n` at or above it; `x` must not be NaN).
     pub fn count(&self, x: T) -> usize {
         let n = self.n();
-        if x <= self.lo {
+        if n == 0 || x <= self.lo {
             return 0;
         }
         if x >= self.hi {
@@ -127,6 +127,44 @@ impl<T: Scalar> Sturm<T> {
             }
             if q < T::zero() {
                 c += 1;
+            }
+        }
+        c
+    }
+
+    /// [`Sturm::count`] at up to [`LANES`] points in one pass over the matrix.
+    fn count_lanes(&self, xs: &[T]) -> [usize; LANES] {
+        let n = self.n();
+        let m = xs.len();
+        let mut c = [0usize; LANES];
+        if n == 0 {
+            return c;
+        }
+        let mut q = [T::zero(); LANES];
+        let mut x = [T::zero(); LANES];
+        x[..m].copy_from_slice(xs);
+        // Points outside the root interval are clamped like `count` does
+        // after the loop; inside it every lane runs the same recurrence.
+        for i in 0..n {
+            let (di, e2) = (self.d[i], if i > 0 { self.e2[i - 1] } else { T::zero() });
+            for l in 0..LANES {
+                let mut t = if i > 0 {
+                    di - x[l] - e2 / q[l]
+                } else {
+                    di - x[l]
+                };
+                if t.abs() <= self.pivmin {
+                    t = -self.pivmin;
+                }
+                c[l] += (t < T::zero()) as usize;
+                q[l] = t;
+            }
+        }
+        for l in 0..m {
+            if xs[l] <= self.lo {
+                c[l] = 0;
+            } else if xs[l] >= self.hi {
+                c[l] = n;
             }
         }
         c
@@ -169,6 +207,11 @@ impl<T: Scalar> Sturm<T> {
         if idx.is_empty() {
             return Ok(out);
         }
+        if n == 1 {
+            // The 1 x 1 eigenvalue is the entry itself.
+            out[0] = self.d[0];
+            return Ok(out);
+        }
         let ulp = T::EPS + T::EPS;
         let atol = if abstol > T::zero() {
             abstol
@@ -186,36 +229,57 @@ impl<T: Scalar> Sturm<T> {
             .unwrap_or(usize::MAX - 3)
             .saturating_add(3);
         // (a, b, count(a), count(b), depth); depth-first, left part first.
+        // Up to LANES intervals are split per pass, their Sturm counts
+        // interleaved so the divisions' latencies overlap (as dlaebz works on
+        // many intervals at once); the tree, and so the result, is the same.
         let mut stack = vec![(self.lo, self.hi, 0usize, n, 0usize)];
-        while let Some((a, b, ca, cb, depth)) = stack.pop() {
-            let lo = ca.max(idx.start);
-            let hi = cb.min(idx.end);
-            if lo >= hi {
-                continue;
-            }
-            let tol = atol.max(self.pivmin).max(rtol * a.abs().max(b.abs()));
-            let mid = (a + b) * T::of(0.5);
-            if b - a <= tol || mid <= a || mid >= b {
-                for x in &mut out[lo - idx.start..hi - idx.start] {
-                    *x = mid;
+        let mut batch = Vec::with_capacity(LANES);
+        while !stack.is_empty() {
+            batch.clear();
+            while batch.len() < LANES {
+                let Some((a, b, ca, cb, depth)) = stack.pop() else {
+                    break;
+                };
+                let lo = ca.max(idx.start);
+                let hi = cb.min(idx.end);
+                if lo >= hi {
+                    continue;
                 }
-                continue;
+                let tol = atol.max(self.pivmin).max(rtol * a.abs().max(b.abs()));
+                let mid = (a + b) * T::of(0.5);
+                if b - a <= tol || mid <= a || mid >= b {
+                    for x in &mut out[lo - idx.start..hi - idx.start] {
+                        *x = mid;
+                    }
+                    continue;
+                }
+                if depth >= itmax || !mid.is_finite() {
+                    return Err(Error::NoConvergence {
+                        stage: "stebz",
+                        detail: format!(
+                            "bisection interval [{a}, {b}] for eigenvalues {lo}..{hi} still wider than {tol} after {depth} halvings"
+                        ),
+                    });
+                }
+                batch.push((a, b, ca, cb, depth, mid));
             }
-            if depth >= itmax || !mid.is_finite() {
-                return Err(Error::NoConvergence {
-                    stage: "stebz",
-                    detail: format!(
-                        "bisection interval [{a}, {b}] for eigenvalues {lo}..{hi} still wider than {tol} after {depth} halvings"
-                    ),
-                });
+            let mut xs = [T::zero(); LANES];
+            for (x, item) in xs.iter_mut().zip(&batch) {
+                *x = item.5;
             }
-            let cm = self.count(mid).clamp(ca, cb);
-            stack.push((mid, b, cm, cb, depth + 1));
-            stack.push((a, mid, ca, cm, depth + 1));
+            let counts = self.count_lanes(&xs[..batch.len()]);
+            for (&(a, b, ca, cb, depth, mid), &c) in batch.iter().zip(&counts) {
+                let cm = c.clamp(ca, cb);
+                stack.push((mid, b, cm, cb, depth + 1));
+                stack.push((a, mid, ca, cm, depth + 1));
+            }
         }
         Ok(out)
     }
 }
+
+/// Sturm counts evaluated together by [`Sturm::bisect`].
+const LANES: usize = 8;
 
 /// Cuts `idx` into at most `parts` consecutive sub-ranges of nearly equal
 /// length (none empty), for bisection tasks.
@@ -267,6 +331,17 @@ mod tests {
             .zip(&parts)
             .all(|(a, b)| a.to_bits() == b.to_bits()));
         assert!(whole.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn interleaved_counts_equal_single_counts() {
+        let (d, e, _) = toeplitz(40);
+        let s = Sturm::new(&d, &e).unwrap();
+        let xs: Vec<f64> = (0..8).map(|i| -0.5 + 0.7 * i as f64).collect();
+        let c = s.count_lanes(&xs);
+        for (x, c) in xs.iter().zip(c) {
+            assert_eq!(s.count(*x), c, "at {x}");
+        }
     }
 
     #[test]
