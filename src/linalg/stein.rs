@@ -115,16 +115,16 @@ impl<T: Scalar> Factor<T> {
                 b[i] = y;
                 b[i + 1] = x - self.mult[i] * y;
             } else {
-                b[i + 1] = b[i + 1] - self.mult[i] * b[i];
+                b[i + 1] -= self.mult[i] * b[i];
             }
         }
         for i in (0..n).rev() {
             let mut s = b[i];
             if i + 1 < n {
-                s = s - self.u2[i] * b[i + 1];
+                s -= self.u2[i] * b[i + 1];
             }
             if i + 2 < n {
-                s = s - self.u3[i] * b[i + 2];
+                s -= self.u3[i] * b[i + 2];
             }
             b[i] = s / self.u1[i];
         }
@@ -237,8 +237,7 @@ pub fn stein_columns<T: Scalar>(
     {
         // The cluster's vectors so far (those it must be orthogonal to).
         let mut q = Mat::<T>::zeros(n, c.len());
-        let mut done = 0;
-        for j in c.start..c.end.min(cols.end) {
+        for (done, j) in (c.start..c.end.min(cols.end)).enumerate() {
             let f = Factor::new(d, e, x[j], tol);
             let mut rng = Rng::new(SEED.wrapping_add(j as u64));
             let mut b: Vec<T> = (0..n).map(|_| T::of(rng.uniform_in(-1.0, 1.0))).collect();
@@ -252,8 +251,8 @@ pub fn stein_columns<T: Scalar>(
                     break;
                 }
                 let scl = nn * onenrm * eps.max(f.u1[n - 1].abs()) / s1;
-                for i in 0..n {
-                    b[i] *= scl;
+                for x in b.iter_mut() {
+                    *x *= scl;
                 }
                 f.solve(&mut b);
                 if j > c.start {
@@ -288,15 +287,14 @@ pub fn stein_columns<T: Scalar>(
             } else {
                 T::one() / norm
             };
-            for i in 0..n {
-                b[i] *= scl;
+            for x in b.iter_mut() {
+                *x *= scl;
             }
             if j >= cols.start {
                 out.col_mut(j - cols.start)
                     .copy_from(ColRef::from_slice(&b));
             }
             q.col_mut(done).copy_from(ColRef::from_slice(&b));
-            done += 1;
         }
     }
     Ok(out)

@@ -234,8 +234,9 @@ pub fn task_count(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
         (_, Some(sel)) => {
             // plan, up to 8 bisections, values; per block of the k columns an
             // inverse iteration, a Q2 and a Q1 task.
-            let cap = sel.capacity(n).unwrap_or(n) as u64;
-            let col = opts.col_block_for(n).max(1) as u64;
+            let cap = sel.capacity(n).unwrap_or(n);
+            let col = select::col_block(opts, n, cap).max(1) as u64;
+            let cap = cap as u64;
             10 + if job == EvdJob::Vectors {
                 cap.div_ceil(col).saturating_mul(3)
             } else {

@@ -303,6 +303,14 @@ pub fn select<T: Scalar>(
     })
 }
 
+/// Columns per inverse-iteration and back-transformation task for `cap`
+/// vectors: [`EvdOptions::col_block_for`], lowered so that there are about
+/// four blocks (of at least 32 columns) and small `k` still has parallel
+/// tasks.
+pub(super) fn col_block(opts: &EvdOptions, n: usize, cap: usize) -> usize {
+    opts.col_block_for(n).min(cap.div_ceil(4).max(32))
+}
+
 /// The whole EVD graph of a selection (see the module documentation).
 pub(super) fn build<T: Scalar>(
     mut a: Mat<T>,
@@ -319,11 +327,7 @@ pub(super) fn build<T: Scalar>(
     let mut g = TaskGraph::new();
     let s1 = sy2sb(&mut g, a, b, nb)?;
     let s2 = sb2st(&mut g, s1.band, grain(opts), vectors)?;
-    // At least four column blocks of the k vectors (of at least 32 columns),
-    // so inverse iteration and the back-transformations have parallel tasks
-    // even for small k.
-    let cap = selection.capacity(n)?;
-    let col = opts.col_block_for(n).min(cap.div_ceil(4).max(32));
+    let col = col_block(opts, n, selection.capacity(n)?);
     let sel = select(&mut g, s2.tridiagonal, selection, scale, vectors, col)?;
     let mut last: Vec<TaskId> = vec![sel.values.task()];
     let z = match sel.vectors {
