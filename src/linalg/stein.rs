@@ -148,12 +148,17 @@ fn shifts<T: Scalar>(w: &[T], cl: &[Range<usize>]) -> Vec<T> {
     x
 }
 
-/// `y -= Q (Q^T y)` twice (CGS2), `Q` the columns computed so far.
+/// `y -= Q (Q^T y)`, `Q` the columns computed so far, repeated once when the
+/// pass removed most of `y` (the "twice is enough" test of Daniel, Gragg,
+/// Kaufman and Stewart, Math. Comp. 30, 1976: a second pass when the norm
+/// fell below `1/sqrt 2` of what it was).
 fn orthogonalize<T: Scalar>(q: MatRef<'_, T>, y: &mut [T]) {
     if q.ncols() == 0 {
         return;
     }
-    for _ in 0..2 {
+    let norm = |y: &[T]| ColRef::from_slice(y).norm_l2();
+    for pass in 0..2 {
+        let before = norm(y);
         let mut c = Col::<T>::zeros(q.ncols());
         matmul(
             c.as_mut(),
@@ -171,6 +176,9 @@ fn orthogonalize<T: Scalar>(q: MatRef<'_, T>, y: &mut [T]) {
             -T::one(),
             Par::Seq,
         );
+        if pass == 0 && norm(y) >= before * T::of(std::f64::consts::FRAC_1_SQRT_2) {
+            break;
+        }
     }
 }
 

@@ -555,8 +555,11 @@ fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<Evd
 /// Errors: [`Error::Shape`] for a non-square input, [`Error::NonFinite`] naming
 /// the first non-finite entry of the triangle read, [`Error::OutOfMemory`] when
 /// the run does not fit in the memory available (checked before anything is
-/// allocated), and [`Error::NoConvergence`] if the tridiagonal solver does not
-/// converge.
+/// allocated), [`Error::NoConvergence`] if the tridiagonal solver does not
+/// converge, and [`Error::InvalidArgument`] for an [`EvdOptions::selection`]
+/// that does not fit the order (`k > n`, a reversed or too long index range, a
+/// NaN bound or `lo > hi`). With a selection, the eigenvalues and the `n x k`
+/// eigenvectors are those selected (see [`Selection`]).
 pub fn eigh<T: Scalar>(
     a: MatRef<'_, T>,
     job: EvdJob,
