@@ -433,3 +433,25 @@ fn one_call_and_a_large_case() {
     );
     assert!(val < 30.0 && res < 30.0 && orth < 30.0);
 }
+
+#[test]
+fn memory_figure_counts_k_columns() {
+    use eigenflow::pipeline::evd::memory_bytes;
+    let n = 4096;
+    let mut o = EvdOptions::auto();
+    let full = memory_bytes::<f64>(n, EvdJob::Vectors, &o, 2).unwrap();
+    let values = memory_bytes::<f64>(n, EvdJob::Values, &o, 2).unwrap();
+    o.selection = Some(Selection::Largest(10));
+    let top = memory_bytes::<f64>(n, EvdJob::Vectors, &o, 2).unwrap();
+    // The selection holds no n x n eigenvector matrix nor D&C workspace, but
+    // at least its n x 10 vectors on top of the values-only figure.
+    let nn = (n * n * 8) as u64;
+    assert!(top + nn < full, "top {top}, full {full}");
+    assert!(
+        top >= values + (n * 10 * 8) as u64,
+        "top {top}, values {values}"
+    );
+    o.selection = Some(Selection::Value(-1.0, 1.0)); // k unknown: counted as n
+    let range = memory_bytes::<f64>(n, EvdJob::Vectors, &o, 2).unwrap();
+    assert!(range >= values + nn, "range {range}");
+}

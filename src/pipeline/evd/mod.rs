@@ -231,18 +231,7 @@ pub fn task_count(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
     };
     let rest = match (job, &opts.selection) {
         (EvdJob::Values, None) => 1,
-        (_, Some(sel)) => {
-            // plan, up to 8 bisections, values; per block of the k columns an
-            // inverse iteration, a Q2 and a Q1 task.
-            let cap = sel.capacity(n).unwrap_or(n);
-            let col = select::col_block(opts, n, cap).max(1) as u64;
-            let cap = cap as u64;
-            10 + if job == EvdJob::Vectors {
-                cap.div_ceil(col).saturating_mul(3)
-            } else {
-                0
-            }
-        }
+        (_, Some(sel)) => select::task_estimate(n, job, opts, sel),
         (EvdJob::Vectors, None) => {
             let leaves = n64.div_ceil(opts.leaf_size.max(1) as u64);
             let col = opts.col_block_for(n).max(1) as u64;
@@ -294,26 +283,7 @@ pub fn memory_bytes<T: Scalar>(
     .into_iter()
     .try_fold(0u64, u64::checked_add)?;
     if let (Some(sel), EvdJob::Vectors) = (&opts.selection, job) {
-        // A selection: k (or, for a value range, up to n) vectors, no D&C.
-        let cap = sel.capacity(n).unwrap_or(n) as u64;
-        let col = opts.col_block_for(n).min(n) as u64;
-        let b = b as usize;
-        let group = opts.q2_group.max(1);
-        b.checked_add(group)?.checked_mul(group)?;
-        (col as usize).checked_add(24)?.checked_mul(n)?;
-        let q2_work =
-            crate::linalg::back_transform::q2::workspace_len(n, b, group, col as usize) as u64;
-        words = [
-            words,
-            n64.checked_mul(cap)?,                         // eigenvectors
-            (nn / 2).checked_add(nb)?,                     // stage-2 reflectors
-            n64.checked_mul(col)?.checked_mul(2)?,         // Q1 workspaces
-            (threads.max(1) as u64).checked_mul(q2_work)?, // one Q2 task per thread
-            // inverse iteration: a cluster's vectors and the block's output
-            (threads.max(1) as u64).checked_mul(n64.checked_mul(cap.min(2 * col))?)?,
-        ]
-        .into_iter()
-        .try_fold(0u64, u64::checked_add)?;
+        words = words.checked_add(select::vector_words(n, b as usize, opts, threads, sel)?)?;
     } else if job == EvdJob::Vectors {
         let col = opts.col_block_for(n).min(n);
         let group = opts.q2_group.max(1);

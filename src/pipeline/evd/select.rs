@@ -303,6 +303,51 @@ pub fn select<T: Scalar>(
     })
 }
 
+/// Tasks of a selection after the reduction (for `task_count`): the plan, up
+/// to 8 bisections, the values; with vectors, per block of the k columns an
+/// inverse iteration, a Q2 and a Q1 task.
+pub(super) fn task_estimate(n: usize, job: EvdJob, opts: &EvdOptions, sel: &Selection) -> u64 {
+    let cap = sel.capacity(n).unwrap_or(n);
+    let col = col_block(opts, n, cap).max(1) as u64;
+    10 + if job == EvdJob::Vectors {
+        (cap as u64).div_ceil(col).saturating_mul(3)
+    } else {
+        0
+    }
+}
+
+/// Words of memory the vectors of a selection add to the reduction's (for
+/// `memory_bytes`): k (or, for a value range, up to n) vectors, the stage-2
+/// reflectors, the back-transformation workspaces, and per thread the vectors
+/// of a cluster in inverse iteration; no divide and conquer. `None` on
+/// overflow.
+pub(super) fn vector_words(
+    n: usize,
+    b: usize,
+    opts: &EvdOptions,
+    threads: usize,
+    sel: &Selection,
+) -> Option<u64> {
+    let cap = sel.capacity(n).unwrap_or(n);
+    let col = col_block(opts, n, cap).min(n.max(1));
+    let group = opts.q2_group.max(1);
+    // `workspace_len` computes in `usize` without checks (see memory_bytes).
+    b.checked_add(group)?.checked_mul(group)?;
+    col.checked_add(24)?.checked_mul(n)?;
+    let q2_work = crate::linalg::back_transform::q2::workspace_len(n, b, group, col) as u64;
+    let (n64, cap, col, threads) = (n as u64, cap as u64, col as u64, threads.max(1) as u64);
+    let nn = n64.checked_mul(n64)?;
+    [
+        n64.checked_mul(cap)?,                                    // eigenvectors
+        (nn / 2).checked_add(n64.checked_mul(b as u64)?)?,        // stage-2 reflectors
+        n64.checked_mul(col)?.checked_mul(2)?,                    // Q1 workspaces
+        threads.checked_mul(q2_work)?,                            // one Q2 task per thread
+        threads.checked_mul(n64.checked_mul(cap.min(2 * col))?)?, // inverse iteration
+    ]
+    .into_iter()
+    .try_fold(0u64, u64::checked_add)
+}
+
 /// Columns per inverse-iteration and back-transformation task for `cap`
 /// vectors: [`EvdOptions::col_block_for`], lowered so that there are about
 /// two blocks (of at least 64 columns: narrower Q2 blocks run at a fraction
