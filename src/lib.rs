@@ -77,8 +77,11 @@ pub mod trace;
 pub use faer;
 
 pub use error::{Error, Result};
+pub use pipeline::evd::Selection;
 pub use pipeline::{EvdOptions, Side, SvdOptions};
-pub use quick::{default_runtime, eigh, eigh_with, eigvalsh, svd, svd_with, svdvals, Eigh, Svd};
+pub use quick::{
+    default_runtime, eigh, eigh_select, eigh_with, eigvalsh, svd, svd_with, svdvals, Eigh, Svd,
+};
 pub use scalar::Scalar;
 
 /// Every Rust code block of README.md, compiled and run as a doc test.

@@ -65,6 +65,11 @@ pub struct EvdOptions {
     /// `n >= 1`). The graph builders (`evd_graph*`) always build the two-stage
     /// graph.
     pub one_stage_below: usize,
+    /// Part of the spectrum: `None` (the default) computes every eigenpair;
+    /// a [`Selection`](super::evd::Selection) computes the selected ones only,
+    /// by bisection and inverse iteration on the tridiagonal, with only their
+    /// eigenvectors back-transformed (see `pipeline::evd::select`).
+    pub selection: Option<super::evd::Selection>,
 }
 
 impl Default for EvdOptions {
@@ -81,6 +86,7 @@ impl Default for EvdOptions {
             q2_group: 16,
             back_col_block: 512,
             one_stage_below: 0,
+            selection: None,
         }
     }
 }

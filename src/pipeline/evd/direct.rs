@@ -6,11 +6,13 @@
 //! The same contract as the graph: values ascending and unscaled, vectors
 //! orthonormal, errors as [`crate::Error`]s.
 
-use super::{prepare, EvdJob, SymmetricEigen};
+use super::{prepare, EvdJob, EvdOptions, SymmetricEigen};
+use crate::linalg::stebz::Sturm;
 use crate::linalg::stedc::serial::{
     scale_block, sort_eigenpairs, split_blocks, tridiag_eigvecs, unscale_block,
 };
 use crate::linalg::stedc::DcParams;
+use crate::linalg::stein::stein_columns;
 use crate::linalg::sytrd::{ormtr, sytrd, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
 use crate::runtime::RunReport;
 use crate::{Result, Scalar};
@@ -52,7 +54,7 @@ pub(super) fn admit<T: Scalar>(n: usize, job: EvdJob) -> Result<()> {
 pub(super) fn run<T: Scalar>(
     mut a: Mat<T>,
     job: EvdJob,
-    leaf_size: usize,
+    opts: &EvdOptions,
 ) -> Result<SymmetricEigen<T>> {
     let start = Instant::now();
     let (scale, _) = prepare(&mut a)?;
@@ -67,15 +69,33 @@ pub(super) fn run<T: Scalar>(
         &mut e,
         &mut tau,
     );
-    let vectors = match job {
-        EvdJob::Values => {
-            crate::linalg::sterf::sterf(&mut d, &mut e)?;
-            None
-        }
-        EvdJob::Vectors => {
-            let mut z = tridiagonal_vectors(&mut d, &mut e, leaf_size)?;
-            ormtr(a.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK);
-            Some(z)
+    let vectors = if let Some(sel) = &opts.selection {
+        // The selective path on the one-stage tridiagonal: bisection
+        // (dstebz), inverse iteration (dstein) and dormtr on the k columns.
+        let sturm = Sturm::new(&d, &e)?;
+        let range = sel.resolve(&sturm, scale)?;
+        let w = sturm.bisect(range, T::zero())?;
+        let z = match job {
+            EvdJob::Values => None,
+            EvdJob::Vectors => {
+                let mut z = stein_columns(&d, &e, &w, 0..w.len())?;
+                ormtr(a.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK);
+                Some(z)
+            }
+        };
+        d = w;
+        z
+    } else {
+        match job {
+            EvdJob::Values => {
+                crate::linalg::sterf::sterf(&mut d, &mut e)?;
+                None
+            }
+            EvdJob::Vectors => {
+                let mut z = tridiagonal_vectors(&mut d, &mut e, opts.leaf_size)?;
+                ormtr(a.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK);
+                Some(z)
+            }
         }
     };
     if scale != T::one() {
