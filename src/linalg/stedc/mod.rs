@@ -194,6 +194,7 @@ pub fn solve_leaf<T: Scalar>(
     crate::linalg::steqr::steqr(d, &mut ework, q)
 }
 
+pub mod forked;
 pub mod serial;
 #[cfg(test)]
 mod tests;

@@ -508,7 +508,7 @@ pub fn eigh<T: Scalar>(
     if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
         direct::admit::<T>(a.nrows(), job)?;
         side::check_finite_side(a, opts.side)?;
-        return direct::run(side::lower_copy(a, opts.side), job, opts.leaf_size);
+        return direct::run(side::lower_copy(a, opts.side), job, opts.leaf_size, rt);
     }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
     side::check_finite_side(a, opts.side)?;
@@ -531,7 +531,7 @@ pub fn eigh_owned<T: Scalar>(
 ) -> Result<SymmetricEigen<T>> {
     if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
         direct::admit::<T>(a.nrows(), job)?;
-        return direct::run(owned_lower(a, opts)?, job, opts.leaf_size);
+        return direct::run(owned_lower(a, opts)?, job, opts.leaf_size, rt);
     }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), true)?;
     run(owned_lower(a, opts)?, job, opts, rt)
