@@ -28,6 +28,7 @@
 //! an independent oracle and the one-stage small-n path
 //! (`pipeline::evd::eigh` below [`crate::pipeline::EvdOptions::one_stage_below`]).
 
+mod lowner;
 pub mod merge;
 pub mod secular;
 

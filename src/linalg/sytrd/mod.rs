@@ -97,7 +97,7 @@ fn dot_wide<T: Scalar>(a: &[T], b: &[T]) -> T {
     acc[0] + s
 }
 
-/// Runs `body` compiled for AVX2 when the CPU has it (the crate is built for
+/// Runs `body` compiled for AVX-512 or AVX2 when the CPU has them (the crate is built for
 /// the baseline x86-64, SSE2, and these loops are the BLAS-2 half of the
 /// reduction). No fused multiply-add is formed either way (Rust does not
 /// contract `a * b + c`), so both versions give bitwise the same results.
@@ -106,17 +106,31 @@ macro_rules! simd_dispatch {
         $(#[$meta])*
         fn $name<T: Scalar>($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked just above).
-                unsafe { $avx($($arg),*) };
-                return;
+            {
+                if std::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports AVX-512F (checked just above).
+                    unsafe { $avx::avx512($($arg),*) };
+                    return;
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2 (checked just above).
+                    unsafe { $avx::avx2($($arg),*) };
+                    return;
+                }
             }
             $body($($arg),*)
         }
         #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2")]
-        unsafe fn $avx<T: Scalar>($($arg: $ty),*) {
-            $body($($arg),*)
+        mod $avx {
+            use super::*;
+            #[target_feature(enable = "avx512f")]
+            pub(super) unsafe fn avx512<T: Scalar>($($arg: $ty),*) {
+                $body($($arg),*)
+            }
+            #[target_feature(enable = "avx2")]
+            pub(super) unsafe fn avx2<T: Scalar>($($arg: $ty),*) {
+                $body($($arg),*)
+            }
         }
     };
 }
@@ -126,7 +140,7 @@ simd_dispatch! {
     /// unit row stride): one pass over the columns, each giving a dot (its part
     /// below the diagonal times `v`) and an axpy (its contribution to the rows
     /// below), so every entry is read once (`dsymv`, lower).
-    fn symv_lower / symv_lower_avx2 / symv_lower_body (a: MatRef<'_, T>, v: &[T], w: &mut [T])
+    fn symv_lower / symv_lower_simd / symv_lower_body (a: MatRef<'_, T>, v: &[T], w: &mut [T])
 }
 
 #[inline(always)]
@@ -143,7 +157,7 @@ fn symv_lower_body<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
 
 simd_dispatch! {
     /// `A := A - v w^T - w v^T` on the lower triangle of the `m x m` `a` (`dsyr2`).
-    fn syr2_lower / syr2_lower_avx2 / syr2_lower_body (a: MatMut<'_, T>, v: &[T], w: &[T])
+    fn syr2_lower / syr2_lower_simd / syr2_lower_body (a: MatMut<'_, T>, v: &[T], w: &[T])
 }
 
 #[inline(always)]
