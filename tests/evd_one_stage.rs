@@ -364,7 +364,7 @@ fn one_stage_is_bitwise_identical_across_thread_counts() {
 
 /// Not a check: the split of the one-stage path's time by stage (`sytrd`, the
 /// tridiagonal solver, `ormtr`), the same calls as `pipeline::evd`'s direct
-/// solve, median of 5. Run with
+/// solve, median of 5 (`STAGE_LEAF` overrides the D&C leaf size). Run with
 /// `STAGE_SIZES=128,512 cargo test --release --test evd_one_stage -- --ignored --nocapture stage_split`.
 #[test]
 #[ignore]
@@ -378,7 +378,9 @@ fn stage_split() {
         .split(',')
         .map(|s| s.trim().parse().expect("STAGE_SIZES: n,n,..."))
         .collect();
-    let leaf = EvdOptions::auto().leaf_size;
+    let leaf = std::env::var("STAGE_LEAF")
+        .map(|s| s.parse().expect("STAGE_LEAF: a leaf size"))
+        .unwrap_or(EvdOptions::auto().leaf_size);
     println!("| n | threads | sytrd (s) | sterf (s) | stedc (s) | ormtr (s) |");
     println!("|---|---|---|---|---|---|");
     for threads in [1usize, 2] {
