@@ -24,8 +24,9 @@
 //! The pipeline's task tree (`pipeline::evd::stedc`) runs exactly these pieces,
 //! so results are bitwise identical whatever its schedule (root ranges do not
 //! matter at all; GEMM tiles must match `col_tile`). A sequential driver over the
-//! same pieces, with LAPACK's splitting into unreduced blocks, serves the tests as
-//! an independent oracle and the one-stage small-n path
+//! same pieces, with LAPACK's splitting into unreduced blocks ([`serial`]), serves
+//! the tests as an independent oracle; [`forked`] runs them with the root's halves
+//! and merge split in two tasks for the one-stage small-n path
 //! (`pipeline::evd::eigh` below [`crate::pipeline::EvdOptions::one_stage_below`]).
 
 mod lowner;
