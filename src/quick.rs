@@ -37,7 +37,8 @@ pub fn default_runtime() -> &'static Runtime {
 /// (its lower triangle is read, the strict upper one ignored), computed by the
 /// two-stage pipeline on [`default_runtime`], or, below the crossover
 /// [`EvdOptions::one_stage_below`] (automatic by default), by the one-stage
-/// reduction on the calling thread with no task graph. `a` may be a `&Mat<T>`, a
+/// reduction with no task graph (calling thread plus the runtime's threads for
+/// its GEMM-rich halves). `a` may be a `&Mat<T>`, a
 /// `MatRef<T>` or a `MatMut<T>`, with `T` `f32` or `f64`.
 ///
 /// ```

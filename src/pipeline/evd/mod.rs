@@ -518,8 +518,10 @@ fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<Evd
 /// The symmetric eigendecomposition of `a` (the triangle [`EvdOptions::side`]
 /// is read, the lower one by default; the other is ignored) by the two-stage
 /// reduction, run as one task graph on `rt`; below the crossover
-/// [`EvdOptions::one_stage_below`] instead by the one-stage reduction on the
-/// calling thread, with no graph (the report then has no tasks). This is the
+/// [`EvdOptions::one_stage_below`] instead by the one-stage reduction, with no
+/// graph: on the calling thread, its large GEMM-rich parts split in two fixed
+/// halves run on `rt`'s threads (the same bits on any thread count; the report
+/// then has no tasks). This is the
 /// configurable form; [`crate::eigh`] is the one-call form on a default runtime.
 ///
 /// Errors: [`Error::Shape`] for a non-square input, [`Error::NonFinite`] naming
@@ -540,7 +542,7 @@ pub fn eigh<T: Scalar>(
         check_selection(a.nrows(), opts)?;
         direct::admit::<T>(a.nrows(), job)?;
         side::check_finite_side(a, opts.side)?;
-        return direct::run(side::lower_copy(a, opts.side), job, opts);
+        return direct::run(side::lower_copy(a, opts.side), job, opts, rt);
     }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
     side::check_finite_side(a, opts.side)?;
@@ -564,7 +566,7 @@ pub fn eigh_owned<T: Scalar>(
     if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
         check_selection(a.nrows(), opts)?;
         direct::admit::<T>(a.nrows(), job)?;
-        return direct::run(owned_lower(a, opts)?, job, opts);
+        return direct::run(owned_lower(a, opts)?, job, opts, rt);
     }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), true)?;
     run(owned_lower(a, opts)?, job, opts, rt)
