@@ -1,4 +1,5 @@
-//! Small and mid orders: eigenflow's one-stage path (on the calling thread),
+//! Small and mid orders: eigenflow's one-stage path (on the calling thread,
+//! its SYR2K updates, D&C root and `ormtr` split in two tasks on the runtime),
 //! its two-stage task graph, and faer's `self_adjoint_eigen` /
 //! `self_adjoint_eigenvalues`, timed in the same process on the same matrix,
 //! round-robin, median of repeats; each repeat times a batch of calls long

@@ -147,9 +147,17 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// A GPU was asked for but none is usable.
-    #[error("no usable GPU: {0}")]
-    NoGpu(String),
+    /// A GPU was asked for but none is usable: this build has no `cuda`
+    /// feature, the CUDA driver or NVRTC library is not on the loader path, or
+    /// the driver reports no device. Present in every build, so that a CPU-only
+    /// build reports a GPU request the same way (see [`crate::cuda`]).
+    #[error("no usable GPU: {reason} (looked for: {looked_for})")]
+    NoGpu {
+        /// What was looked for: the feature, or the shared library names tried.
+        looked_for: String,
+        /// Why it is not usable.
+        reason: String,
+    },
     /// A result was asked for before the task graph that computes it ran
     /// successfully (or while a task of that graph still holds it).
     #[error("the task graph that computes this result has not run successfully")]
@@ -199,17 +207,30 @@ impl From<std::io::Error> for Error {
     }
 }
 
-impl From<std::num::ParseIntError> for Error {
-    fn from(e: std::num::ParseIntError) -> Self {
-        Error::External(Box::new(e))
-    }
+/// `From` conversions into [`Error::External`] for the standard library's
+/// errors a task body meets most (parsing and conversions), so that `?` works on
+/// them directly. A blanket `impl<E: std::error::Error> From<E>` is impossible
+/// (it would overlap `From<Error> for Error`); anything else goes through
+/// `Box<dyn Error + Send + Sync>` or [`Error::external`].
+macro_rules! external_from {
+    ($($t:ty),* $(,)?) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Error::External(Box::new(e))
+            }
+        }
+    )*};
 }
 
-impl From<std::num::ParseFloatError> for Error {
-    fn from(e: std::num::ParseFloatError) -> Self {
-        Error::External(Box::new(e))
-    }
-}
+external_from!(
+    std::num::ParseIntError,
+    std::num::ParseFloatError,
+    std::num::TryFromIntError,
+    std::str::ParseBoolError,
+    std::str::Utf8Error,
+    std::string::FromUtf8Error,
+    std::fmt::Error,
+);
 
 impl From<Box<dyn std::error::Error + Send + Sync + 'static>> for Error {
     fn from(e: Box<dyn std::error::Error + Send + Sync + 'static>) -> Self {

@@ -1,5 +1,5 @@
 //! eigenflow: a task-graph runtime for the dense two-stage symmetric eigenvalue
-//! (and, later, singular value) pipelines.
+//! decomposition and singular value decomposition pipelines.
 //!
 //! Every stage of the two-stage algorithm is a set of nodes in one dependency
 //! DAG ([`graph::TaskGraph`]) that the [`runtime::Runtime`] schedules across CPU
@@ -57,6 +57,7 @@
 //! locked output directory, with a checksummed manifest).
 #![warn(missing_docs)]
 
+pub mod cuda;
 pub mod error;
 pub mod gallery;
 pub mod graph;
@@ -76,8 +77,11 @@ pub mod trace;
 pub use faer;
 
 pub use error::{Error, Result};
+pub use pipeline::evd::Selection;
 pub use pipeline::{EvdOptions, Side, SvdOptions};
-pub use quick::{default_runtime, eigh, eigh_with, eigvalsh, svd, svd_with, svdvals, Eigh, Svd};
+pub use quick::{
+    default_runtime, eigh, eigh_select, eigh_with, eigvalsh, svd, svd_with, svdvals, Eigh, Svd,
+};
 pub use scalar::Scalar;
 
 /// Every Rust code block of README.md, compiled and run as a doc test.

@@ -37,7 +37,8 @@ pub fn default_runtime() -> &'static Runtime {
 /// (its lower triangle is read, the strict upper one ignored), computed by the
 /// two-stage pipeline on [`default_runtime`], or, below the crossover
 /// [`EvdOptions::one_stage_below`] (automatic by default), by the one-stage
-/// reduction on the calling thread with no task graph. `a` may be a `&Mat<T>`, a
+/// reduction with no task graph (calling thread plus the runtime's threads for
+/// its GEMM-rich halves). `a` may be a `&Mat<T>`, a
 /// `MatRef<T>` or a `MatMut<T>`, with `T` `f32` or `f64`.
 ///
 /// ```
@@ -86,6 +87,35 @@ where
         values: eig.values,
         vectors,
     })
+}
+
+/// The selected eigenpairs of the symmetric matrix `a` (lower triangle read)
+/// on [`default_runtime`]: the values ascending, eigenvector column `j` for
+/// value `j` (`n x k`), at the cost of the eigenvalues plus `O(n^2 k)`
+/// (bisection, inverse iteration and the back-transformation of `k`
+/// columns; see [`crate::pipeline::evd::Selection`]).
+///
+/// ```
+/// use eigenflow::{faer::Mat, Selection};
+/// let a = Mat::<f64>::from_fn(50, 50, |i, j| if i == j { i as f64 } else { 0.0 });
+/// let top = eigenflow::eigh_select(&a, Selection::Largest(3))?;
+/// assert_eq!(top.values.len(), 3);
+/// assert!((top.values[2] - 49.0).abs() < 1e-12);
+/// assert_eq!((top.vectors.nrows(), top.vectors.ncols()), (50, 3));
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+///
+/// Errors: as [`eigh`], and [`crate::Error::InvalidArgument`] for a selection
+/// that does not fit (`k > n`, a reversed or too long index range, a NaN
+/// bound or `lo > hi`).
+pub fn eigh_select<T, A>(a: A, selection: crate::pipeline::evd::Selection) -> Result<Eigh<T>>
+where
+    T: Scalar,
+    A: AsMatRef<T = T, Rows = usize, Cols = usize>,
+{
+    let mut opts = EvdOptions::auto();
+    opts.selection = Some(selection);
+    eigh_with(a, &opts, default_runtime())
 }
 
 /// The eigenvalues, ascending, of the symmetric matrix `a` (lower triangle

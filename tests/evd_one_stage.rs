@@ -333,24 +333,100 @@ fn explicit_crossover_forces_either_path() {
     }
 }
 
-/// The one-stage path is serial: the same bits whatever the runtime's threads.
+/// The one-stage path splits its SYR2K updates, the top of its divide and
+/// conquer and `ormtr` in halves fixed by the order, run as tasks when the
+/// runtime has several threads: the same bits whatever the runtime's threads.
+/// At n = 300 every split is taken (the first trailing SYR2K has 268 rows).
 #[test]
 fn one_stage_is_bitwise_identical_across_thread_counts() {
-    let a: Mat<f64> = gallery::random_symmetric_uniform(150, 12);
-    let solve = |threads: usize| {
+    for n in [150usize, 300] {
+        let a: Mat<f64> = gallery::random_symmetric_uniform(n, 12);
+        for job in [EvdJob::Values, EvdJob::Vectors] {
+            let solve = |threads: usize| {
+                let rt = Runtime::builder().threads(threads).build();
+                let e = eigh(a.as_ref(), job, &one_stage(Side::Lower), &rt).unwrap();
+                let mut bits: Vec<u64> = e.values.iter().map(|x| x.to_bits()).collect();
+                if let Some(v) = e.vectors {
+                    bits.extend(v.col_iter().flat_map(|c| c.iter().map(|x| x.to_bits())));
+                }
+                bits
+            };
+            let one = solve(1);
+            for threads in [2, 4] {
+                assert!(
+                    solve(threads) == one,
+                    "n={n} {job:?}: {threads} threads differ from 1"
+                );
+            }
+        }
+    }
+}
+
+/// Not a check: the split of the one-stage path's time by stage (`sytrd`, the
+/// tridiagonal solver, `ormtr`), the same calls as `pipeline::evd`'s direct
+/// solve, median of 5 (`STAGE_LEAF` overrides the D&C leaf size). Run with
+/// `STAGE_SIZES=128,512 cargo test --release --test evd_one_stage -- --ignored --nocapture stage_split`.
+#[test]
+#[ignore]
+fn stage_split() {
+    use eigenflow::linalg::stedc::forked::stedc_identity;
+    use eigenflow::linalg::sterf::sterf;
+    use eigenflow::linalg::sytrd::{ormtr_on, sytrd_on, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
+    use std::time::Instant;
+    let sizes: Vec<usize> = std::env::var("STAGE_SIZES")
+        .unwrap_or_else(|_| "128,256,512,1024".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("STAGE_SIZES: n,n,..."))
+        .collect();
+    let leaf = std::env::var("STAGE_LEAF")
+        .map(|s| s.parse().expect("STAGE_LEAF: a leaf size"))
+        .unwrap_or(EvdOptions::auto().leaf_size);
+    println!("| n | threads | sytrd (s) | sterf (s) | stedc (s) | ormtr (s) |");
+    println!("|---|---|---|---|---|---|");
+    for threads in [1usize, 2] {
         let rt = Runtime::builder().threads(threads).build();
-        let e = eigh(a.as_ref(), EvdJob::Vectors, &one_stage(Side::Lower), &rt).unwrap();
-        let v = e.vectors.unwrap();
-        let bits: Vec<u64> = e
-            .values
-            .iter()
-            .chain(v.col_iter().flat_map(|c| c.iter()))
-            .map(|x| x.to_bits())
-            .collect();
-        bits
-    };
-    let one = solve(1);
-    for threads in [2, 4] {
-        assert!(solve(threads) == one, "{threads} threads differ from 1");
+        for &n in &sizes {
+            let a: Mat<f64> = gallery::random_symmetric_uniform(n, 42);
+            let mut t = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+            for _ in 0..5 {
+                let mut w = a.clone();
+                let m = n.saturating_sub(1);
+                let (mut d, mut e, mut tau) = (vec![0.0; n], vec![0.0; m], vec![0.0; m]);
+                let s = Instant::now();
+                sytrd_on(
+                    w.as_mut(),
+                    SYTRD_BLOCK,
+                    SYTRD_CROSSOVER,
+                    &mut d,
+                    &mut e,
+                    &mut tau,
+                    Some(&rt),
+                )
+                .unwrap();
+                t[0].push(s.elapsed().as_secs_f64());
+                let (mut d2, mut e2) = (d.clone(), e.clone());
+                let s = Instant::now();
+                sterf(&mut d2, &mut e2).unwrap();
+                t[1].push(s.elapsed().as_secs_f64());
+                let s = Instant::now();
+                let mut z = stedc_identity(&mut d, &mut e, leaf, Some(&rt)).unwrap();
+                t[2].push(s.elapsed().as_secs_f64());
+                let s = Instant::now();
+                ormtr_on(w.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, Some(&rt)).unwrap();
+                t[3].push(s.elapsed().as_secs_f64());
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let [a0, a1, a2, a3] = &mut t;
+            println!(
+                "| {n} | {threads} | {:.3e} | {:.3e} | {:.3e} | {:.3e} |",
+                med(a0),
+                med(a1),
+                med(a2),
+                med(a3)
+            );
+        }
     }
 }

@@ -1,6 +1,6 @@
-//! A task body may return its own errors with `?`: I/O and parse errors and any
-//! boxed error convert into `Error::External`, which the runtime wraps in
-//! `Error::TaskFailed` naming the task.
+//! A task body may return its own errors with `?`: I/O, parse and conversion
+//! errors and any boxed error convert into `Error::External`, which the runtime
+//! wraps in `Error::TaskFailed` naming the task.
 
 use eigenflow::graph::{Task, TaskGraph};
 use eigenflow::runtime::Runtime;
@@ -84,4 +84,67 @@ fn parse_errors_and_custom_errors_convert() {
         other => panic!("{other:?}"),
     }
     assert!(err.to_string().contains("my own failure"), "{err}");
+}
+
+/// `Error` crosses threads and lives in `Box<dyn Error + Send + Sync>` (the
+/// caller's own error types can hold it).
+#[test]
+fn error_is_send_sync_static() {
+    fn boxed<E: std::error::Error + Send + Sync + 'static>(
+        e: E,
+    ) -> Box<dyn std::error::Error + Send + Sync> {
+        Box::new(e)
+    }
+    let b = boxed(Error::Cancelled);
+    assert!(b.downcast_ref::<Error>().is_some());
+}
+
+#[test]
+fn conversion_and_boxed_errors_convert_with_question_mark() {
+    // A boxed error of the caller's, through `?` directly.
+    let err = run_one("boxed", || {
+        let r: Result<(), Box<dyn std::error::Error + Send + Sync>> = Err("no luck".into());
+        r?;
+        Ok(())
+    });
+    match &err {
+        Error::TaskFailed { task, source } if task == "boxed" => match source.as_ref() {
+            Error::External(e) => assert_eq!(e.to_string(), "no luck"),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    // Integer narrowing, text decoding and bool parsing.
+    let err = run_one("narrow", || {
+        let _small: u8 = u8::try_from(300u32)?;
+        Ok(())
+    });
+    let external_message = |err: &Error| match err {
+        Error::TaskFailed { source, .. } => match source.as_ref() {
+            Error::External(e) => e.to_string(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        external_message(&err),
+        u8::try_from(300u32).unwrap_err().to_string()
+    );
+    let err = run_one("utf8", || {
+        let _s = String::from_utf8(vec![0xff, 0xfe])?;
+        Ok(())
+    });
+    assert!(
+        matches!(&err, Error::TaskFailed { task, .. } if task == "utf8"),
+        "{err:?}"
+    );
+    let err = run_one("flag", || {
+        let _b: bool = "yes".parse()?;
+        Ok(())
+    });
+    assert!(
+        matches!(&err, Error::TaskFailed { task, .. } if task == "flag"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("flag"), "{err}");
 }

@@ -1,7 +1,10 @@
-//! The Chrome trace: valid JSON, every task once, expected tracks, no overlap.
+//! The Chrome trace: the object form of the Trace Event Format, every task once
+//! as a complete (`X`) event with `ts` and `dur`, expected tracks, no overlap,
+//! numeric arguments, no absolute path; one file per run with `run_with`; the
+//! caller's own `tracing` subscriber still sees task spans and events.
 
 use eigenflow::graph::{Lane, Task, TaskGraph};
-use eigenflow::runtime::Runtime;
+use eigenflow::runtime::{RunOptions, Runtime};
 use eigenflow::trace::TraceLevel;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,18 +48,83 @@ fn temp_dir(tag: &str) -> PathBuf {
     std::env::temp_dir().join(format!("eigenflow-trace-{tag}-{}", std::process::id()))
 }
 
-/// The whole file as JSON: `{"otherData": {...}, "traceEvents": [...]}`.
+/// The whole file as JSON, checked for the object form
+/// `{"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}` and,
+/// event by event, for the rules every trace keeps (see `assert_event_form`).
 fn load(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
+    // The build machine's paths never reach the file (traces used to carry
+    // the absolute source paths of `tracing` callsites).
+    let root = env!("CARGO_MANIFEST_DIR");
+    assert!(!text.contains(root), "the crate's path is in the trace");
     let doc: Value = serde_json::from_str(&text).expect("trace parses as JSON");
+    let keys: BTreeSet<&str> = doc
+        .as_object()
+        .expect("object form")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        BTreeSet::from(["traceEvents", "displayTimeUnit", "otherData"])
+    );
+    assert_eq!(doc["displayTimeUnit"], "ms");
+    assert!(doc["otherData"]["tasks"].is_u64(), "{}", doc["otherData"]);
     for e in doc["traceEvents"].as_array().expect("traceEvents array") {
-        let ph = e["ph"].as_str().unwrap();
-        assert!(
-            ph == "M" || ph == "X",
-            "only metadata and complete events: {e}"
-        );
+        assert_event_form(e);
     }
     doc
+}
+
+/// One event kind for tasks everywhere: a complete (`X`) event with numeric
+/// `ts` and `dur` (no `B`/`E` pairs, no instant events), numeric `flops` and
+/// `bytes`, and no string anywhere in the event that is an absolute path.
+/// Metadata (`M`) events name processes and threads.
+fn assert_event_form(e: &Value) {
+    no_absolute_path(e, e);
+    match e["ph"].as_str().expect("ph") {
+        "M" => {
+            let name = e["name"].as_str().unwrap();
+            assert!(name == "process_name" || name == "thread_name", "{e}");
+        }
+        "X" => {
+            for key in ["pid", "tid"] {
+                assert!(e[key].is_u64(), "{key}: {e}");
+            }
+            for key in ["ts", "dur"] {
+                let t = e[key]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("numeric {key}: {e}"));
+                assert!(t >= 0.0, "{key}: {e}");
+            }
+            let args = &e["args"];
+            for key in ["flops", "bytes"] {
+                assert!(args[key].is_number(), "numeric {key}: {e}");
+            }
+            if !args["tasks"].is_null() {
+                assert!(args["tasks"].is_u64(), "numeric tasks: {e}");
+            }
+            for key in ["stage", "name", "lane"] {
+                assert!(args[key].is_string(), "{key}: {e}");
+            }
+        }
+        other => panic!("only metadata and complete events, got {other}: {e}"),
+    }
+}
+
+fn no_absolute_path(v: &Value, event: &Value) {
+    match v {
+        Value::String(s) => {
+            let windows = s.as_bytes().get(1..3) == Some(b":\\".as_slice());
+            assert!(
+                !s.starts_with('/') && !windows && !s.contains(".rs:"),
+                "a path in {event}"
+            );
+        }
+        Value::Array(a) => a.iter().for_each(|x| no_absolute_path(x, event)),
+        Value::Object(o) => o.values().for_each(|x| no_absolute_path(x, event)),
+        _ => {}
+    }
 }
 
 fn events(doc: &Value) -> &[Value] {
@@ -129,8 +197,20 @@ fn assert_named_tracks(events: &[Value], threads: usize, streams: usize) {
         want.insert((2, s as u64), format!("stream-{s}"));
     }
     assert_eq!(thread_names, want);
+    // In a stable order too: the metadata lists `cpu-0`, `cpu-1`, ..., then
+    // `stream-0`, ... (viewers keep the file's order for equal sort indices).
+    let in_file: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    let in_order: Vec<&str> = want.values().map(String::as_str).collect();
+    assert_eq!(in_file, in_order);
     assert_eq!(process_names[&1], "cpu workers");
-    assert_eq!(process_names[&2], "streams (host)");
+    match streams {
+        0 => assert!(!process_names.contains_key(&2), "{process_names:?}"),
+        _ => assert_eq!(process_names[&2], "streams (host)"),
+    }
 }
 
 #[test]
@@ -181,8 +261,11 @@ fn task_level_trace_names_every_task_once_on_expected_tracks() {
     }
     assert_eq!(seen.len(), n, "no other events");
 
+    // Events of both kinds of lane were checked by `load`: CPU workers
+    // (process 1) and stream lanes (process 2).
     let keys: BTreeSet<(u64, u64)> = spans.keys().copied().collect();
     assert!(keys.contains(&(2, 0)) && keys.contains(&(2, 1)), "{keys:?}");
+    assert!(keys.iter().any(|k| k.0 == 1), "{keys:?}");
     assert_named_tracks(events, 2, 2);
     assert_no_overlap(&spans);
 
@@ -325,10 +408,75 @@ fn every_traced_run_records_every_cpu_task() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+#[test]
+fn two_runs_with_two_trace_paths_give_two_files() {
+    let dir = temp_dir("per-run");
+    let default = dir.join("default.json");
+    // The runtime's own trace path is the fallback; each run below names its own.
+    let rt = Runtime::builder()
+        .threads(2)
+        .streams(2)
+        .trace(&default, TraceLevel::Task)
+        .build();
+    let run = |prefix: &'static str, n: usize| {
+        let mut g = TaskGraph::new();
+        for i in 0..n {
+            let lane = match i % 3 {
+                0 => Lane::Stream(i % 2),
+                _ => Lane::Cpu,
+            };
+            g.add(
+                Task::new(format!("{prefix}{i}"), |_| Ok(()))
+                    .lane(lane)
+                    .cost(1.0, 2.0),
+            );
+        }
+        g
+    };
+    let first = dir.join("first.json");
+    let second = dir.join("second.json");
+    rt.run_with(
+        run("a", 40),
+        &RunOptions::new().trace(&first, TraceLevel::Task),
+    )
+    .unwrap();
+    // A submitted run takes its own path too.
+    rt.submit_with(
+        run("b", 70),
+        &RunOptions::new().trace(&second, TraceLevel::Task),
+    )
+    .wait()
+    .unwrap();
+    assert!(!default.exists(), "the runs' own paths replace the default");
+    for (path, prefix, n) in [(&first, "a", 40), (&second, "b", 70)] {
+        let doc = load(path);
+        assert_eq!(doc["otherData"]["tasks"], n);
+        let spans = tracks(events(&doc));
+        let names: BTreeSet<String> = spans
+            .values()
+            .flatten()
+            .map(|(_, _, e)| e["name"].as_str().unwrap().to_string())
+            .collect();
+        let want: BTreeSet<String> = (0..n).map(|i| format!("{prefix}{i}")).collect();
+        assert_eq!(names, want, "{}: this run's tasks only", path.display());
+        assert_eq!(spans.values().map(Vec::len).sum::<usize>(), n);
+        assert!(spans.keys().any(|k| k.0 == 1) && spans.keys().any(|k| k.0 == 2));
+    }
+    // Without options, the runtime's default path is used.
+    rt.run_with(run("c", 5), &RunOptions::new()).unwrap();
+    let doc = load(&default);
+    assert_eq!(doc["otherData"]["tasks"], 5);
+    std::fs::remove_dir_all(dir).ok();
+}
+
 /// Names of the `task` spans a global subscriber saw, for names starting `sub`.
 static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-/// A minimal subscriber recording task span names.
+/// Messages of the events a global subscriber saw, for messages starting
+/// `user event`.
+static EVENTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// A minimal subscriber recording task span names and user event messages.
 struct SpanNames;
 
 impl tracing::Subscriber for SpanNames {
@@ -355,13 +503,27 @@ impl tracing::Subscriber for SpanNames {
     }
     fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, _: &tracing::Event<'_>) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Visit(Option<String>);
+        impl tracing::field::Visit for Visit {
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                if f.name() == "message" {
+                    self.0 = Some(format!("{v:?}"));
+                }
+            }
+        }
+        let mut visit = Visit(None);
+        event.record(&mut visit);
+        if let Some(msg) = visit.0.filter(|m| m.starts_with("user event")) {
+            EVENTS.lock().unwrap().push(msg);
+        }
+    }
     fn enter(&self, _: &tracing::span::Id) {}
     fn exit(&self, _: &tracing::span::Id) {}
 }
 
 #[test]
-fn own_subscriber_sees_task_spans_of_a_traced_run() {
+fn own_subscriber_sees_task_spans_and_events_of_a_traced_run() {
     // The only test of this binary that sets a subscriber; the others do not
     // depend on one (the trace file is written without `tracing`).
     tracing::subscriber::set_global_default(SpanNames).expect("first global subscriber");
@@ -374,19 +536,73 @@ fn own_subscriber_sees_task_spans_of_a_traced_run() {
         } else {
             Lane::Stream(0)
         };
-        g.add(Task::new(format!("sub{i}"), |_| Ok(())).lane(lane));
+        g.add(
+            Task::new(format!("sub{i}"), move |_| {
+                // The caller's own logging inside a task body.
+                tracing::info!("user event {i}");
+                Ok(())
+            })
+            .lane(lane),
+        );
     }
+    let path = dir.join("run.json");
     Runtime::builder()
         .threads(2)
         .streams(1)
-        .trace(dir.join("run.json"), TraceLevel::Task)
         .build()
-        .run(g)
+        .run_with(g, &RunOptions::new().trace(&path, TraceLevel::Task))
         .unwrap();
     let mut seen = SEEN.lock().unwrap().clone();
     seen.sort();
     let mut want: Vec<String> = (0..n).map(|i| format!("sub{i}")).collect();
     want.sort();
     assert_eq!(seen, want, "every task span, CPU and stream, exactly once");
+    let mut messages = EVENTS.lock().unwrap().clone();
+    messages.sort();
+    let mut want: Vec<String> = (0..n).map(|i| format!("user event {i}")).collect();
+    want.sort();
+    assert_eq!(messages, want, "every event of a task body, CPU and stream");
+    // The trace was written all the same, and holds only the tasks.
+    let doc = load(&path);
+    assert_eq!(
+        tracks(events(&doc)).values().map(Vec::len).sum::<usize>(),
+        n
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn eigensolver_trace_keeps_the_same_form() {
+    // The pipeline's own tasks (names, stages, costs) through the same writer:
+    // a two-stage EVD with vectors, forced below the one-stage crossover.
+    let dir = temp_dir("evd");
+    let path = dir.join("evd.json");
+    let n = 160;
+    let a = eigenflow::gallery::random_symmetric_uniform::<f64>(n, 5);
+    let mut opts = eigenflow::EvdOptions::auto();
+    opts.one_stage_below = 1;
+    let rt = Runtime::builder()
+        .threads(2)
+        .trace(&path, TraceLevel::Task)
+        .build();
+    let eig =
+        eigenflow::pipeline::eigh(a.as_ref(), eigenflow::pipeline::EvdJob::Vectors, &opts, &rt)
+            .unwrap();
+    let doc = load(&path);
+    let spans = tracks(events(&doc));
+    let count: usize = spans.values().map(Vec::len).sum();
+    assert_eq!(count, eig.report.tasks.len(), "one event per task");
+    assert_eq!(doc["otherData"]["tasks"], count);
+    let stages: BTreeSet<&str> = spans
+        .values()
+        .flatten()
+        .map(|(_, _, e)| e["args"]["stage"].as_str().unwrap())
+        .collect();
+    assert!(
+        stages.len() >= 4,
+        "the two-stage pipeline's stages: {stages:?}"
+    );
+    assert_named_tracks(events(&doc), 2, 0);
+    assert_no_overlap(&spans);
     std::fs::remove_dir_all(dir).ok();
 }

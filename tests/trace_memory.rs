@@ -155,8 +155,8 @@ fn writer_share(n: usize, path: &Path) -> (usize, usize, usize) {
 
 /// Per-file facts from a streaming read. The file must be one JSON document laid
 /// out as the writer promises: `{"traceEvents":[` alone on the first line, one
-/// event object per line with `,` separators, `],` alone, then the `otherData`
-/// line closing the object. Events on each track are in time order and never
+/// event object per line with `,` separators, `],` alone, then one line with
+/// `displayTimeUnit` and `otherData` closing the object. Events on each track are in time order and never
 /// overlap.
 struct Summary {
     level: String,
@@ -229,9 +229,10 @@ fn read_trace(path: &Path) -> Summary {
     assert!(!expect_more, "the event array is closed by `],`");
     let tail = lines.next().expect("otherData line");
     assert!(lines.next().is_none(), "nothing after the otherData line");
-    // `{` + the tail parses exactly when the tail is one member closing the object.
+    // `{` + the tail parses exactly when the tail is members closing the object.
     let other: Value =
         serde_json::from_str(&format!("{{{tail}")).expect("otherData closes the file");
+    assert_eq!(other["displayTimeUnit"], "ms", "{tail}");
     s.level = other["otherData"]["trace_level"]
         .as_str()
         .unwrap()

@@ -1,5 +1,5 @@
 //! Command-line pieces the `evd` and `svd` examples share: the precision
-//! flag, the parsers of `--threads` and of the tuning options, and how a run
+//! and device flags, the parsers of `--threads` and of the tuning options, and how a run
 //! that failed or was stopped ends the process.
 
 use crate::watch::Stop;
@@ -11,6 +11,52 @@ use std::path::Path;
 pub enum Precision {
     F64,
     F32,
+}
+
+/// `--device`: where to run (see [`eigenflow::cuda::Device`]).
+#[derive(Clone, Copy, Debug, Default, ValueEnum)]
+pub enum DeviceArg {
+    /// A GPU if usable, else the CPU (saying so in one line on stderr).
+    #[default]
+    Auto,
+    /// The CPU.
+    Cpu,
+    /// A GPU; exits non-zero, saying what was looked for, without one.
+    Gpu,
+}
+
+/// Resolves `--device` before any work. `auto` without a usable GPU prints
+/// one line on stderr and runs on the CPU; `gpu` without one is
+/// [`eigenflow::Error::NoGpu`]. The pipelines have no GPU stages yet (issue
+/// 13), so a GPU that is found is named and not used: `auto` says so and runs
+/// on the CPU, `gpu` is refused.
+pub fn choose_device(device: DeviceArg, pipeline: &str) -> eigenflow::Result<()> {
+    use eigenflow::cuda::{select, Device, Placement};
+    let device = match device {
+        DeviceArg::Auto => Device::Auto,
+        DeviceArg::Cpu => Device::Cpu,
+        DeviceArg::Gpu => Device::Gpu,
+    };
+    match select(device)? {
+        Placement::Cpu { fallback: None } => Ok(()),
+        Placement::Cpu {
+            fallback: Some(why),
+        } => {
+            eprintln!("device: running on the CPU ({why})");
+            Ok(())
+        }
+        Placement::Gpu(gpu) if device == Device::Auto => {
+            eprintln!(
+                "device: running on the CPU ({} found, but the {pipeline} pipeline has no GPU stages yet)",
+                gpu.name
+            );
+            Ok(())
+        }
+        Placement::Gpu(gpu) => Err(eigenflow::Error::InvalidArgument(format!(
+            "--device gpu: {} found, but the {pipeline} pipeline has no GPU stages yet; use --device cpu",
+            gpu.name
+        ))),
+    }
 }
 
 /// Most worker threads accepted: far above any machine this runs on, and low

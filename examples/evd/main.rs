@@ -20,14 +20,14 @@
 //! and SIGTERM cancel the run, leave the previous result as it was and exit
 //! with 130 and 143. The fields of `--json` are described in docs/cli.md.
 
-use args::{positive, run_main, thread_count, Precision, MAX_THREADS};
+use args::{positive, run_main, thread_count, DeviceArg, Precision, MAX_THREADS};
 use clap::Parser;
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
-use eigenflow::pipeline::evd::{memory_bytes, reduction_seconds, stage_seconds};
+use eigenflow::pipeline::evd::{memory_bytes, reduction_seconds, stage_seconds, Selection};
 use eigenflow::pipeline::{evd_graph_owned, EvdJob, EvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
-use eigenflow::runtime::{Progress, Runtime};
+use eigenflow::runtime::{Progress, RunOptions, Runtime};
 use eigenflow::sysinfo;
 use eigenflow::trace::TraceLevel;
 use eigenflow::{Error, Result, Scalar};
@@ -116,6 +116,60 @@ struct Args {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Where to run: auto (a GPU if usable, else the CPU, said in one line),
+    /// cpu, or gpu (exits non-zero, saying what was looked for, without one).
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+    device: DeviceArg,
+    /// Only the K largest eigenpairs (bisection, inverse iteration and the
+    /// back-transformation of K columns; see docs/cli.md).
+    #[arg(long, value_name = "K", group = "selection")]
+    top: Option<usize>,
+    /// Only the K smallest eigenpairs.
+    #[arg(long, value_name = "K", group = "selection")]
+    bottom: Option<usize>,
+    /// Only the eigenpairs of indices LO..HI in ascending order (0-based,
+    /// half-open), e.g. `--index 10:20`.
+    #[arg(long, value_name = "LO:HI", value_parser = index_range, group = "selection")]
+    index: Option<(usize, usize)>,
+    /// Only the eigenpairs with eigenvalues in [VL, VU), e.g. `--range -1:1`
+    /// (`inf` and `-inf` allowed); an empty range gives empty results.
+    #[arg(long, value_name = "VL:VU", value_parser = value_range, group = "selection", allow_hyphen_values = true)]
+    range: Option<(f64, f64)>,
+}
+
+/// Parses `LO:HI` of `--index`.
+fn index_range(s: &str) -> std::result::Result<(usize, usize), String> {
+    let (lo, hi) = s.split_once(':').ok_or("expected LO:HI, e.g. 10:20")?;
+    let p = |x: &str| x.trim().parse::<usize>().map_err(|e| format!("{x:?}: {e}"));
+    let (lo, hi) = (p(lo)?, p(hi)?);
+    if lo > hi {
+        return Err(format!("LO {lo} is above HI {hi}"));
+    }
+    Ok((lo, hi))
+}
+
+/// Parses `VL:VU` of `--range`.
+fn value_range(s: &str) -> std::result::Result<(f64, f64), String> {
+    let (lo, hi) = s.split_once(':').ok_or("expected VL:VU, e.g. -1:1")?;
+    let p = |x: &str| x.trim().parse::<f64>().map_err(|e| format!("{x:?}: {e}"));
+    let (lo, hi) = (p(lo)?, p(hi)?);
+    if lo.is_nan() || hi.is_nan() || lo > hi {
+        return Err(format!("VL {lo} and VU {hi}: need numbers with VL <= VU"));
+    }
+    Ok((lo, hi))
+}
+
+/// The selection of `--top`, `--bottom`, `--index` or `--range` (at most one).
+fn selection(args: &Args) -> Option<Selection> {
+    if let Some(k) = args.top {
+        Some(Selection::Largest(k))
+    } else if let Some(k) = args.bottom {
+        Some(Selection::Smallest(k))
+    } else if let Some((lo, hi)) = args.index {
+        Some(Selection::Index(lo..hi))
+    } else {
+        args.range.map(|(lo, hi)| Selection::Value(lo, hi))
+    }
 }
 
 fn main() {
@@ -126,6 +180,7 @@ fn main() {
 /// Looks at the input (without opening anything but a regular file), picks
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
+    args::choose_device(args.device, "EVD")?;
     let input = match &args.input {
         Some(path) => {
             let file = InputFile::stat(path)?;
@@ -195,6 +250,7 @@ fn options(args: &Args, n: usize, job: EvdJob) -> EvdOptions {
     if let Some(l) = args.leaf_size {
         o.leaf_size = at_most("leaf-size", l, n, &format!("n = {n}"));
     }
+    o.selection = selection(args);
     o
 }
 
@@ -331,13 +387,19 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         None => args.n,
     };
     let opts = options(args, n, job);
+    // The columns a selection produces (a value range: up to n); refuses a
+    // selection that does not fit n before any memory figure.
+    let k = match &opts.selection {
+        Some(sel) => sel.capacity(n)?,
+        None => n,
+    };
     let needed = check_memory::<T>(n, job, args.check, &opts, threads)?;
     if let Some(out) = &out {
         let vectors = match job {
-            EvdJob::Vectors => npy::file_bytes::<T>(&[n, n]),
+            EvdJob::Vectors => npy::file_bytes::<T>(&[n, k]),
             EvdJob::Values => 0,
         };
-        out.check_space(npy::file_bytes::<T>(&[n]) + vectors + MANIFEST_RESERVE)?;
+        out.check_space(npy::file_bytes::<T>(&[k]) + vectors + MANIFEST_RESERVE)?;
     }
     let a: Mat<T> = match &input {
         Some((file, _)) => {
@@ -361,25 +423,32 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             sysinfo::human_bytes(needed)
         );
     }
-    let mut rt = Runtime::builder()
+    let rt = Runtime::builder()
         .progress(progress.clone())
-        .threads(threads);
+        .threads(threads)
+        .build();
+    // The trace belongs to this run (`RunOptions`), not to the runtime.
+    let mut run_options = RunOptions::new();
     if let Some(path) = &args.trace {
-        rt = rt.trace(path, args.trace_level);
+        run_options = run_options.trace(path, args.trace_level);
     }
-    let rt = rt.build();
 
     let t0 = Instant::now();
     let evd = evd_graph_owned(a, job, &opts)?;
     let build = t0.elapsed();
     let tasks = evd.graph.len();
     let (graph, values) = evd.into_parts();
-    let handle = rt.submit(graph);
+    let handle = rt.submit_with(graph, &run_options);
     show_progress(&handle, &progress, args.quiet, stop, t0);
     let report = handle.wait()?;
     let (values, vectors) = values.into_results()?;
-    let checks =
-        original.map(|a| check_ratios(a.as_ref(), &values, vectors.as_ref().map(|v| v.as_ref())));
+    // With values only, a selection has no trace identity to check against.
+    let checks = original
+        .filter(|_| vectors.is_some() || opts.selection.is_none())
+        .map(|a| check_ratios(a.as_ref(), &values, vectors.as_ref().map(|v| v.as_ref())));
+    if args.check && checks.is_none() && !args.json {
+        eprintln!("note: --check has nothing to check for a values-only selection");
+    }
     let seconds = report.wall.as_secs_f64();
     let stages = stage_seconds(&report);
     let reduction = reduction_seconds(&report);
@@ -408,6 +477,7 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         fields.insert("n".into(), n.into());
         fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
         fields.insert("job".into(), job_name.into());
+        fields.insert("k".into(), values.len().into());
         let source = match &input {
             Some((file, _)) => file.to_json(),
             None => {
@@ -435,6 +505,8 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             "stages": stage_obj, "gflops": gflops, "build_seconds": build.as_secs_f64(),
             "residual": residual, "orthogonality": orthogonality, "files": files,
             "trace": args.trace.as_ref().map(|p| p.display().to_string()),
+            "k": values.len(),
+            "selection": opts.selection.as_ref().map(|s| format!("{s:?}")),
         });
         println!("{line}");
     } else {
@@ -445,11 +517,12 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         );
         println!("{report}");
         println!("reduction rate (4/3 n^3 over the sy2sb-to-sb2st span): {gflops:.1} GFLOP/s");
-        if n > 0 {
+        if let (Some(lo), Some(hi)) = (values.first(), values.last()) {
             println!(
-                "eigenvalues: min {:.6e}, max {:.6e}",
-                values[0].f64(),
-                values[n - 1].f64()
+                "{} eigenvalues: min {:.6e}, max {:.6e}",
+                values.len(),
+                lo.f64(),
+                hi.f64()
             );
         }
         match checks {
@@ -485,7 +558,8 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     Ok(())
 }
 
-/// LAPACK-style ratios: `||A V - V L||_F / (n ||A||_F eps)` (for values only,
+/// LAPACK-style ratios (for the `k` columns of a selection, `V` is `n x k`
+/// and the identity `k x k`): `||A V - V L||_F / (n ||A||_F eps)` (for values only,
 /// `|sum(L) - trace(A)| / (n ||A||_F eps)`) and, with vectors,
 /// `||V^T V - I||_F / (n eps)`.
 fn check_ratios<T: Scalar>(
@@ -508,9 +582,10 @@ fn check_ratios<T: Scalar>(
         let sum: f64 = values.iter().map(|x| x.f64()).sum();
         return ((trace - sum).abs() / (nf * anorm * eps), None);
     };
-    let mut r = Mat::from_fn(n, n, |i, j| v[(i, j)] * values[j]);
+    let k = v.ncols();
+    let mut r = Mat::from_fn(n, k, |i, j| v[(i, j)] * values[j]);
     matmul(r.as_mut(), Accum::Add, full.as_ref(), v, -T::one(), par);
-    let mut o = Mat::<T>::identity(n, n);
+    let mut o = Mat::<T>::identity(k, k);
     matmul(o.as_mut(), Accum::Add, v.transpose(), v, -T::one(), par);
     (
         r.norm_l2().f64() / (nf * anorm * eps),

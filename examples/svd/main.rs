@@ -19,14 +19,14 @@
 //! `--precision` says otherwise. `--band-precision f16|bf16` (with
 //! `--values-only`) stores the band in half precision during stage 2.
 
-use args::{positive, run_main, thread_count, Precision, MAX_THREADS};
+use args::{positive, run_main, thread_count, DeviceArg, Precision, MAX_THREADS};
 use clap::{Parser, ValueEnum};
 use eigenflow::gallery;
 use eigenflow::matrix::npy;
 use eigenflow::pipeline::svd::{memory_bytes, stage_seconds};
 use eigenflow::pipeline::{svd_graph, BandPrecision, SvdJob, SvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
-use eigenflow::runtime::{Progress, Runtime};
+use eigenflow::runtime::{Progress, RunOptions, Runtime};
 use eigenflow::sysinfo;
 use eigenflow::trace::TraceLevel;
 use eigenflow::{Error, Result, Scalar};
@@ -115,6 +115,10 @@ struct Args {
     /// No progress display.
     #[arg(long)]
     quiet: bool,
+    /// Where to run: auto (a GPU if usable, else the CPU, said in one line),
+    /// cpu, or gpu (exits non-zero, saying what was looked for, without one).
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+    device: DeviceArg,
 }
 
 fn main() {
@@ -125,6 +129,7 @@ fn main() {
 /// Looks at the input (without opening anything but a regular file), picks
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
+    args::choose_device(args.device, "SVD")?;
     let input = match &args.input {
         Some(path) => {
             let file = InputFile::stat(path)?;
@@ -281,20 +286,22 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         );
     }
     let progress = Progress::new();
-    let mut rt = Runtime::builder()
+    let rt = Runtime::builder()
         .progress(progress.clone())
-        .threads(threads);
+        .threads(threads)
+        .build();
+    // The trace belongs to this run (`RunOptions`), not to the runtime.
+    let mut run_options = RunOptions::new();
     if let Some(path) = &args.trace {
-        rt = rt.trace(path, args.trace_level);
+        run_options = run_options.trace(path, args.trace_level);
     }
-    let rt = rt.build();
 
     let t0 = Instant::now();
     let svd = svd_graph(a.as_ref(), job, &opts)?;
     let build = t0.elapsed();
     let tasks = svd.graph.len();
     let (graph, results) = svd.into_parts();
-    let handle = rt.submit(graph);
+    let handle = rt.submit_with(graph, &run_options);
     show_progress(&handle, &progress, args.quiet, stop, t0);
     let report = handle.wait()?;
     let (values, u, vt) = results.into_results()?;

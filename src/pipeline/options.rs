@@ -3,14 +3,17 @@
 pub use faer::Side;
 
 /// Automatic crossover of the eigenvalues-only job: below this order the
-/// one-stage serial path is taken. Measured with `benches/evd_small.rs` (f64,
-/// 2-core AVX-512 EPYC, shared and loaded): one-stage / two-stage on 2 threads
-/// 0.88 at n = 512, 1.04 at 768, 1.18 at 1024.
+/// one-stage path is taken. Measured with `benches/evd_small.rs` (f64, 2-core
+/// AVX-512 EPYC, shared and loaded): one-stage / two-stage on 2 threads 0.88
+/// at n = 512, 1.04 at 768, 1.18 at 1024; re-measured after the one-stage
+/// path split its SYR2K, D&C root and `ormtr` over two threads (issue 17):
+/// 0.80 / 1.01 / 1.30 on 2 threads, 0.93 / 1.07 / 1.57 on 1 thread.
 pub const ONE_STAGE_BELOW_VALUES: usize = 768;
 /// Automatic crossover with eigenvectors: below this order the one-stage
-/// serial path is taken. Measured as [`ONE_STAGE_BELOW_VALUES`]: one-stage /
+/// path is taken. Measured as [`ONE_STAGE_BELOW_VALUES`]: one-stage /
 /// two-stage on 2 threads 0.73 at n = 1024, 0.79 at 1536, 0.99 at 2048 (the
-/// two-stage path does about 2n^3 more flops with vectors).
+/// two-stage path does about 2n^3 more flops with vectors); re-measured (issue
+/// 17): 0.79 / 0.98 / 1.19 on 2 threads, 0.74 / 0.95 / 1.11 on 1 thread.
 pub const ONE_STAGE_BELOW_VECTORS: usize = 2048;
 
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
@@ -60,8 +63,9 @@ pub struct EvdOptions {
     /// to about `n / 8`, at least 64, so small problems still split into tasks).
     pub back_col_block: usize,
     /// Order below which [`crate::pipeline::eigh`] (and so [`crate::eigh`],
-    /// [`crate::eigvalsh`], [`crate::eigh_with`]) solves on the calling thread
-    /// with no task graph: one-stage tridiagonal reduction (LAPACK `dsytrd`),
+    /// [`crate::eigvalsh`], [`crate::eigh_with`]) solves with no task graph
+    /// (on the calling thread, the GEMM-rich parts in two fixed halves on the
+    /// runtime's threads): one-stage tridiagonal reduction (LAPACK `dsytrd`),
     /// then `dsterf` (values) or serial divide and conquer with QL/QR leaves
     /// of [`EvdOptions::leaf_size`] and the `dormtr` back-transformation
     /// (vectors). `0` picks the crossover measured by `benches/evd_small.rs`
@@ -70,6 +74,11 @@ pub struct EvdOptions {
     /// `n >= 1`). The graph builders (`evd_graph*`) always build the two-stage
     /// graph.
     pub one_stage_below: usize,
+    /// Part of the spectrum: `None` (the default) computes every eigenpair;
+    /// a [`Selection`](super::evd::Selection) computes the selected ones only,
+    /// by bisection and inverse iteration on the tridiagonal, with only their
+    /// eigenvectors back-transformed (see `pipeline::evd::select`).
+    pub selection: Option<super::evd::Selection>,
 }
 
 impl Default for EvdOptions {
@@ -87,6 +96,7 @@ impl Default for EvdOptions {
             q2_window_kib: crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES / 1024,
             back_col_block: 512,
             one_stage_below: 0,
+            selection: None,
         }
     }
 }
@@ -118,9 +128,10 @@ impl EvdOptions {
     /// Whether [`crate::pipeline::eigh`] takes the one-stage path for order `n`,
     /// job `job` on a runtime of `threads` workers (see
     /// [`EvdOptions::one_stage_below`]). The automatic crossovers are
-    /// [`ONE_STAGE_BELOW_VALUES`] and [`ONE_STAGE_BELOW_VECTORS`] (the one-stage
-    /// path is serial, so they were measured against the two-stage graph on
-    /// the runtime's threads).
+    /// [`ONE_STAGE_BELOW_VALUES`] and [`ONE_STAGE_BELOW_VECTORS`] (measured
+    /// against the two-stage graph on the same runtime; the one-stage path
+    /// runs its panels and symmetric matrix-vector products on the calling
+    /// thread and splits its GEMM-rich parts in two tasks).
     pub fn one_stage_for(&self, n: usize, job: super::EvdJob, threads: usize) -> bool {
         let below = match self.one_stage_below {
             0 => {

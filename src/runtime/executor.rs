@@ -9,12 +9,13 @@ use super::{RuntimeBuilder, MAX_STREAMS, MAX_THREADS};
 use crate::error::short_name;
 use crate::graph::plan::Plan;
 use crate::graph::{Cost, Footprint, Lane, TaskContext, TaskFn, TaskGraph, TaskId};
-use crate::trace::TraceSession;
+use crate::trace::{TraceLevel, TraceSession};
 use crate::{Error, Result};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use parking_lot::Mutex;
 use std::borrow::Cow;
 use std::cell::UnsafeCell;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,11 +59,14 @@ struct Shared<'g> {
 // has left the run (`Crew::run_job` returns only then, with acquire ordering).
 unsafe impl Sync for Shared<'_> {}
 
-/// Runs `graph`; `cancel`, if given, can stop it from another thread.
+/// Runs `graph`, writing its trace to `trace` if given (the run's own path or
+/// the runtime's default, chosen by the caller); `cancel`, if given, can stop
+/// it from another thread.
 pub(super) fn run<'g>(
     cfg: &'g RuntimeBuilder,
     pool: &Pool,
     graph: TaskGraph<'g>,
+    trace: Option<&(PathBuf, TraceLevel)>,
     cancel: Option<&Cancel>,
 ) -> Result<RunReport> {
     let t0 = Instant::now();
@@ -119,7 +123,7 @@ pub(super) fn run<'g>(
         graph: tag,
         running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
         progress: cfg.progress.as_deref(),
-        trace: match &cfg.trace {
+        trace: match trace {
             Some((path, level)) => Some(TraceSession::start(
                 path,
                 *level,
@@ -474,7 +478,7 @@ fn surface(task: &str, e: Error) -> Error {
         | Error::Npy { .. }
         | Error::Io { .. }
         | Error::InvalidArgument(_)
-        | Error::NoGpu(_) => e,
+        | Error::NoGpu { .. } => e,
         e => Error::TaskFailed {
             task: short_name(task),
             source: Box::new(e),

@@ -77,6 +77,7 @@ pub struct RuntimeBuilder {
     check_footprints: bool,
     shuffle_seed: Option<u64>,
     progress: Option<Arc<Progress>>,
+    gpu_streams: bool,
 }
 
 /// Live progress of a run, shared with the caller (for progress bars and ETAs).
@@ -136,6 +137,7 @@ impl Default for RuntimeBuilder {
             check_footprints: false,
             shuffle_seed: None,
             progress: None,
+            gpu_streams: false,
         }
     }
 }
@@ -176,7 +178,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Writes a Chrome trace of every run to `path` (opens in Perfetto).
+    /// Writes a Chrome trace of every run to `path` (opens in Perfetto); every
+    /// run overwrites it. For one file per run, give each run its own path with
+    /// [`Runtime::run_with`] and [`RunOptions::trace`], which take precedence
+    /// over this default.
     pub fn trace(mut self, path: impl Into<PathBuf>, level: TraceLevel) -> Self {
         self.trace = Some((path.into(), level));
         self
@@ -202,6 +207,16 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Backs the stream lanes by CUDA streams on GPU 0 (issue 13; see
+    /// [`crate::cuda`]): opened at the first run, one stream per lane, and
+    /// reached by task bodies through `Runtime::gpu_lanes` (feature `cuda`).
+    /// Without a usable GPU, or in a build without the `cuda` feature, every
+    /// run returns [`crate::Error::NoGpu`] before any task starts.
+    pub fn gpu_streams(mut self, on: bool) -> Self {
+        self.gpu_streams = on;
+        self
+    }
+
     /// The runtime. Starts no thread: its threads start at the first run that
     /// has a task (see the [module documentation](self)), so a thread that
     /// cannot start is reported by that run.
@@ -215,7 +230,53 @@ impl RuntimeBuilder {
         Runtime {
             cfg: self,
             pool: Arc::new(pool::Pool::new(shape)),
+            #[cfg(feature = "cuda")]
+            gpu: Arc::default(),
         }
+    }
+}
+
+/// Options of one run ([`Runtime::run_with`], [`Runtime::submit_with`]): what
+/// differs from run to run on one runtime, as opposed to the runtime's own
+/// configuration in [`RuntimeBuilder`].
+///
+/// ```
+/// use eigenflow::graph::TaskGraph;
+/// use eigenflow::runtime::{RunOptions, Runtime};
+/// use eigenflow::trace::TraceLevel;
+///
+/// let rt = Runtime::builder().threads(2).build();
+/// let dir = std::env::temp_dir().join(format!("eigenflow-doc-runopts-{}", std::process::id()));
+/// for step in 0..2 {
+///     let mut g = TaskGraph::new();
+///     g.task(format!("step{step}"), |_| Ok(()));
+///     // One trace file per run, on one runtime.
+///     let path = dir.join(format!("step{step}.json"));
+///     rt.run_with(g, &RunOptions::new().trace(&path, TraceLevel::Task))?;
+///     assert!(path.exists());
+/// }
+/// # std::fs::remove_dir_all(dir).ok();
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// Where this run's Chrome trace goes and at which level; `None` (the
+    /// default) falls back to the runtime's [`RuntimeBuilder::trace`], if any.
+    pub trace: Option<(PathBuf, TraceLevel)>,
+}
+
+impl RunOptions {
+    /// Options that change nothing: the run behaves as [`Runtime::run`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Writes this run's Chrome trace to `path` at `level`, instead of the
+    /// runtime's default trace path (if it has one).
+    pub fn trace(mut self, path: impl Into<PathBuf>, level: TraceLevel) -> Self {
+        self.trace = Some((path.into(), level));
+        self
     }
 }
 
@@ -226,6 +287,9 @@ impl RuntimeBuilder {
 pub struct Runtime {
     cfg: RuntimeBuilder,
     pool: Arc<pool::Pool>,
+    /// The CUDA streams of the lanes, opened at the first run (feature `cuda`).
+    #[cfg(feature = "cuda")]
+    gpu: Arc<parking_lot::Mutex<Option<Arc<crate::cuda::GpuLanes>>>>,
 }
 
 impl Default for Runtime {
@@ -262,6 +326,8 @@ impl Runtime {
     ///   [`Error::Cycle`](crate::Error::Cycle); and
     ///   [`Error::InvalidArgument`](crate::Error::InvalidArgument) for more than
     ///   [`MAX_THREADS`] workers or [`MAX_STREAMS`] lanes. No task runs.
+    /// * [`Error::NoGpu`](crate::Error::NoGpu) with
+    ///   [`RuntimeBuilder::gpu_streams`] and no usable GPU; no task runs.
     /// * [`Error::ThreadSpawn`](crate::Error::ThreadSpawn) if a worker or lane
     ///   thread cannot start (at the runtime's first run with a task, or when
     ///   concurrent runs need another set of threads); the threads that did
@@ -277,7 +343,19 @@ impl Runtime {
     /// * [`Error::Cancelled`](crate::Error::Cancelled) for a submitted run
     ///   cancelled before it finished.
     pub fn run(&self, graph: TaskGraph<'_>) -> Result<RunReport> {
-        executor::run(&self.cfg, &self.pool, graph, None)
+        self.check_gpu()?;
+        executor::run(&self.cfg, &self.pool, graph, self.cfg.trace.as_ref(), None)
+    }
+
+    /// [`Self::run`] with options for this run only: with
+    /// [`RunOptions::trace`] set, the trace of this run goes to that path
+    /// (the runtime's default trace path, if any, is left alone), so runs on
+    /// one runtime can each keep a file of their own. Errors are those of
+    /// [`Self::run`].
+    pub fn run_with(&self, graph: TaskGraph<'_>, options: &RunOptions) -> Result<RunReport> {
+        self.check_gpu()?;
+        let trace = options.trace.as_ref().or(self.cfg.trace.as_ref());
+        executor::run(&self.cfg, &self.pool, graph, trace, None)
     }
 
     /// Runs `graph` on a background thread. The handle is a `Future` (await it
@@ -287,7 +365,46 @@ impl Runtime {
     /// [`Self::run`]; if the background thread itself cannot start, the handle
     /// returns [`Error::ThreadSpawn`](crate::Error::ThreadSpawn).
     pub fn submit(&self, graph: TaskGraph<'static>) -> RunHandle {
+        self.submit_with(graph, &RunOptions::default())
+    }
+
+    /// [`Self::submit`] with options for this run only (see [`Self::run_with`]).
+    pub fn submit_with(&self, graph: TaskGraph<'static>, options: &RunOptions) -> RunHandle {
         let rt = self.clone();
-        RunHandle::spawn(move |cancel| executor::run(&rt.cfg, &rt.pool, graph, Some(cancel)))
+        let trace = options.trace.clone().or_else(|| rt.cfg.trace.clone());
+        RunHandle::spawn(move |cancel| {
+            rt.check_gpu()?;
+            executor::run(&rt.cfg, &rt.pool, graph, trace.as_ref(), Some(cancel))
+        })
+    }
+
+    /// With [`RuntimeBuilder::gpu_streams`], opens the lanes' CUDA streams
+    /// (once) or returns [`crate::Error::NoGpu`]; nothing otherwise.
+    fn check_gpu(&self) -> Result<()> {
+        if !self.cfg.gpu_streams {
+            return Ok(());
+        }
+        #[cfg(feature = "cuda")]
+        {
+            self.gpu_lanes().map(drop)
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            Err(crate::cuda::no_feature())
+        }
+    }
+
+    /// The CUDA streams of this runtime's lanes (one per lane, GPU 0), opened
+    /// at the first call and shared by clones. [`crate::Error::NoGpu`] without
+    /// a usable GPU. Untested without a GPU beyond that error path.
+    #[cfg(feature = "cuda")]
+    pub fn gpu_lanes(&self) -> Result<Arc<crate::cuda::GpuLanes>> {
+        let mut slot = self.gpu.lock();
+        if let Some(l) = slot.as_ref() {
+            return Ok(Arc::clone(l));
+        }
+        let lanes = Arc::new(crate::cuda::GpuLanes::open(0, self.cfg.streams)?);
+        *slot = Some(Arc::clone(&lanes));
+        Ok(lanes)
     }
 }

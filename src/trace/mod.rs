@@ -2,8 +2,9 @@
 //!
 //! # Layout of the file
 //!
-//! `{"traceEvents":[ ... ],"otherData":{...}}`, one event per line, with the
-//! resolved level and the task count in `otherData`:
+//! The object form of the Trace Event Format,
+//! `{"traceEvents":[ ... ],"displayTimeUnit":"ms","otherData":{...}}`, one event
+//! per line, with the resolved level and the task count in `otherData`:
 //!
 //! * `M` metadata first: process 1 "cpu workers" with one thread per CPU worker
 //!   (`cpu-0`, ...; thread id = worker index), process 2 "streams (host)" with one
@@ -50,7 +51,16 @@
 //! Every task still runs inside a `tracing` span named `task` (fields name, stage,
 //! lane, flops, bytes). The trace no longer installs a subscriber on the worker
 //! threads, so a subscriber of your own (set as the global default) sees those
-//! spans whether or not a trace file is written.
+//! spans, and the events your task bodies emit, whether or not a trace file is
+//! written (`tests/trace.rs`). Events carry no source location: the file holds
+//! only what the graph names (tasks, stages, lanes, costs).
+//!
+//! # Where the file goes
+//!
+//! [`crate::runtime::RuntimeBuilder::trace`] sets a runtime's default path,
+//! which every run overwrites; [`crate::runtime::RunOptions::trace`] (with
+//! [`crate::runtime::Runtime::run_with`] or `submit_with`) gives one run a file
+//! of its own.
 
 mod writer;
 

@@ -9,11 +9,16 @@ use std::fmt::Write as _;
 /// small next to anything a traced run allocates).
 pub const TRACK_BUFFER: usize = 32 * 1024;
 
-/// Closes the event array, adds the run facts as `otherData`, closes the
-/// top-level object. `otherData` comes last: streaming readers that stop at the
-/// first key they do not know (older Perfetto) have read every event by then.
+/// Closes the event array, adds `displayTimeUnit` (the Trace Event Format's
+/// object form: the viewer shows milliseconds; the events' `ts` and `dur` stay
+/// in microseconds, the format's fixed unit) and the run facts as `otherData`,
+/// and closes the top-level object, all on one line. Both keys come after the
+/// events: streaming readers that stop at the first key they do not know (older
+/// Perfetto) have read every event by then.
 pub(super) fn footer(level: &str, tasks: usize) -> String {
-    format!("\n],\n\"otherData\":{{\"trace_level\":\"{level}\",\"tasks\":{tasks}}}}}\n")
+    format!(
+        "\n],\n\"displayTimeUnit\":\"ms\",\"otherData\":{{\"trace_level\":\"{level}\",\"tasks\":{tasks}}}}}\n"
+    )
 }
 
 /// The file's opening and the metadata events that name the processes and every
@@ -259,6 +264,7 @@ mod tests {
     fn parse_events(track: &Track) -> Vec<Value> {
         let text = format!("{}{}{}", header(1, 0), track.buf, footer("task", 0));
         let v: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(v["displayTimeUnit"], "ms");
         v["traceEvents"].as_array().unwrap().clone()
     }
 

@@ -275,14 +275,7 @@ impl<T: Scalar> MergeProblem<T> {
             *x = all[(k, r)];
         }
         let mut delta = all.rb_mut().subrows_mut(0, k);
-        let zhat = {
-            let d = delta.rb();
-            lowner_zhat(
-                &self.secular.z,
-                |i| d[(i, i)],
-                |i, j| d[(i, j)] / (dl[i] - dl[j]),
-            )
-        };
+        let zhat = super::lowner::lowner_zhat_cols(&self.secular.z, delta.rb(), dl);
         let mut u = vec![zero; k];
         for r in 0..k {
             let mut col = delta.rb_mut().col_mut(r);

@@ -24,10 +24,12 @@
 //! The pipeline's task tree (`pipeline::evd::stedc`) runs exactly these pieces,
 //! so results are bitwise identical whatever its schedule (root ranges do not
 //! matter at all; GEMM tiles must match `col_tile`). A sequential driver over the
-//! same pieces, with LAPACK's splitting into unreduced blocks, serves the tests as
-//! an independent oracle and the one-stage small-n path
+//! same pieces, with LAPACK's splitting into unreduced blocks ([`serial`]), serves
+//! the tests as an independent oracle; [`forked`] runs them with the root's halves
+//! and merge split in two tasks for the one-stage small-n path
 //! (`pipeline::evd::eigh` below [`crate::pipeline::EvdOptions::one_stage_below`]).
 
+mod lowner;
 pub mod merge;
 pub mod secular;
 
@@ -194,6 +196,7 @@ pub fn solve_leaf<T: Scalar>(
     crate::linalg::steqr::steqr(d, &mut ework, q)
 }
 
+pub mod forked;
 pub mod serial;
 #[cfg(test)]
 mod tests;

@@ -1,8 +1,9 @@
 //! A sequential driver over the D&C pieces, LAPACK `dstedc` style (splitting
 //! into unreduced blocks, scaling each by its norm): the tests' oracle for the
-//! pipeline's task tree, which runs the same pieces without the splitting, and
-//! the tridiagonal solver of the one-stage path (`pipeline::evd`'s direct
-//! solve below `EvdOptions::one_stage_below`), which runs on the calling thread.
+//! pipeline's task tree, which runs the same pieces without the splitting. Its
+//! merge step ([`merge_node`]) and helpers also serve [`super::forked`], the
+//! tridiagonal solver of the one-stage path (`pipeline::evd`'s direct solve
+//! below `EvdOptions::one_stage_below`).
 
 use super::*;
 use faer::linalg::matmul::matmul;

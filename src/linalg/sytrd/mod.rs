@@ -26,10 +26,14 @@
 //! panel one SYR2K (two triangular GEMMs through faer) updates the trailing
 //! matrix. Half the flops stay in the symmetric matrix-vector products.
 
+use crate::error::Error;
 use crate::linalg::householder::{
     apply_block_reflector_left, axpy, dot, larf_left, larfg_slice, larft,
 };
+use crate::linalg::stedc::forked::join;
+use crate::runtime::Runtime;
 use crate::Scalar;
+use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
 use faer::reborrow::*;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
@@ -93,7 +97,7 @@ fn dot_wide<T: Scalar>(a: &[T], b: &[T]) -> T {
     acc[0] + s
 }
 
-/// Runs `body` compiled for AVX2 when the CPU has it (the crate is built for
+/// Runs `body` compiled for AVX-512 or AVX2 when the CPU has them (the crate is built for
 /// the baseline x86-64, SSE2, and these loops are the BLAS-2 half of the
 /// reduction). No fused multiply-add is formed either way (Rust does not
 /// contract `a * b + c`), so both versions give bitwise the same results.
@@ -102,17 +106,31 @@ macro_rules! simd_dispatch {
         $(#[$meta])*
         fn $name<T: Scalar>($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked just above).
-                unsafe { $avx($($arg),*) };
-                return;
+            {
+                if std::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports AVX-512F (checked just above).
+                    unsafe { $avx::avx512($($arg),*) };
+                    return;
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2 (checked just above).
+                    unsafe { $avx::avx2($($arg),*) };
+                    return;
+                }
             }
             $body($($arg),*)
         }
         #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2")]
-        unsafe fn $avx<T: Scalar>($($arg: $ty),*) {
-            $body($($arg),*)
+        mod $avx {
+            use super::*;
+            #[target_feature(enable = "avx512f")]
+            pub(super) unsafe fn avx512<T: Scalar>($($arg: $ty),*) {
+                $body($($arg),*)
+            }
+            #[target_feature(enable = "avx2")]
+            pub(super) unsafe fn avx2<T: Scalar>($($arg: $ty),*) {
+                $body($($arg),*)
+            }
         }
     };
 }
@@ -122,7 +140,7 @@ simd_dispatch! {
     /// unit row stride): one pass over the columns, each giving a dot (its part
     /// below the diagonal times `v`) and an axpy (its contribution to the rows
     /// below), so every entry is read once (`dsymv`, lower).
-    fn symv_lower / symv_lower_avx2 / symv_lower_body (a: MatRef<'_, T>, v: &[T], w: &mut [T])
+    fn symv_lower / symv_lower_simd / symv_lower_body (a: MatRef<'_, T>, v: &[T], w: &mut [T])
 }
 
 #[inline(always)]
@@ -139,7 +157,7 @@ fn symv_lower_body<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
 
 simd_dispatch! {
     /// `A := A - v w^T - w v^T` on the lower triangle of the `m x m` `a` (`dsyr2`).
-    fn syr2_lower / syr2_lower_avx2 / syr2_lower_body (a: MatMut<'_, T>, v: &[T], w: &[T])
+    fn syr2_lower / syr2_lower_simd / syr2_lower_body (a: MatMut<'_, T>, v: &[T], w: &[T])
 }
 
 #[inline(always)]
@@ -218,13 +236,38 @@ pub fn sytd2<T: Scalar>(mut a: MatMut<'_, T>, d: &mut [T], e: &mut [T], tau: &mu
 /// # Panics
 /// As [`sytd2`].
 pub fn sytrd<T: Scalar>(
-    mut a: MatMut<'_, T>,
+    a: MatMut<'_, T>,
     nb: usize,
     nx: usize,
     d: &mut [T],
     e: &mut [T],
     tau: &mut [T],
 ) {
+    // Without a runtime the parts run in turn on this thread: nothing can fail.
+    sytrd_on(a, nb, nx, d, e, tau, None).expect("no runtime, no run to fail");
+}
+
+/// [`sytrd`] with each trailing SYR2K of at least [`SYR2K_SPLIT_MIN`] rows
+/// split in two fixed parts (the columns left of `m (1 - 1/sqrt 2)`, and the
+/// triangle right of them: equal flops) run as two tasks on `rt` ([`join`]).
+/// The split depends only on the order, so the result is bitwise that of
+/// [`sytrd`] whatever `rt` (`None` runs the parts in turn).
+///
+/// # Errors
+/// Only the runtime's own ([`Runtime::run`], e.g. a helper thread that cannot
+/// start); the reduction itself cannot fail.
+///
+/// # Panics
+/// As [`sytd2`].
+pub fn sytrd_on<T: Scalar>(
+    mut a: MatMut<'_, T>,
+    nb: usize,
+    nx: usize,
+    d: &mut [T],
+    e: &mut [T],
+    tau: &mut [T],
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
     check_args(&a, d, e, tau);
     let n = a.nrows();
     let nb = nb.max(1);
@@ -247,20 +290,8 @@ pub fn sytrd<T: Scalar>(
             let (panel, trailing) = ai.rb_mut().split_at_col_mut(nb);
             let v2 = panel.rb().submatrix(nb, 0, m2, nb);
             let w2 = wi.rb().submatrix(nb, 0, m2, nb);
-            let mut a22 = trailing.submatrix_mut(nb, 0, m2, m2);
-            for (l, r) in [(v2, w2), (w2, v2)] {
-                tri_matmul(
-                    a22.rb_mut(),
-                    BlockStructure::TriangularLower,
-                    Accum::Add,
-                    l,
-                    BlockStructure::Rectangular,
-                    r.transpose(),
-                    BlockStructure::Rectangular,
-                    -T::one(),
-                    Par::Seq,
-                );
-            }
+            let a22 = trailing.submatrix_mut(nb, 0, m2, m2);
+            syr2k_lower(a22, v2, w2, rt)?;
             for j in 0..nb {
                 a[(i + j + 1, i + j)] = e[i + j];
                 d[i + j] = a[(i + j, i + j)];
@@ -276,6 +307,69 @@ pub fn sytrd<T: Scalar>(
         &mut e[i..i + tail],
         &mut tau[i..i + tail],
     );
+    Ok(())
+}
+
+/// Smallest trailing order whose SYR2K [`sytrd_on`] splits in two tasks:
+/// below it the update takes less time than handing half of it to another
+/// thread (waking a parked helper costs tens of microseconds).
+pub const SYR2K_SPLIT_MIN: usize = 256;
+
+/// `A := A - V W^T - W V^T` on the lower triangle of the square `a` (`dsyr2k`)
+/// through faer's triangular GEMM; from [`SYR2K_SPLIT_MIN`] rows on in two
+/// parts of about equal flops run by [`join`]: columns `0..c` (their diagonal
+/// triangle and the rectangle below it) and the triangle of columns `c..`.
+fn syr2k_lower<T: Scalar>(
+    mut a: MatMut<'_, T>,
+    v: MatRef<'_, T>,
+    w: MatRef<'_, T>,
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    let m = a.nrows();
+    let tri = |mut dst: MatMut<'_, T>, v: MatRef<'_, T>, w: MatRef<'_, T>| {
+        for (l, r) in [(v, w), (w, v)] {
+            tri_matmul(
+                dst.rb_mut(),
+                BlockStructure::TriangularLower,
+                Accum::Add,
+                l,
+                BlockStructure::Rectangular,
+                r.transpose(),
+                BlockStructure::Rectangular,
+                -T::one(),
+                Par::Seq,
+            );
+        }
+    };
+    if m < SYR2K_SPLIT_MIN {
+        tri(a, v, w);
+        return Ok(());
+    }
+    // Columns 0..c hold c^2/2 + (m - c) c entries, the rest (m - c)^2 / 2:
+    // equal for c = m (1 - 1/sqrt 2).
+    let c = ((m as f64) * (1.0 - std::f64::consts::FRAC_1_SQRT_2)).round() as usize;
+    let (a00, _, a10, a11) = a.rb_mut().split_at_mut(c, c);
+    let (vt, vb) = v.split_at_row(c);
+    let (wt, wb) = w.split_at_row(c);
+    let left = move || {
+        tri(a00, vt, wt);
+        let mut a10 = a10;
+        matmul(
+            a10.rb_mut(),
+            Accum::Add,
+            vb,
+            wt.transpose(),
+            -T::one(),
+            Par::Seq,
+        );
+        matmul(a10, Accum::Add, wb, vt.transpose(), -T::one(), Par::Seq);
+        Ok(())
+    };
+    let right = move || {
+        tri(a11, vb, wb);
+        Ok(())
+    };
+    join(rt, left, right)
 }
 
 /// One panel of [`sytrd`] (LAPACK `dlatrd`, `uplo = 'L'`) on the `m x m`
@@ -345,7 +439,49 @@ fn latrd<T: Scalar>(mut a: MatMut<'_, T>, mut w: MatMut<'_, T>, e: &mut [T], tau
 ///
 /// # Panics
 /// On inconsistent shapes.
-pub fn ormtr<T: Scalar>(a: MatRef<'_, T>, tau: &[T], mut z: MatMut<'_, T>, nb: usize) {
+pub fn ormtr<T: Scalar>(a: MatRef<'_, T>, tau: &[T], z: MatMut<'_, T>, nb: usize) {
+    // Without a runtime the halves run in turn on this thread: nothing can fail.
+    ormtr_on(a, tau, z, nb, None).expect("no runtime, no run to fail");
+}
+
+/// Smallest column count of `z` that [`ormtr_on`] splits in two tasks.
+pub const ORMTR_SPLIT_MIN: usize = 64;
+
+/// [`ormtr`] with the columns of `z` split in two fixed halves (from
+/// [`ORMTR_SPLIT_MIN`] columns on) run as two tasks on `rt` ([`join`]); each
+/// column is computed as by [`ormtr`] on its half, so the result depends on
+/// the shape only, not on `rt`.
+///
+/// # Errors
+/// Only the runtime's own ([`Runtime::run`]).
+///
+/// # Panics
+/// On inconsistent shapes.
+pub fn ormtr_on<T: Scalar>(
+    a: MatRef<'_, T>,
+    tau: &[T],
+    z: MatMut<'_, T>,
+    nb: usize,
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    let k = z.ncols();
+    if k < ORMTR_SPLIT_MIN {
+        ormtr_seq(a, tau, z, nb);
+        return Ok(());
+    }
+    let (za, zb) = z.split_at_col_mut(k / 2);
+    let left = move || {
+        ormtr_seq(a, tau, za, nb);
+        Ok(())
+    };
+    let right = move || {
+        ormtr_seq(a, tau, zb, nb);
+        Ok(())
+    };
+    join(rt, left, right)
+}
+
+fn ormtr_seq<T: Scalar>(a: MatRef<'_, T>, tau: &[T], mut z: MatMut<'_, T>, nb: usize) {
     let n = a.nrows();
     assert!(a.ncols() == n && z.nrows() == n, "ormtr: shapes");
     assert_eq!(tau.len(), n.saturating_sub(1), "ormtr: tau length");

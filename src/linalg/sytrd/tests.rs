@@ -128,3 +128,43 @@ fn upper_triangle_is_never_touched() {
         "residual {res}, orthogonality {orth}"
     );
 }
+
+/// `sytrd_on`/`ormtr_on` on a two-thread runtime (SYR2K and column halves as
+/// tasks) give bitwise the results of `sytrd`/`ormtr`, at orders where the
+/// SYR2K splits (trailing order >= SYR2K_SPLIT_MIN), and are accurate there.
+#[test]
+fn split_updates_are_bitwise_and_accurate() {
+    let rt = Runtime::builder().threads(2).build();
+    for n in [300usize, 333] {
+        let a: Mat<f64> = gallery::random_symmetric_gaussian(n, 11);
+        let (res, orth, _, _) = reduce(&a, SYTRD_BLOCK, SYTRD_CROSSOVER, ORMTR_BLOCK);
+        assert!(
+            res < 30.0 && orth < 30.0,
+            "n={n}: residual {res}, orthogonality {orth}"
+        );
+        let run = |rt: Option<&Runtime>| {
+            let mut w = a.clone();
+            let m = n - 1;
+            let (mut d, mut e, mut tau) = (vec![0.0; n], vec![0.0; m], vec![0.0; m]);
+            sytrd_on(
+                w.as_mut(),
+                SYTRD_BLOCK,
+                SYTRD_CROSSOVER,
+                &mut d,
+                &mut e,
+                &mut tau,
+                rt,
+            )
+            .unwrap();
+            let mut q = Mat::<f64>::identity(n, n);
+            ormtr_on(w.as_ref(), &tau, q.as_mut(), ORMTR_BLOCK, rt).unwrap();
+            let mut bits: Vec<u64> = d.iter().chain(&e).map(|x| x.to_bits()).collect();
+            bits.extend(q.col_iter().flat_map(|c| c.iter().map(|x| x.to_bits())));
+            bits
+        };
+        assert!(
+            run(Some(&rt)) == run(None),
+            "n={n}: two threads differ from none"
+        );
+    }
+}

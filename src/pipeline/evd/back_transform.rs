@@ -15,6 +15,7 @@ use crate::linalg::sy2sb::Sy2sbFactors;
 use crate::pipeline::task::{check_owned, with_access};
 use crate::{Error, Result, Scalar};
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Column blocks `0..w, w..2w, ...` of `n` columns.
@@ -22,12 +23,14 @@ fn column_blocks(n: usize, w: usize) -> Vec<Range<usize>> {
     col_tiles(n, w.max(1))
 }
 
+/// The vectors must have as many rows as the reflectors' order; any number of
+/// columns (all `n` eigenvectors, or the `k` of a selection).
 fn check_order<T>(what: &str, refl_n: usize, z: &Eigenvectors<T>) -> Result<()> {
-    if refl_n == z.nrows() && refl_n == z.ncols() {
+    if refl_n == z.nrows() {
         Ok(())
     } else {
         Err(Error::Shape(format!(
-            "{what}: reflectors of order {refl_n} applied to {} x {} eigenvectors",
+            "{what}: reflectors of order {refl_n} applied to {} x {} vectors",
             z.nrows(),
             z.ncols()
         )))
@@ -65,6 +68,32 @@ pub fn back_transform_q2_windowed<T: Scalar>(
     col_block: usize,
     window_bytes: usize,
 ) -> Result<Eigenvectors<T>> {
+    q2_active(g, reflectors, z, group, col_block, window_bytes, None)
+}
+
+/// The columns of `cols` that hold vectors: those below `active` (a count
+/// known only when the graph runs, e.g. of a value-range selection), or all.
+fn active_cols(cols: &Range<usize>, active: &Option<Arc<AtomicUsize>>) -> Range<usize> {
+    match active {
+        Some(k) => {
+            let k = k.load(Ordering::Acquire);
+            cols.start.min(k)..cols.end.min(k)
+        }
+        None => cols.clone(),
+    }
+}
+
+/// [`back_transform_q2`] on the first `active` columns only (read when each
+/// task runs; the others are left as they are).
+pub(super) fn q2_active<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    reflectors: Sb2stReflectors<T>,
+    z: Eigenvectors<T>,
+    group: usize,
+    col_block: usize,
+    window_bytes: usize,
+    active: Option<Arc<AtomicUsize>>,
+) -> Result<Eigenvectors<T>> {
     check_owned(g, "the Q2 reflectors", &reflectors.done)?;
     check_owned(g, "the eigenvectors", z.tasks())?;
     check_order("back_transform_q2", reflectors.n(), &z)?;
@@ -88,10 +117,15 @@ pub fn back_transform_q2_windowed<T: Scalar>(
         .map(|blk| (4 * blk.rows.len() * blk.sweeps.len()) as f64)
         .sum();
     let mut blocks = Vec::new();
-    for cols in column_blocks(n, col_block) {
-        let (refl, zm, plan, cols2) = (store.clone(), z.z.clone(), plan.clone(), cols.clone());
+    for cols in column_blocks(z.ncols(), col_block) {
+        let (refl, zm, plan) = (store.clone(), z.z.clone(), plan.clone());
+        let (cols2, active) = (cols.clone(), active.clone());
         let flops = block_flops * cols.len() as f64;
         let body = with_access(move |acc| {
+            let cols2 = active_cols(&cols2, &active);
+            if cols2.is_empty() {
+                return Ok(());
+            }
             let zc = zm.write(acc, 0..n, cols2);
             apply_q2_windowed(&refl.read(acc), &plan, window_bytes, zc);
             Ok(())
@@ -124,6 +158,17 @@ pub fn back_transform_q1<T: Scalar>(
     z: Eigenvectors<T>,
     col_block: usize,
 ) -> Result<Eigenvectors<T>> {
+    q1_active(g, reflectors, z, col_block, None)
+}
+
+/// [`back_transform_q1`] on the first `active` columns only (see [`q2_active`]).
+pub(super) fn q1_active<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    reflectors: Sy2sbReflectors<T>,
+    z: Eigenvectors<T>,
+    col_block: usize,
+    active: Option<Arc<AtomicUsize>>,
+) -> Result<Eigenvectors<T>> {
     check_owned(g, "the Q1 reflectors", &reflectors.done)?;
     check_owned(g, "the eigenvectors", z.tasks())?;
     check_order("back_transform_q1", reflectors.n(), &z)?;
@@ -142,9 +187,14 @@ pub fn back_transform_q1<T: Scalar>(
     } = reflectors;
     let (aid, tid, zid) = (a.id(), t.id(), z.z.id());
     let mut blocks = Vec::new();
-    for cols in column_blocks(n, col_block) {
+    for cols in column_blocks(z.ncols(), col_block) {
         let (a, t, zm, cols2) = (a.clone(), t.clone(), z.z.clone(), cols.clone());
+        let active = active.clone();
         let body = with_access(move |acc| {
+            let cols2 = active_cols(&cols2, &active);
+            if cols2.is_empty() {
+                return Ok(());
+            }
             let av = a.read(acc, 0..n, 0..n);
             let tf = t.read(acc, 0..b, 0..panels * b);
             let zv = zm.write(acc, 0..n, cols2);

@@ -1,18 +1,20 @@
-//! The one-stage path of [`super::eigh`] for small and mid orders: on the
-//! calling thread, with no task graph (`research/small-mid-evd.md` §1, §3).
+//! The one-stage path of [`super::eigh`] for small and mid orders, with no task
+//! graph: on the calling thread, its GEMM-rich parts split in two fixed halves
+//! on the runtime's threads (`research/small-mid-evd.md` §1, §3).
 //! LAPACK `dsyevd`'s sequence: scale into the safe range, `dsytrd`
-//! ([`crate::linalg::sytrd::sytrd`]), then `dsterf` (values) or divide and
-//! conquer with QL/QR leaves on the identity followed by `dormtr` (vectors).
+//! ([`crate::linalg::sytrd::sytrd_on`]), then `dsterf` (values) or divide and
+//! conquer with QL/QR leaves on the identity
+//! ([`crate::linalg::stedc::forked::stedc_identity`]) followed by `dormtr`
+//! (vectors).
 //! The same contract as the graph: values ascending and unscaled, vectors
 //! orthonormal, errors as [`crate::Error`]s.
 
-use super::{prepare, EvdJob, SymmetricEigen};
-use crate::linalg::stedc::serial::{
-    scale_block, sort_eigenpairs, split_blocks, tridiag_eigvecs, unscale_block,
-};
-use crate::linalg::stedc::DcParams;
-use crate::linalg::sytrd::{ormtr, sytrd, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
-use crate::runtime::RunReport;
+use super::{prepare, EvdJob, EvdOptions, SymmetricEigen};
+use crate::linalg::stebz::Sturm;
+use crate::linalg::stedc::forked::stedc_identity;
+use crate::linalg::stein::stein_columns;
+use crate::linalg::sytrd::{ormtr_on, sytrd_on, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
+use crate::runtime::{RunReport, Runtime};
 use crate::{Result, Scalar};
 use faer::Mat;
 use std::time::Instant;
@@ -47,35 +49,60 @@ pub(super) fn admit<T: Scalar>(n: usize, job: EvdJob) -> Result<()> {
     crate::sysinfo::check_fits(needed, &what, |_| String::new())
 }
 
-/// Solves on the calling thread. `a` is the working copy: the symmetric
+/// Solves on the calling thread, with the large GEMM-rich parts (the SYR2K
+/// updates of `sytrd`, the top of the divide and conquer, `ormtr`) split in two
+/// fixed halves that run as two tasks on `rt` when it has several threads: the
+/// same bits whatever `rt`'s size. `a` is the working copy: the symmetric
 /// matrix in its lower triangle (strict upper part not read), checked square.
+/// The report lists no tasks (the helper runs are not recorded).
 pub(super) fn run<T: Scalar>(
     mut a: Mat<T>,
     job: EvdJob,
-    leaf_size: usize,
+    opts: &EvdOptions,
+    rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
     let start = Instant::now();
     let (scale, _) = prepare(&mut a)?;
     let n = a.nrows();
     let m = n.saturating_sub(1);
     let (mut d, mut e, mut tau) = (vec![T::zero(); n], vec![T::zero(); m], vec![T::zero(); m]);
-    sytrd(
+    let rt = Some(rt);
+    sytrd_on(
         a.as_mut(),
         SYTRD_BLOCK,
         SYTRD_CROSSOVER,
         &mut d,
         &mut e,
         &mut tau,
-    );
-    let vectors = match job {
-        EvdJob::Values => {
-            crate::linalg::sterf::sterf(&mut d, &mut e)?;
-            None
-        }
-        EvdJob::Vectors => {
-            let mut z = tridiagonal_vectors(&mut d, &mut e, leaf_size)?;
-            ormtr(a.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK);
-            Some(z)
+        rt,
+    )?;
+    let vectors = if let Some(sel) = &opts.selection {
+        // The selective path on the one-stage tridiagonal: bisection
+        // (dstebz), inverse iteration (dstein) and dormtr on the k columns.
+        let sturm = Sturm::new(&d, &e)?;
+        let range = sel.resolve(&sturm, scale)?;
+        let w = sturm.bisect(range, T::zero())?;
+        let z = match job {
+            EvdJob::Values => None,
+            EvdJob::Vectors => {
+                let mut z = stein_columns(&d, &e, &w, 0..w.len())?;
+                ormtr_on(a.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, rt)?;
+                Some(z)
+            }
+        };
+        d = w;
+        z
+    } else {
+        match job {
+            EvdJob::Values => {
+                crate::linalg::sterf::sterf(&mut d, &mut e)?;
+                None
+            }
+            EvdJob::Vectors => {
+                let mut z = stedc_identity(&mut d, &mut e, opts.leaf_size, rt)?;
+                ormtr_on(a.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, rt)?;
+                Some(z)
+            }
         }
     };
     if scale != T::one() {
@@ -93,44 +120,4 @@ pub(super) fn run<T: Scalar>(
             streams: 0,
         },
     })
-}
-
-/// Eigenvalues (ascending, in `d`) and eigenvectors of the symmetric
-/// tridiagonal `(d, e)`, LAPACK `dstedc` with `compz = 'I'`: split into
-/// unreduced blocks, each scaled by its max-norm and solved by implicit QL/QR
-/// when it has at most `leaf_size` rows, by the serial divide and conquer
-/// otherwise; its vectors go straight into the block's diagonal block of the
-/// identity (no product with the identity). `e` is overwritten.
-fn tridiagonal_vectors<T: Scalar>(d: &mut [T], e: &mut [T], leaf_size: usize) -> Result<Mat<T>> {
-    let n = d.len();
-    let mut z = Mat::<T>::identity(n, n);
-    let blocks = split_blocks(d, e);
-    let params = DcParams {
-        leaf_size: leaf_size.max(1),
-        ..DcParams::default()
-    };
-    for blk in &blocks {
-        let (s, t) = (blk.start, blk.end);
-        let m = t - s;
-        if m == 1 {
-            continue;
-        }
-        let nrm = scale_block(&mut d[s..t], &mut e[s..t - 1]);
-        if nrm == T::zero() {
-            continue;
-        }
-        let zb = z.as_mut().submatrix_mut(s, s, m, m);
-        if m <= params.leaf_size {
-            crate::linalg::steqr::steqr(&mut d[s..t], &mut e[s..t - 1], zb)?;
-        } else {
-            let q = tridiag_eigvecs(&mut d[s..t], &e[s..t - 1], &params)?;
-            let mut zb = zb;
-            zb.copy_from(&q);
-        }
-        unscale_block(&mut d[s..t], nrm);
-    }
-    if blocks.len() > 1 {
-        sort_eigenpairs(d, z.as_mut());
-    }
-    Ok(z)
 }

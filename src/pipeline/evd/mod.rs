@@ -41,6 +41,7 @@
 mod back_transform;
 mod direct;
 mod sb2st;
+mod select;
 mod side;
 mod stedc;
 mod sterf;
@@ -52,6 +53,7 @@ pub use crate::pipeline::columns::{ColumnBlocks, VectorsResult};
 pub use crate::pipeline::task::Slot;
 pub use back_transform::{back_transform_q1, back_transform_q2};
 pub use sb2st::{sb2st, Sb2stGrain, Sb2stReflectors, Sb2stStage, Tridiagonal};
+pub use select::{select, SelectStage, Selection, SELECT};
 pub use stedc::{dc_scale, stedc, Eigenvectors, StedcStage};
 pub use sterf::sterf;
 pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
@@ -78,6 +80,8 @@ pub const DC: &str = "dc";
 pub const Q2: &str = "q2";
 /// Stage name of the Q1 back-transformation.
 pub const Q1: &str = "q1";
+// The bisection tasks of a selection run under TRIDIAG, its inverse
+// iteration under SELECT.
 
 /// What to compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,7 +154,16 @@ impl<T: Scalar> EvdValues<T> {
     pub fn into_results(self) -> Result<(Vec<T>, Option<Mat<T>>)> {
         let values = self.collect()?;
         let vectors = match self.vectors {
-            Some(z) => Some(VectorsResult { z }.get()?),
+            Some(z) => {
+                let mut z = VectorsResult { z }.get()?;
+                // A value-range selection allocates up to n columns; keep those
+                // of the eigenvalues found.
+                if z.ncols() > values.len() {
+                    let n = z.nrows();
+                    z.truncate(n, values.len());
+                }
+                Some(z)
+            }
             None => None,
         };
         Ok((values, vectors))
@@ -216,9 +229,10 @@ pub fn task_count(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
         );
         (n64 / g + 1).saturating_mul((steps + 3 * g) / c + 1)
     };
-    let rest = match job {
-        EvdJob::Values => 1,
-        EvdJob::Vectors => {
+    let rest = match (job, &opts.selection) {
+        (EvdJob::Values, None) => 1,
+        (_, Some(sel)) => select::task_estimate(n, job, opts, sel),
+        (EvdJob::Vectors, None) => {
             let leaves = n64.div_ceil(opts.leaf_size.max(1) as u64);
             let col = opts.col_block_for(n).max(1) as u64;
             // Per merge: deflate, up to 8 roots, lowner, free and its apply tiles.
@@ -268,7 +282,9 @@ pub fn memory_bytes<T: Scalar>(
     ]
     .into_iter()
     .try_fold(0u64, u64::checked_add)?;
-    if job == EvdJob::Vectors {
+    if let (Some(sel), EvdJob::Vectors) = (&opts.selection, job) {
+        words = words.checked_add(select::vector_words(n, b as usize, opts, threads, sel)?)?;
+    } else if job == EvdJob::Vectors {
         let col = opts.col_block_for(n).min(n);
         let group = opts.q2_group.max(1);
         // `workspace_len` computes in `usize` without checks: make sure an
@@ -380,8 +396,17 @@ fn admit<T: Scalar>(
     owned: bool,
 ) -> Result<()> {
     check_square(m, n)?;
+    check_selection(n, opts)?;
     let threads = threads.unwrap_or_else(crate::sysinfo::default_threads);
     check_memory::<T>(n, job, opts, threads, owned)
+}
+
+/// [`Error::InvalidArgument`] for a selection that does not fit order `n`.
+fn check_selection(n: usize, opts: &EvdOptions) -> Result<()> {
+    match &opts.selection {
+        Some(sel) => sel.indices(n).map(|_| ()),
+        None => Ok(()),
+    }
 }
 
 fn check_square(m: usize, n: usize) -> Result<()> {
@@ -428,6 +453,9 @@ fn grain(opts: &EvdOptions) -> Sb2stGrain {
 }
 
 fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
+    if let Some(sel) = &opts.selection {
+        return select::build(a, job, opts, sel);
+    }
     let (scale, anrm) = prepare(&mut a)?;
     let n = a.nrows();
     let b = opts.bandwidth_for(n, job);
@@ -497,15 +525,20 @@ fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<Evd
 /// The symmetric eigendecomposition of `a` (the triangle [`EvdOptions::side`]
 /// is read, the lower one by default; the other is ignored) by the two-stage
 /// reduction, run as one task graph on `rt`; below the crossover
-/// [`EvdOptions::one_stage_below`] instead by the one-stage reduction on the
-/// calling thread, with no graph (the report then has no tasks). This is the
+/// [`EvdOptions::one_stage_below`] instead by the one-stage reduction, with no
+/// graph: on the calling thread, its large GEMM-rich parts split in two fixed
+/// halves run on `rt`'s threads (the same bits on any thread count; the report
+/// then has no tasks). This is the
 /// configurable form; [`crate::eigh`] is the one-call form on a default runtime.
 ///
 /// Errors: [`Error::Shape`] for a non-square input, [`Error::NonFinite`] naming
 /// the first non-finite entry of the triangle read, [`Error::OutOfMemory`] when
 /// the run does not fit in the memory available (checked before anything is
-/// allocated), and [`Error::NoConvergence`] if the tridiagonal solver does not
-/// converge.
+/// allocated), [`Error::NoConvergence`] if the tridiagonal solver does not
+/// converge, and [`Error::InvalidArgument`] for an [`EvdOptions::selection`]
+/// that does not fit the order (`k > n`, a reversed or too long index range, a
+/// NaN bound or `lo > hi`). With a selection, the eigenvalues and the `n x k`
+/// eigenvectors are those selected (see [`Selection`]).
 pub fn eigh<T: Scalar>(
     a: MatRef<'_, T>,
     job: EvdJob,
@@ -513,9 +546,10 @@ pub fn eigh<T: Scalar>(
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
     if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
+        check_selection(a.nrows(), opts)?;
         direct::admit::<T>(a.nrows(), job)?;
         side::check_finite_side(a, opts.side)?;
-        return direct::run(side::lower_copy(a, opts.side), job, opts.leaf_size);
+        return direct::run(side::lower_copy(a, opts.side), job, opts, rt);
     }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
     side::check_finite_side(a, opts.side)?;
@@ -537,8 +571,9 @@ pub fn eigh_owned<T: Scalar>(
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
     if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
+        check_selection(a.nrows(), opts)?;
         direct::admit::<T>(a.nrows(), job)?;
-        return direct::run(owned_lower(a, opts)?, job, opts.leaf_size);
+        return direct::run(owned_lower(a, opts)?, job, opts, rt);
     }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), true)?;
     run(owned_lower(a, opts)?, job, opts, rt)
@@ -569,7 +604,7 @@ pub fn reduction_seconds(report: &RunReport) -> f64 {
 /// included), then tridiag (values) or dc, q2, q1 (vectors); each the span from its first task's start to its last
 /// task's end.
 pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
-    [SY2SB, SB2ST, TRIDIAG, DC, Q2, Q1]
+    [SY2SB, SB2ST, TRIDIAG, DC, SELECT, Q2, Q1]
         .into_iter()
         .map(|s| (s, report.stage_span(s).as_secs_f64()))
         .filter(|&(s, t)| t > 0.0 || [SY2SB, SB2ST].contains(&s))

@@ -46,6 +46,9 @@ use faer::MatMut;
 use crate::error::Error;
 use crate::scalar::Scalar;
 
+mod eval;
+use eval::{dominant_deltas, eval};
+
 /// Iteration limit per root (evaluations of `f`: model plus bisection steps). `dlaed4`
 /// uses 30 unsafeguarded model steps; the extra room is for the bisection fallback
 /// (about 11 geometric plus `digits` arithmetic halvings, interleaved with model steps).
@@ -99,6 +102,11 @@ pub(crate) trait Frame<T: Scalar> {
     fn set_origin(&mut self, o: usize);
     /// `D_j - lambda(t)`.
     fn delta(&self, j: usize, t: T) -> T;
+    /// `D_j - lambda(t)` for `j = j0..j0 + L` (a block of [`eval`]'s loop).
+    #[inline(always)]
+    fn deltas<const L: usize>(&self, j0: usize, t: T) -> [T; L] {
+        std::array::from_fn(|l| self.delta(j0 + l, t))
+    }
     /// `lambda(t) - D_o`.
     fn offset(&self, t: T) -> T;
     /// The `t` with `lambda(t) - D_o = x` (`D_o + x` inside the domain).
@@ -131,6 +139,11 @@ impl<T: Scalar> Frame<T> for Shifted<'_, T> {
         self.dd[j] - t
     }
     #[inline(always)]
+    fn deltas<const L: usize>(&self, j0: usize, t: T) -> [T; L] {
+        let dd = &self.dd[j0..j0 + L];
+        std::array::from_fn(|l| dd[l] - t)
+    }
+    #[inline(always)]
     fn offset(&self, t: T) -> T {
         t
     }
@@ -147,82 +160,6 @@ impl<T: Scalar> Frame<T> for Shifted<'_, T> {
             *x -= t;
         }
         self.d[self.o] + t
-    }
-}
-
-/// Value and derivative information of `w(tau) = 1/rho + psi + phi` at one point.
-struct Eval<T> {
-    w: T,
-    dpsi: T,
-    dphi: T,
-    /// Bound on the rounding error of `w`, in units of `eps` (as `dlaed4`'s `erretm`).
-    err: T,
-    /// `D_j - lambda` for `j = split` and `j = split + 1` (the interval's poles).
-    del_lo: T,
-    del_hi: T,
-    /// `D_j - lambda` for the pole contributing most to `psi'` (left side) and to
-    /// `phi'` (right side).
-    del_domlo: T,
-    del_domhi: T,
-}
-
-/// Evaluates the secular function at the iterate `tau` of `frame` (`k` poles).
-/// `psi` sums the poles `0..=split` (ascending, small terms first), `phi` the poles
-/// `split+1..k` (descending).
-fn eval<T: Scalar, F: Frame<T>>(
-    frame: &F,
-    k: usize,
-    z: &[T],
-    tau: T,
-    split: usize,
-    rhoinv: T,
-) -> Eval<T> {
-    let zero = T::zero();
-    let mut psi = zero;
-    let mut dpsi = zero;
-    let mut partial = zero;
-    let (mut best_lo, mut jlo) = (zero, split);
-    for (j, &zj) in z[..=split].iter().enumerate() {
-        let del = frame.delta(j, tau);
-        let t = zj / del;
-        psi += zj * t;
-        dpsi += t * t;
-        partial += psi.abs();
-        if t * t > best_lo {
-            best_lo = t * t;
-            jlo = j;
-        }
-    }
-    let mut phi = zero;
-    let mut dphi = zero;
-    let jh = (split + 1).min(k - 1);
-    let (mut best_hi, mut jhi) = (zero, jh);
-    for (j, &zj) in z[..k].iter().enumerate().skip(split + 1).rev() {
-        let del = frame.delta(j, tau);
-        let t = zj / del;
-        phi += zj * t;
-        dphi += t * t;
-        partial += phi.abs();
-        if t * t > best_hi {
-            best_hi = t * t;
-            jhi = j;
-        }
-    }
-    let w = rhoinv + psi + phi;
-    let err = c::<T>(8.0) * (psi.abs() + phi.abs())
-        + partial
-        + c::<T>(2.0) * rhoinv
-        + c::<T>(3.0) * w.abs()
-        + frame.offset(tau).abs() * (dpsi + dphi);
-    Eval {
-        w,
-        dpsi,
-        dphi,
-        err,
-        del_lo: frame.delta(split, tau),
-        del_hi: frame.delta(jh, tau),
-        del_domlo: frame.delta(jlo, tau),
-        del_domhi: frame.delta(jhi, tau),
     }
 }
 
@@ -473,7 +410,7 @@ pub(crate) fn solve_in_frame<T: Scalar, F: Frame<T>>(
                 // to that derivative (the interval's own pole when it dominates, as in
                 // dlaed4; a heavier neighbour when the interval's pole has a tiny
                 // weight, where lumping at the interval's pole converges only linearly).
-                let (dp, dq) = (ev.del_domlo, ev.del_domhi);
+                let (dp, dq) = dominant_deltas(frame, k, z, tau, split);
                 (dp, dq, ev.w - dp * ev.dpsi - dq * ev.dphi)
             };
             // Model c + s/(dp - eta) + S/(dq - eta) matching w and w' at eta = 0:

@@ -1,0 +1,205 @@
+//! The evaluation of the secular function at an iterate (LAPACK `dlaed4`'s
+//! inner loops), in fixed interleaved lanes so that it vectorises.
+
+use std::ops::Range;
+
+use super::{c, Frame};
+use crate::scalar::Scalar;
+
+/// Value and derivative information of `w(tau) = 1/rho + psi + phi` at one point.
+pub(super) struct Eval<T> {
+    pub(super) w: T,
+    pub(super) dpsi: T,
+    pub(super) dphi: T,
+    /// Bound on the rounding error of `w`, in units of `eps` (as `dlaed4`'s `erretm`).
+    pub(super) err: T,
+    /// `D_j - lambda` for `j = split` and `j = split + 1` (the interval's poles).
+    pub(super) del_lo: T,
+    pub(super) del_hi: T,
+}
+
+/// Independent partial sums per pass of [`eval`]: enough chains to hide the
+/// latency of the divisions and additions, and a fixed order (lane `l` sums
+/// the terms `j = l mod LANES`), so the result does not depend on how the
+/// compiler vectorises the loop.
+const LANES: usize = 8;
+
+/// Sums over the poles `range` of `t_j = z_j / (D_j - lambda)`: `(sum z_j t_j,
+/// sum t_j^2, sum c_j |z_j t_j|)` with `c_j = j - base` (`weight_up`) or
+/// `base - j`. All terms `z_j t_j` of one side of the root have the same sign,
+/// so the weighted sum equals the sum of the partial sums' magnitudes that
+/// `dlaed4` accumulates into its error bound (each term counted once per
+/// partial sum that contains it), without a serial dependence between terms.
+#[inline(always)]
+fn side_sums<T: Scalar, F: Frame<T>>(
+    frame: &F,
+    z: &[T],
+    range: Range<usize>,
+    tau: T,
+    base: usize,
+    weight_up: bool,
+) -> (T, T, T) {
+    let zero = T::zero();
+    let mut s = [zero; LANES];
+    let mut ds = [zero; LANES];
+    let mut ws = [zero; LANES];
+    let lanes = c::<T>(LANES as f64);
+    let first = range.start;
+    // Weight of lane l's current term, as a float (exact: small integers).
+    let mut wt: [T; LANES] = std::array::from_fn(|l| {
+        let (j, b) = ((first + l) as f64, base as f64);
+        c::<T>(if weight_up { j - b } else { b - j })
+    });
+    let step = if weight_up { lanes } else { -lanes };
+    let mut j = first;
+    while j + LANES <= range.end {
+        let del = frame.deltas::<LANES>(j, tau);
+        for l in 0..LANES {
+            let t = z[j + l] / del[l];
+            let term = z[j + l] * t;
+            s[l] += term;
+            ds[l] += t * t;
+            ws[l] += wt[l] * term.abs();
+            wt[l] += step;
+        }
+        j += LANES;
+    }
+    for (l, jj) in (j..range.end).enumerate() {
+        let t = z[jj] / frame.delta(jj, tau);
+        let term = z[jj] * t;
+        s[l] += term;
+        ds[l] += t * t;
+        ws[l] += wt[l] * term.abs();
+    }
+    (reduce(s), reduce(ds), reduce(ws))
+}
+
+/// The sum of the lanes, pairwise in a fixed order.
+#[inline(always)]
+fn reduce<T: Scalar>(mut a: [T; LANES]) -> T {
+    let mut half = LANES / 2;
+    while half > 0 {
+        for l in 0..half {
+            a[l] += a[l + half];
+        }
+        half /= 2;
+    }
+    a[0]
+}
+
+/// Evaluates the secular function at the iterate `tau` of `frame` (`k` poles).
+/// `psi` sums the poles `0..=split`, `phi` the poles `split+1..k`, each in
+/// [`LANES`] interleaved partial sums. Compiled for AVX-512 or AVX2 when the
+/// CPU has them (the crate targets baseline x86-64, and the divisions of this
+/// loop are most of the secular solver's time): the lanes fix the order of
+/// every sum and no multiply-add is fused, so each version gives the same bits.
+pub(super) fn eval<T: Scalar, F: Frame<T>>(
+    frame: &F,
+    k: usize,
+    z: &[T],
+    tau: T,
+    split: usize,
+    rhoinv: T,
+) -> Eval<T> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { eval_avx512(frame, k, z, tau, split, rhoinv) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { eval_avx2(frame, k, z, tau, split, rhoinv) };
+        }
+    }
+    eval_body(frame, k, z, tau, split, rhoinv)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn eval_avx512<T: Scalar, F: Frame<T>>(
+    frame: &F,
+    k: usize,
+    z: &[T],
+    tau: T,
+    split: usize,
+    rhoinv: T,
+) -> Eval<T> {
+    eval_body(frame, k, z, tau, split, rhoinv)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn eval_avx2<T: Scalar, F: Frame<T>>(
+    frame: &F,
+    k: usize,
+    z: &[T],
+    tau: T,
+    split: usize,
+    rhoinv: T,
+) -> Eval<T> {
+    eval_body(frame, k, z, tau, split, rhoinv)
+}
+
+#[inline(always)]
+fn eval_body<T: Scalar, F: Frame<T>>(
+    frame: &F,
+    k: usize,
+    z: &[T],
+    tau: T,
+    split: usize,
+    rhoinv: T,
+) -> Eval<T> {
+    let jh = (split + 1).min(k - 1);
+    // psi's partial sums run upwards from pole 0: pole j is in split + 1 - j of
+    // them; phi's run downwards from pole k - 1: pole j is in j - split.
+    let (psi, dpsi, ppsi) = side_sums(frame, z, 0..split + 1, tau, split + 1, false);
+    let (phi, dphi, pphi) = side_sums(frame, z, split + 1..k, tau, split, true);
+    let w = rhoinv + psi + phi;
+    let err = c::<T>(8.0) * (psi.abs() + phi.abs())
+        + ppsi
+        + pphi
+        + c::<T>(2.0) * rhoinv
+        + c::<T>(3.0) * w.abs()
+        + frame.offset(tau).abs() * (dpsi + dphi);
+    Eval {
+        w,
+        dpsi,
+        dphi,
+        err,
+        del_lo: frame.delta(split, tau),
+        del_hi: frame.delta(jh, tau),
+    }
+}
+
+/// `D_j - lambda` at the iterate `tau` for the pole contributing most to
+/// `psi'` (poles `0..=split`) and to `phi'` (poles `split+1..k`): the poles of
+/// the middle-way model. Only that model needs them, so they are not part of
+/// [`eval`].
+pub(super) fn dominant_deltas<T: Scalar, F: Frame<T>>(
+    frame: &F,
+    k: usize,
+    z: &[T],
+    tau: T,
+    split: usize,
+) -> (T, T) {
+    let zero = T::zero();
+    let (mut best_lo, mut jlo) = (zero, split);
+    for (j, &zj) in z[..=split].iter().enumerate() {
+        let t = zj / frame.delta(j, tau);
+        if t * t > best_lo {
+            best_lo = t * t;
+            jlo = j;
+        }
+    }
+    let jh = (split + 1).min(k - 1);
+    let (mut best_hi, mut jhi) = (zero, jh);
+    for (j, &zj) in z[..k].iter().enumerate().skip(split + 1).rev() {
+        let t = zj / frame.delta(j, tau);
+        if t * t > best_hi {
+            best_hi = t * t;
+            jhi = j;
+        }
+    }
+    (frame.delta(jlo, tau), frame.delta(jhi, tau))
+}

@@ -1,0 +1,419 @@
+//! Part of the spectrum ([`Selection`]): bisection on the tridiagonal of the
+//! two-stage reduction (LAPACK `dstebz`), inverse iteration for the selected
+//! eigenvectors only (`dstein`) and the Q2 and Q1 back-transformations of
+//! those `k` columns, so the vectors cost `O(n^2 k)` on top of the
+//! values-only reduction instead of `O(n^3)` (issue 11; LAPACK `dsyevx`'s
+//! sequence on the two-stage reduction).
+//!
+//! Graph: sy2sb -> sb2st -> `select.plan` (Sturm data, the index range of the
+//! selection) -> `select.bisect[i]` (parts of the index range) ->
+//! `select.values` (gathers them) -> `select.stein.cols[..]` (one per column
+//! block) -> Q2 -> Q1 column-block tasks. A value range's size is known only
+//! once the tridiagonal exists: its graph has column blocks for up to `n`
+//! vectors, and the blocks past the count do nothing.
+
+use super::sb2st::Tridiagonal;
+use super::stedc::Eigenvectors;
+use super::{back_transform, grain, prepare, sb2st, sy2sb, EvdGraph, EvdJob, EvdValues, Slot};
+use super::{Q1, TRIDIAG};
+use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
+use crate::linalg::stebz::{split_indices, Sturm};
+use crate::linalg::stein::stein_columns;
+use crate::matrix::{MatrixId, SharedMatrix};
+use crate::pipeline::task::{check_owned, with_access};
+use crate::pipeline::EvdOptions;
+use crate::{Error, Result, Scalar};
+use faer::Mat;
+use parking_lot::Mutex;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Stage name of the bisection and inverse-iteration tasks.
+pub const SELECT: &str = "select";
+
+/// Which eigenpairs to compute (set [`EvdOptions::selection`]). Whatever the
+/// selection, the eigenvalues come ascending and eigenvector column `j`
+/// belongs to eigenvalue `j`.
+#[derive(Clone, Debug)]
+pub enum Selection {
+    /// The `k` largest eigenvalues.
+    Largest(usize),
+    /// The `k` smallest eigenvalues.
+    Smallest(usize),
+    /// The eigenvalues of these 0-based indices in ascending order (half-open).
+    Index(Range<usize>),
+    /// The eigenvalues in the half-open value range `[lo, hi)` (decided by
+    /// Sturm counts, so an eigenvalue within rounding of a bound may fall on
+    /// either side). Infinite bounds are allowed; a range holding no
+    /// eigenvalue gives empty results.
+    Value(f64, f64),
+}
+
+/// Bounds compare by their bits, so equality is reflexive (`Eq`).
+impl PartialEq for Selection {
+    fn eq(&self, other: &Self) -> bool {
+        use Selection::*;
+        match (self, other) {
+            (Largest(a), Largest(b)) | (Smallest(a), Smallest(b)) => a == b,
+            (Index(a), Index(b)) => a == b,
+            (Value(a, b), Value(c, d)) => a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Selection {}
+
+impl Selection {
+    /// The index range for order `n`, `None` for a value range (known only
+    /// from the tridiagonal).
+    ///
+    /// Errors: [`Error::InvalidArgument`] for `k > n`, an index range that is
+    /// reversed or reaches past `n`, or a value range with a NaN bound or
+    /// `lo > hi`.
+    pub fn indices(&self, n: usize) -> Result<Option<Range<usize>>> {
+        let bad = |what: String| Err(Error::InvalidArgument(what));
+        match *self {
+            Selection::Largest(k) | Selection::Smallest(k) if k > n => bad(format!(
+                "selection of {k} eigenpairs of a matrix of order {n}"
+            )),
+            Selection::Largest(k) => Ok(Some(n - k..n)),
+            Selection::Smallest(k) => Ok(Some(0..k)),
+            Selection::Index(ref r) if r.start > r.end || r.end > n => bad(format!(
+                "eigenvalue indices {}..{} are not a range inside 0..{n}",
+                r.start, r.end
+            )),
+            Selection::Index(ref r) => Ok(Some(r.clone())),
+            Selection::Value(lo, hi) if lo.is_nan() || hi.is_nan() || lo > hi => bad(format!(
+                "eigenvalue range [{lo}, {hi}): bounds must be numbers with lower <= upper"
+            )),
+            Selection::Value(..) => Ok(None),
+        }
+    }
+
+    /// Columns the eigenvector matrix is allocated with for order `n`: `k`,
+    /// or `n` for a value range (an upper bound).
+    ///
+    /// Errors: as [`Selection::indices`].
+    pub fn capacity(&self, n: usize) -> Result<usize> {
+        Ok(self.indices(n)?.map_or(n, |r| r.len()))
+    }
+
+    /// The index range on the tridiagonal `sturm` of the matrix scaled by
+    /// `scale` (value bounds are scaled likewise).
+    pub(crate) fn resolve<T: Scalar>(&self, sturm: &Sturm<T>, scale: T) -> Result<Range<usize>> {
+        match self.indices(sturm.n())? {
+            Some(r) => Ok(r),
+            None => {
+                let Selection::Value(lo, hi) = *self else {
+                    unreachable!("only a value range has no static indices")
+                };
+                sturm.index_range(T::of(lo) * scale, T::of(hi) * scale)
+            }
+        }
+    }
+}
+
+/// Bisection tasks for `k` selected eigenvalues: one per 64, at most 8.
+fn bisect_parts(k: usize) -> usize {
+    (k / 64).clamp(1, 8)
+}
+
+/// The diagonal and off-diagonal of the tridiagonal from its band storage.
+fn read_tridiagonal<T: Scalar>(
+    view: &crate::matrix::band::BandRef<'_, T>,
+    n: usize,
+) -> (Vec<T>, Vec<T>) {
+    let d = (0..n).map(|i| view.get(i, i)).collect();
+    let e = (1..n).map(|i| view.get(i, i - 1)).collect();
+    (d, e)
+}
+
+/// What [`select`] leaves behind.
+pub struct SelectStage<T> {
+    /// The selected eigenvalues of the tridiagonal, ascending (of the scaled
+    /// matrix), once the stage ran.
+    pub values: Slot<T>,
+    /// Their eigenvectors (`n x capacity`), with vectors requested.
+    pub vectors: Option<Eigenvectors<T>>,
+    /// The number of selected eigenvalues, set by the values task; the
+    /// eigenvector columns past it stay zero.
+    pub count: Arc<AtomicUsize>,
+}
+
+/// Adds the selection on the tridiagonal `tri` of the matrix scaled by
+/// `scale`: a planning task, bisection tasks over parts of the index range,
+/// a task gathering the values and, with `vectors`, inverse-iteration tasks
+/// per block of `col_block` eigenvector columns.
+///
+/// Errors: [`Error::InvalidArgument`] for a tridiagonal from another graph, a
+/// bad selection (see [`Selection::indices`]) or a zero `col_block`.
+pub fn select<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    tri: Tridiagonal<T>,
+    selection: &Selection,
+    scale: T,
+    vectors: bool,
+    col_block: usize,
+) -> Result<SelectStage<T>> {
+    check_owned(g, "the tridiagonal", tri.tasks())?;
+    if col_block == 0 {
+        return Err(Error::InvalidArgument(
+            "select: column block must be positive".into(),
+        ));
+    }
+    let band = tri.band.clone();
+    let n = band.n();
+    let cap = selection.capacity(n)?;
+    let parts = bisect_parts(cap);
+    let band_id = band.id();
+    let plan_id = MatrixId::fresh();
+    let parts_id = MatrixId::fresh();
+    let values_id = MatrixId::fresh();
+    type Plan<T> = Option<(Arc<Sturm<T>>, Range<usize>)>;
+    let plan: Arc<Mutex<Plan<T>>> = Arc::new(Mutex::new(None));
+    let plan_task = {
+        let (band, plan, sel) = (band.clone(), plan.clone(), selection.clone());
+        let body = with_access(move |acc| {
+            let (d, e) = read_tridiagonal(&band.read(acc, 0..n, 0..n), n);
+            let sturm = Sturm::new(&d, &e)?;
+            let range = sel.resolve(&sturm, scale)?;
+            *plan.lock() = Some((Arc::new(sturm), range));
+            Ok(())
+        });
+        g.add(
+            Task::new("select.plan", body)
+                .stage(TRIDIAG)
+                .cost((10 * n) as f64, (16 * n) as f64)
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(band_id, 0..n, 0..n))
+                        .write(Region::new(plan_id, 0..1, 0..1)),
+                ),
+        )
+    };
+    g.succeed(plan_task, &tri.all_done);
+    let results: Arc<Vec<Mutex<Option<Vec<T>>>>> =
+        Arc::new((0..parts).map(|_| Mutex::new(None)).collect());
+    let mut bisects = Vec::new();
+    for p in 0..parts {
+        let (plan, results) = (plan.clone(), results.clone());
+        let body = move |_: &crate::graph::TaskContext| -> Result<()> {
+            let (sturm, range) = plan
+                .lock()
+                .clone()
+                .ok_or_else(|| Error::InvalidArgument("bisection before its plan".into()))?;
+            // The same cut as every other part: part p of the range.
+            let mine = split_indices(range.clone(), parts)
+                .get(p)
+                .cloned()
+                .unwrap_or(range.end..range.end);
+            *results[p].lock() = Some(sturm.bisect(mine, T::zero())?);
+            Ok(())
+        };
+        let t = g.add(
+            Task::new(format!("select.bisect[{p}]"), body)
+                .stage(TRIDIAG)
+                .cost((60 * n * cap.div_ceil(parts)) as f64, (16 * n) as f64)
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(plan_id, 0..1, 0..1))
+                        .write(Region::new(parts_id, p..p + 1, 0..1)),
+                ),
+        );
+        g.succeed(t, &[plan_task]);
+        bisects.push(t);
+    }
+    let cell = Arc::new(Mutex::new(None));
+    let count = Arc::new(AtomicUsize::new(0));
+    let gather = {
+        let (results, cell, count) = (results.clone(), cell.clone(), count.clone());
+        let body = move |_: &crate::graph::TaskContext| -> Result<()> {
+            let mut w = Vec::new();
+            for r in results.iter() {
+                w.extend(r.lock().take().unwrap_or_default());
+            }
+            count.store(w.len(), Ordering::Release);
+            *cell.lock() = Some(w);
+            Ok(())
+        };
+        g.add(
+            Task::new("select.values", body)
+                .stage(TRIDIAG)
+                .cost(cap as f64, (8 * cap) as f64)
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(parts_id, 0..parts, 0..1))
+                        .write(Region::new(values_id, 0..1, 0..1)),
+                ),
+        )
+    };
+    g.succeed(gather, &bisects);
+    let values = Slot { cell, task: gather };
+    if !vectors {
+        return Ok(SelectStage {
+            values,
+            vectors: None,
+            count,
+        });
+    }
+    let z = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, cap)));
+    let zid = z.id();
+    let mut blocks = Vec::new();
+    for cols in crate::linalg::stedc::col_tiles(cap, col_block) {
+        let (band, z, w, cols2) = (band.clone(), z.clone(), values.cell.clone(), cols.clone());
+        let body = with_access(move |acc| {
+            let w = w
+                .lock()
+                .clone()
+                .ok_or_else(|| Error::InvalidArgument("inverse iteration before values".into()))?;
+            let active = cols2.start.min(w.len())..cols2.end.min(w.len());
+            if active.is_empty() {
+                return Ok(());
+            }
+            let (d, e) = read_tridiagonal(&band.read(acc, 0..n, 0..n), n);
+            let v = stein_columns(&d, &e, &w, active.clone())?;
+            let zc = z.write(acc, 0..n, cols2.clone());
+            zc.subcols_mut(active.start - cols2.start, active.len())
+                .copy_from(&v);
+            Ok(())
+        });
+        let t = g.add(
+            Task::new(
+                format!("select.stein.cols[{}..{}]", cols.start, cols.end),
+                body,
+            )
+            .stage(SELECT)
+            .cost((20 * n * cols.len()) as f64, (8 * n * cols.len()) as f64)
+            .footprint(
+                Footprint::new()
+                    .read(Region::new(band_id, 0..n, 0..n))
+                    .read(Region::new(values_id, 0..1, 0..1))
+                    .write(Region::new(zid, 0..n, cols.clone())),
+            ),
+        );
+        g.succeed(t, &[gather]);
+        blocks.push((cols, vec![t]));
+    }
+    Ok(SelectStage {
+        values,
+        vectors: Some(Eigenvectors { z, blocks }),
+        count,
+    })
+}
+
+/// Tasks of a selection after the reduction (for `task_count`): the plan, up
+/// to 8 bisections, the values; with vectors, per block of the k columns an
+/// inverse iteration, a Q2 and a Q1 task.
+pub(super) fn task_estimate(n: usize, job: EvdJob, opts: &EvdOptions, sel: &Selection) -> u64 {
+    let cap = sel.capacity(n).unwrap_or(n);
+    let col = col_block(opts, n, cap).max(1) as u64;
+    10 + if job == EvdJob::Vectors {
+        (cap as u64).div_ceil(col).saturating_mul(3)
+    } else {
+        0
+    }
+}
+
+/// Words of memory the vectors of a selection add to the reduction's (for
+/// `memory_bytes`): k (or, for a value range, up to n) vectors, the stage-2
+/// reflectors, the back-transformation workspaces, and per thread the vectors
+/// of a cluster in inverse iteration; no divide and conquer. `None` on
+/// overflow.
+pub(super) fn vector_words(
+    n: usize,
+    b: usize,
+    opts: &EvdOptions,
+    threads: usize,
+    sel: &Selection,
+) -> Option<u64> {
+    let cap = sel.capacity(n).unwrap_or(n);
+    let col = col_block(opts, n, cap).min(n.max(1));
+    let group = opts.q2_group.max(1);
+    // `workspace_len` computes in `usize` without checks (see memory_bytes).
+    b.checked_add(group)?.checked_mul(group)?;
+    col.checked_add(24)?.checked_mul(n)?;
+    let q2_work = crate::linalg::back_transform::q2::workspace_len(n, b, group, col) as u64;
+    let (n64, cap, col, threads) = (n as u64, cap as u64, col as u64, threads.max(1) as u64);
+    let nn = n64.checked_mul(n64)?;
+    [
+        n64.checked_mul(cap)?,                                    // eigenvectors
+        (nn / 2).checked_add(n64.checked_mul(b as u64)?)?,        // stage-2 reflectors
+        n64.checked_mul(col)?.checked_mul(2)?,                    // Q1 workspaces
+        threads.checked_mul(q2_work)?,                            // one Q2 task per thread
+        threads.checked_mul(n64.checked_mul(cap.min(2 * col))?)?, // inverse iteration
+    ]
+    .into_iter()
+    .try_fold(0u64, u64::checked_add)
+}
+
+/// Columns per inverse-iteration and back-transformation task for `cap`
+/// vectors: [`EvdOptions::col_block_for`], lowered so that there are about
+/// two blocks (of at least 64 columns: narrower Q2 blocks run at a fraction
+/// of the GEMM rate; at n = 2048, k = 100, Q2 took 0.54 s busy with four
+/// blocks of 32 and 0.37 s with two of 64).
+pub(super) fn col_block(opts: &EvdOptions, n: usize, cap: usize) -> usize {
+    opts.col_block_for(n).min(cap.div_ceil(2).max(64))
+}
+
+/// The whole EVD graph of a selection (see the module documentation).
+pub(super) fn build<T: Scalar>(
+    mut a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    selection: &Selection,
+) -> Result<EvdGraph<T>> {
+    selection.indices(a.nrows())?;
+    let (scale, _) = prepare(&mut a)?;
+    let n = a.nrows();
+    let b = opts.bandwidth_for(n, job);
+    let nb = opts.tile_for(n, b);
+    let vectors = job == EvdJob::Vectors;
+    let mut g = TaskGraph::new();
+    let s1 = sy2sb(&mut g, a, b, nb)?;
+    let s2 = sb2st(&mut g, s1.band, grain(opts), vectors)?;
+    let col = col_block(opts, n, selection.capacity(n)?);
+    let sel = select(&mut g, s2.tridiagonal, selection, scale, vectors, col)?;
+    let mut last: Vec<TaskId> = vec![sel.values.task()];
+    let z = match sel.vectors {
+        Some(z) => {
+            let refl = s2
+                .reflectors
+                .ok_or_else(|| Error::InvalidArgument("no reflectors".into()))?;
+            let active = Some(sel.count.clone());
+            let z = back_transform::q2_active(
+                &mut g,
+                refl,
+                z,
+                opts.q2_group.max(1),
+                col,
+                opts.q2_window_kib.saturating_mul(1024),
+                active.clone(),
+            )?;
+            let z = back_transform::q1_active(&mut g, s1.reflectors, z, col, active)?;
+            last.extend(z.tasks().copied());
+            Some(z.z)
+        }
+        None => None,
+    };
+    let complete = Arc::new(AtomicBool::new(false));
+    let flag = complete.clone();
+    let t = g.add(
+        Task::new("evd.complete", move |_| {
+            flag.store(true, Ordering::Release);
+            Ok(())
+        })
+        .stage(if vectors { Q1 } else { TRIDIAG }),
+    );
+    g.succeed(t, &last);
+    Ok(EvdGraph {
+        graph: g,
+        results: EvdValues {
+            values: sel.values,
+            vectors: z,
+            complete,
+            scale,
+        },
+    })
+}
