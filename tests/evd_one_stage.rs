@@ -12,8 +12,7 @@ use eigenflow::pipeline::{
 };
 use eigenflow::runtime::Runtime;
 use eigenflow::{Error, Scalar, Side};
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::Mat;
 
 const SIZES: [usize; 9] = [0, 1, 2, 3, 8, 31, 64, 100, 257];
 
@@ -25,34 +24,7 @@ fn one_stage(side: Side) -> EvdOptions {
     o
 }
 
-/// (||A V - V L||_F / (n ||A||_F eps), ||V^T V - I||_F / (n eps)) in f64, for
-/// the symmetric `a` given in full (f64).
-fn ratios<T: Scalar>(a: MatRef<'_, f64>, values: &[T], v: MatRef<'_, T>) -> (f64, f64) {
-    let n = a.nrows();
-    if n == 0 {
-        return (0.0, 0.0);
-    }
-    let v = to_f64(v);
-    let eps = T::EPS.f64();
-    let mut r = Mat::from_fn(n, n, |i, j| v[(i, j)] * values[j].f64());
-    matmul(r.as_mut(), Accum::Add, a, v.as_ref(), -1.0, Par::Seq);
-    let anorm = a.norm_l2();
-    let res = if anorm > 0.0 {
-        r.norm_l2() / (n as f64 * anorm * eps)
-    } else {
-        r.norm_l2()
-    };
-    let mut o = Mat::<f64>::identity(n, n);
-    matmul(
-        o.as_mut(),
-        Accum::Add,
-        v.transpose(),
-        v.as_ref(),
-        -1.0,
-        Par::Seq,
-    );
-    (res, o.norm_l2() / (n as f64 * eps))
-}
+use common::eig_ratios_full as ratios;
 
 /// max |lambda - lambda_faer| / (n eps max |lambda_faer|) (the plain error
 /// when the spectrum is zero).

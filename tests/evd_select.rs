@@ -6,51 +6,16 @@
 
 mod common;
 
-use common::{reference, symmetric_f64, to_f64};
+use common::reference;
 use eigenflow::gallery::{self, Family};
 use eigenflow::pipeline::evd::{evd_graph, Selection};
 use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::{Error, Scalar};
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::Mat;
 use std::ops::Range;
 
-/// (||A V - V L||_F / (n ||A||_F eps), ||V^T V - I_k||_F / (n eps)), in f64.
-fn ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, f64) {
-    let (n, k) = (a.nrows(), v.ncols());
-    if n == 0 || k == 0 {
-        return (0.0, 0.0);
-    }
-    let a = symmetric_f64(a);
-    let v = to_f64(v);
-    let eps = T::EPS.f64();
-    let mut r = Mat::from_fn(n, k, |i, j| v[(i, j)] * values[j].f64());
-    matmul(
-        r.as_mut(),
-        Accum::Add,
-        a.as_ref(),
-        v.as_ref(),
-        -1.0,
-        Par::Seq,
-    );
-    let anorm = a.norm_l2();
-    let res = if anorm > 0.0 {
-        r.norm_l2() / (n as f64 * anorm * eps)
-    } else {
-        r.norm_l2()
-    };
-    let mut o = Mat::<f64>::identity(k, k);
-    matmul(
-        o.as_mut(),
-        Accum::Add,
-        v.transpose(),
-        v.as_ref(),
-        -1.0,
-        Par::Seq,
-    );
-    (res, o.norm_l2() / (n as f64 * eps))
-}
+use common::eig_ratios as ratios;
 
 /// Options of the two-stage graph (small blocks so even n = 150 has several
 /// column blocks) or of the one-stage path, with `sel`.

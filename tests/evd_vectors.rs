@@ -3,51 +3,15 @@
 
 mod common;
 
-use common::{bits, reference, symmetric_f64, to_f64};
+use common::{bits, reference};
 use eigenflow::gallery::{self, Family};
 use eigenflow::pipeline::evd::evd_graph;
 use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::Scalar;
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::Mat;
 
-/// (||A V - V L||_F / (n ||A||_F eps), ||V^T V - I||_F / (n eps)), in f64 arithmetic.
-fn ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, f64) {
-    let n = a.nrows();
-    if n == 0 {
-        return (0.0, 0.0);
-    }
-    let a = symmetric_f64(a);
-    let v = to_f64(v);
-    let eps = T::EPS.f64();
-    let mut r = Mat::from_fn(n, n, |i, j| v[(i, j)] * values[j].f64());
-    matmul(
-        r.as_mut(),
-        Accum::Add,
-        a.as_ref(),
-        v.as_ref(),
-        -1.0,
-        Par::Seq,
-    );
-    let anorm = a.norm_l2();
-    // A zero matrix must give an exactly zero residual.
-    let res = if anorm > 0.0 {
-        r.norm_l2() / (n as f64 * anorm * eps)
-    } else {
-        r.norm_l2()
-    };
-    let mut o = Mat::<f64>::identity(n, n);
-    matmul(
-        o.as_mut(),
-        Accum::Add,
-        v.transpose(),
-        v.as_ref(),
-        -1.0,
-        Par::Seq,
-    );
-    (res, o.norm_l2() / (n as f64 * eps))
-}
+use common::eig_ratios as ratios;
 
 fn opts(b: usize, leaf: usize) -> EvdOptions {
     let mut o = EvdOptions::auto();

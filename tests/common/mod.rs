@@ -2,7 +2,8 @@
 #![allow(dead_code)] // each test binary uses a subset
 
 use eigenflow::Scalar;
-use faer::{Mat, MatRef, Side};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par, Side};
 
 /// `a` converted to f64 (exact for f32 and f64 inputs).
 pub fn to_f64<T: Scalar>(a: MatRef<'_, T>) -> Mat<f64> {
@@ -36,4 +37,44 @@ pub fn reference<T: Scalar>(a: MatRef<'_, T>) -> Vec<f64> {
 /// Bit patterns, for bitwise comparisons.
 pub fn bits(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// (||A V - V L||_F / (n ||A||_F eps), ||V^T V - I_k||_F / (n eps)) in f64, for
+/// the symmetric `a` given in full (f64) and `k` eigenpairs `(values, v)`
+/// (`k = n` for a full decomposition). A zero matrix must give an exactly zero
+/// residual, so the residual is not scaled then.
+pub fn eig_ratios_full<T: Scalar>(
+    a: MatRef<'_, f64>,
+    values: &[T],
+    v: MatRef<'_, T>,
+) -> (f64, f64) {
+    let (n, k) = (a.nrows(), v.ncols());
+    if n == 0 || k == 0 {
+        return (0.0, 0.0);
+    }
+    let v = to_f64(v);
+    let eps = T::EPS.f64();
+    let mut r = Mat::from_fn(n, k, |i, j| v[(i, j)] * values[j].f64());
+    matmul(r.as_mut(), Accum::Add, a, v.as_ref(), -1.0, Par::Seq);
+    let anorm = a.norm_l2();
+    let res = if anorm > 0.0 {
+        r.norm_l2() / (n as f64 * anorm * eps)
+    } else {
+        r.norm_l2()
+    };
+    let mut o = Mat::<f64>::identity(k, k);
+    matmul(
+        o.as_mut(),
+        Accum::Add,
+        v.transpose(),
+        v.as_ref(),
+        -1.0,
+        Par::Seq,
+    );
+    (res, o.norm_l2() / (n as f64 * eps))
+}
+
+/// [`eig_ratios_full`] for `a` given by its lower triangle (what eigenflow reads).
+pub fn eig_ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, f64) {
+    eig_ratios_full(symmetric_f64(a).as_ref(), values, v)
 }
