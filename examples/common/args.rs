@@ -16,7 +16,8 @@ pub enum Precision {
 /// `--device`: where to run (see [`eigenflow::cuda::Device`]).
 #[derive(Clone, Copy, Debug, Default, ValueEnum)]
 pub enum DeviceArg {
-    /// A GPU if usable, else the CPU (saying so in one line on stderr).
+    /// A GPU if usable, else the CPU (saying so in one line on stderr when
+    /// the build has the `cuda` feature; a CPU-only build just runs).
     #[default]
     Auto,
     /// The CPU.
@@ -25,8 +26,9 @@ pub enum DeviceArg {
     Gpu,
 }
 
-/// Resolves `--device` before any work. `auto` without a usable GPU prints
-/// one line on stderr and runs on the CPU; `gpu` without one is
+/// Resolves `--device` before any work. `auto` without a usable GPU runs on
+/// the CPU, with one line on stderr saying why in a build with the `cuda`
+/// feature; `gpu` without one is
 /// [`eigenflow::Error::NoGpu`]. The pipelines have no GPU stages yet (issue
 /// 13), so a GPU that is found is named and not used: `auto` says so and runs
 /// on the CPU, `gpu` is refused.

@@ -104,8 +104,8 @@ pub struct GpuInfo {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Placement {
     /// On the CPU; `fallback` says why when a GPU was considered
-    /// ([`Device::Auto`]) and not usable (the reason of [`Error::NoGpu`]),
-    /// `None` for [`Device::Cpu`].
+    /// ([`Device::Auto`] in a build with the `cuda` feature) and not usable
+    /// (the reason of [`Error::NoGpu`]), `None` otherwise.
     Cpu {
         /// Why no GPU is used, as one line.
         fallback: Option<String>,
@@ -131,10 +131,13 @@ pub fn probe(ordinal: usize) -> Result<GpuInfo> {
 
 /// Resolves `device` to a placement: [`Device::Cpu`] never looks for a GPU;
 /// [`Device::Gpu`] returns [`probe`]'s error when no GPU is usable;
-/// [`Device::Auto`] falls back to the CPU with the reason.
+/// [`Device::Auto`] falls back to the CPU with the reason, except in a build
+/// without the `cuda` feature, where no GPU is ever considered: there it is
+/// [`Device::Cpu`] (no fallback line for every CPU-only run).
 pub fn select(device: Device) -> Result<Placement> {
     match device {
         Device::Cpu => Ok(Placement::Cpu { fallback: None }),
+        Device::Auto if !cfg!(feature = "cuda") => Ok(Placement::Cpu { fallback: None }),
         Device::Gpu => probe(0).map(Placement::Gpu),
         Device::Auto => Ok(match probe(0) {
             Ok(info) => Placement::Gpu(info),
