@@ -1,0 +1,59 @@
+"""What benches/peers_evd.py and benches/peers_svd.py share: the command
+line, loading scipy and threadpoolctl (and printing which BLAS kernel runs),
+the GEMM rate for T_gemm, and the loop over precisions and
+thread counts under threadpoolctl's limit."""
+import argparse
+import time
+
+
+def parse(sizes, reps):
+    """The common flags, with this script's default sizes and repeats."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", default=sizes)
+    p.add_argument("--reps", type=int, default=reps)
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--precisions", default="f64,f32")
+    p.add_argument("--jobs", default="values,vectors")
+    return p.parse_args()
+
+
+def load():
+    """(numpy, scipy.linalg, threadpool_limits), after printing the BLAS
+    libraries threadpoolctl sees; None (and a line saying why) without them."""
+    try:
+        import numpy as np
+        import scipy.linalg
+        from threadpoolctl import threadpool_info, threadpool_limits
+    except ImportError as e:
+        print(f"scipy/threadpoolctl not available ({e}): no peer column")
+        return None
+    for info in threadpool_info():
+        print(
+            f"# {info.get('internal_api')} {info.get('version')} "
+            f"kernel={info.get('architecture')} threads={info.get('num_threads')} "
+            f"({info.get('filepath')})"
+        )
+    return np, scipy.linalg, threadpool_limits
+
+
+def gemm_rate(np, dtype, n=2048):
+    """GFLOP/s of numpy's matmul at order n, best of 3 (numpy's wheel bundles
+    its own OpenBLAS build beside scipy's; threadpoolctl limits both)."""
+    a = np.asfortranarray(np.random.default_rng(1).standard_normal((n, n)), dtype=dtype)
+    b = np.asfortranarray(np.random.default_rng(2).standard_normal((n, n)), dtype=dtype)
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return 2.0 * n**3 / best / 1e9
+
+
+def settings(args, np, threadpool_limits):
+    """Yields (precision name, dtype, threads, GEMM GF/s) with the BLAS limited
+    to that many threads while the caller times its cases."""
+    for prec in args.precisions.split(","):
+        dtype = {"f64": np.float64, "f32": np.float32}[prec]
+        for threads in [int(t) for t in args.threads.split(",")]:
+            with threadpool_limits(limits=threads):
+                yield prec, dtype, threads, gemm_rate(np, dtype)
