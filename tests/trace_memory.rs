@@ -50,6 +50,7 @@ fn shrink(size: usize) {
 // observe sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees (GlobalAlloc::alloc).
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             grow(layout.size());
@@ -58,6 +59,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded with the caller's guarantees (GlobalAlloc::alloc_zeroed).
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             grow(layout.size());
@@ -66,11 +68,14 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System` through this allocator, with `layout`.
         unsafe { System.dealloc(ptr, layout) };
         shrink(layout.size());
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` came from `System` through this allocator, with `layout`;
+        // the caller guarantees `new_size` (GlobalAlloc::realloc).
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             // Counted as a new block before the old one goes, as a moving

@@ -57,6 +57,10 @@ pub fn apply_block<T: Scalar>(
     }
 }
 
+/// [`apply_block_body`] compiled for AVX2 and FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA (the caller checks [`available`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn apply_block_avx2<T: Scalar>(

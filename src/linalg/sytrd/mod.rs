@@ -123,10 +123,18 @@ macro_rules! simd_dispatch {
         #[cfg(target_arch = "x86_64")]
         mod $avx {
             use super::*;
+            /// The body compiled for AVX-512F.
+            ///
+            /// # Safety
+            /// The CPU must support AVX-512F (the dispatcher checks it).
             #[target_feature(enable = "avx512f")]
             pub(super) unsafe fn avx512<T: Scalar>($($arg: $ty),*) {
                 $body($($arg),*)
             }
+            /// The body compiled for AVX2.
+            ///
+            /// # Safety
+            /// The CPU must support AVX2 (the dispatcher checks it).
             #[target_feature(enable = "avx2")]
             pub(super) unsafe fn avx2<T: Scalar>($($arg: $ty),*) {
                 $body($($arg),*)

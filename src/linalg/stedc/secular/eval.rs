@@ -115,6 +115,10 @@ pub(super) fn eval<T: Scalar, F: Frame<T>>(
     eval_body(frame, k, z, tau, split, rhoinv)
 }
 
+/// [`eval_body`] compiled for AVX-512F.
+///
+/// # Safety
+/// The CPU must support AVX-512F (the caller checks it at run time).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn eval_avx512<T: Scalar, F: Frame<T>>(
@@ -128,6 +132,10 @@ unsafe fn eval_avx512<T: Scalar, F: Frame<T>>(
     eval_body(frame, k, z, tau, split, rhoinv)
 }
 
+/// [`eval_body`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2 (the caller checks it at run time).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn eval_avx2<T: Scalar, F: Frame<T>>(
