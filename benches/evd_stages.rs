@@ -1,0 +1,78 @@
+//! The split of the one-stage EVD's time by stage (`sytrd`, the tridiagonal
+//! solvers `sterf` and divide and conquer, `ormtr`), f64, with the same calls
+//! as `pipeline::evd`'s direct solve, median over repeats, on 1 and 2 threads
+//! (issue 17: where the one-stage path loses to LAPACK `dsyevd`).
+//!
+//! `cargo bench --bench evd_stages -- [--sizes 128,256,512,1024] [--reps 5]
+//!     [--threads 1,2] [--leaf L]`
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::{list, median};
+use eigenflow::gallery;
+use eigenflow::linalg::stedc::forked::stedc_identity;
+use eigenflow::linalg::sterf::sterf;
+use eigenflow::linalg::sytrd::{ormtr_on, sytrd_on, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
+use eigenflow::pipeline::EvdOptions;
+use eigenflow::runtime::Runtime;
+use faer::Mat;
+use std::time::Instant;
+
+fn main() {
+    let (mut sizes, mut reps, mut threads, mut leaf) = (
+        vec![128usize, 256, 512, 1024],
+        5usize,
+        vec![1usize, 2],
+        EvdOptions::auto().leaf_size,
+    );
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut val = || it.next().expect("a value after the flag");
+        match flag.as_str() {
+            "--sizes" => sizes = list(&val()),
+            "--reps" => reps = val().parse().expect("--reps R"),
+            "--threads" => threads = list(&val()),
+            "--leaf" => leaf = val().parse().expect("--leaf L"),
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    println!("| n | threads | sytrd (s) | sterf (s) | stedc (s) | ormtr (s) |");
+    println!("|---|---|---|---|---|---|");
+    for &threads in &threads {
+        let rt = Runtime::builder().threads(threads).build();
+        for &n in &sizes {
+            let a: Mat<f64> = gallery::random_symmetric_uniform(n, 42);
+            let mut t = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+            for _ in 0..reps.max(1) {
+                let mut w = a.clone();
+                let m = n.saturating_sub(1);
+                let (mut d, mut e, mut tau) = (vec![0.0; n], vec![0.0; m], vec![0.0; m]);
+                let s = Instant::now();
+                sytrd_on(
+                    w.as_mut(),
+                    SYTRD_BLOCK,
+                    SYTRD_CROSSOVER,
+                    &mut d,
+                    &mut e,
+                    &mut tau,
+                    Some(&rt),
+                )
+                .expect("sytrd");
+                t[0].push(s.elapsed().as_secs_f64());
+                let (mut d2, mut e2) = (d.clone(), e.clone());
+                let s = Instant::now();
+                sterf(&mut d2, &mut e2).expect("sterf");
+                t[1].push(s.elapsed().as_secs_f64());
+                let s = Instant::now();
+                let mut z = stedc_identity(&mut d, &mut e, leaf, Some(&rt)).expect("stedc");
+                t[2].push(s.elapsed().as_secs_f64());
+                let s = Instant::now();
+                ormtr_on(w.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, Some(&rt)).expect("ormtr");
+                t[3].push(s.elapsed().as_secs_f64());
+            }
+            let [a0, a1, a2, a3] = t.map(median);
+            println!("| {n} | {threads} | {a0:.3e} | {a1:.3e} | {a2:.3e} | {a3:.3e} |");
+        }
+    }
+}
