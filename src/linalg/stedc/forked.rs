@@ -11,7 +11,7 @@
 //! runtime (a one-thread runtime, or none, runs the same pieces in turn).
 //! The tree is [`super::DcTree`]'s halving (cut at `begin + len / 2`).
 
-use super::serial::{merge_node, scale_block, sort_eigenpairs, split_blocks, unscale_block};
+use super::serial::{for_each_scaled_block, merge_node, sort_eigenpairs};
 use super::{solve_leaf, DcParams, MergeProblem};
 use crate::error::Error;
 use crate::graph::TaskGraph;
@@ -185,31 +185,22 @@ pub fn stedc_identity<T: Scalar>(
         )));
     }
     let mut z = Mat::<T>::identity(n, n);
-    let blocks = split_blocks(d, e);
     let params = DcParams {
         leaf_size: leaf_size.max(1),
         ..DcParams::default()
     };
-    for blk in &blocks {
-        let (s, t) = (blk.start, blk.end);
-        let m = t - s;
-        if m == 1 {
-            continue;
-        }
-        let nrm = scale_block(&mut d[s..t], &mut e[s..t - 1]);
-        if nrm == T::zero() {
-            continue;
-        }
+    let several = for_each_scaled_block(d, e, |s, d, e| {
+        let m = d.len();
         let mut zb = z.as_mut().submatrix_mut(s, s, m, m);
         if m <= params.leaf_size {
-            crate::linalg::steqr::steqr(&mut d[s..t], &mut e[s..t - 1], zb)?;
+            crate::linalg::steqr::steqr(d, e, zb)
         } else {
-            let q = tridiag_eigvecs_forked(&mut d[s..t], &e[s..t - 1], &params, rt)?;
+            let q = tridiag_eigvecs_forked(d, e, &params, rt)?;
             zb.copy_from(&q);
+            Ok(())
         }
-        unscale_block(&mut d[s..t], nrm);
-    }
-    if blocks.len() > 1 {
+    })?;
+    if several {
         sort_eigenpairs(d, z.as_mut());
     }
     Ok(z)

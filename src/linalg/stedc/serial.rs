@@ -53,6 +53,32 @@ pub fn unscale_block<T: Scalar>(d: &mut [T], nrm: T) {
     }
 }
 
+/// Runs `solve(start, d_block, e_block)` on every unreduced block of `(d, e)`
+/// with more than one row, each scaled to max-norm one around the call and
+/// unscaled after it (`dstedc`'s outer loop); zero blocks are skipped. The
+/// caller sorts the eigenpairs afterwards when there was more than one block,
+/// which this returns.
+pub fn for_each_scaled_block<T: Scalar>(
+    d: &mut [T],
+    e: &mut [T],
+    mut solve: impl FnMut(usize, &mut [T], &mut [T]) -> Result<(), Error>,
+) -> Result<bool, Error> {
+    let blocks = split_blocks(d, e);
+    for blk in &blocks {
+        let (s, t) = (blk.start, blk.end);
+        if t - s == 1 {
+            continue;
+        }
+        let nrm = scale_block(&mut d[s..t], &mut e[s..t - 1]);
+        if nrm == T::zero() {
+            continue;
+        }
+        solve(s, &mut d[s..t], &mut e[s..t - 1])?;
+        unscale_block(&mut d[s..t], nrm);
+    }
+    Ok(blocks.len() > 1)
+}
+
 /// Runs one merge node sequentially (all four steps with the tiling `col_tile`), on the
 /// node's entries `d` and block `q`. Same operations as a task graph would run.
 pub fn merge_node<T: Scalar>(
@@ -210,25 +236,12 @@ pub fn stedc<T: Scalar>(
     if n <= 1 {
         return Ok(());
     }
-    let blocks = split_blocks(d, e);
-    for blk in &blocks {
-        let (s, t) = (blk.start, blk.end);
-        let m = t - s;
-        if m == 1 {
-            continue;
-        }
-        let nrm = scale_block(&mut d[s..t], &mut e[s..t - 1]);
-        if nrm == T::zero() {
-            continue;
-        }
+    let several = for_each_scaled_block(d, e, |s, d, e| {
+        let m = d.len();
         if m <= params.leaf_size.max(1) {
-            crate::linalg::steqr::steqr(
-                &mut d[s..t],
-                &mut e[s..t - 1],
-                z.rb_mut().subcols_mut(s, m),
-            )?;
+            crate::linalg::steqr::steqr(d, e, z.rb_mut().subcols_mut(s, m))
         } else {
-            let q = tridiag_eigvecs(&mut d[s..t], &e[s..t - 1], params)?;
+            let q = tridiag_eigvecs(d, e, params)?;
             let zold = z.rb().subcols(s, m).to_owned();
             for tile in col_tiles(m, params.col_tile) {
                 multiply_z_cols(
@@ -238,10 +251,10 @@ pub fn stedc<T: Scalar>(
                     z.rb_mut().subcols_mut(s + tile.start, tile.len()),
                 );
             }
+            Ok(())
         }
-        unscale_block(&mut d[s..t], nrm);
-    }
-    if blocks.len() > 1 {
+    })?;
+    if several {
         sort_eigenpairs(d, z);
     }
     Ok(())

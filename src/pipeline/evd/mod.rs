@@ -452,43 +452,22 @@ fn grain(opts: &EvdOptions) -> Sb2stGrain {
     }
 }
 
-fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
+fn build<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
     if let Some(sel) = &opts.selection {
         return select::build(a, job, opts, sel);
     }
-    let (scale, anrm) = prepare(&mut a)?;
-    let n = a.nrows();
-    let b = opts.bandwidth_for(n, job);
-    let nb = opts.tile_for(n, b);
-    let vectors = job == EvdJob::Vectors;
-    let mut g = TaskGraph::new();
-    let s1 = sy2sb(&mut g, a, b, nb)?;
-    let s2 = sb2st(&mut g, s1.band, grain(opts), vectors)?;
-    let complete = Arc::new(AtomicBool::new(false));
-    let mark = |g: &mut TaskGraph<'static>, after: &[TaskId]| {
-        let flag = complete.clone();
-        let stage = if vectors { Q1 } else { TRIDIAG };
-        let t = g.add(
-            Task::new("evd.complete", move |_| {
-                flag.store(true, Ordering::Release);
-                Ok(())
-            })
-            .stage(stage),
-        );
-        g.succeed(t, after);
-    };
-    if !vectors {
+    let Reduced {
+        mut g,
+        scale,
+        anrm,
+        n,
+        q1,
+        s2,
+    } = reduce_to_tridiagonal(a, job, opts)?;
+    if job == EvdJob::Values {
         let values = sterf(&mut g, s2.tridiagonal)?;
-        mark(&mut g, &[values.task()]);
-        return Ok(EvdGraph {
-            graph: g,
-            results: EvdValues {
-                values,
-                vectors: None,
-                complete,
-                scale,
-            },
-        });
+        let last = [values.task()];
+        return Ok(finish(g, &last, values, None, scale));
     }
     let params = DcParams {
         leaf_size: opts.leaf_size.max(1),
@@ -507,19 +486,79 @@ fn build<T: Scalar>(mut a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<Evd
         col,
         opts.q2_window_kib.saturating_mul(1024),
     )?;
-    let z = back_transform_q1(&mut g, s1.reflectors, z, col)?;
+    let z = back_transform_q1(&mut g, q1, z, col)?;
     let mut last: Vec<TaskId> = z.tasks().copied().collect();
     last.push(dc.values.task());
-    mark(&mut g, &last);
-    Ok(EvdGraph {
+    Ok(finish(g, &last, dc.values, Some(z.z), scale))
+}
+
+/// The head every two-stage EVD graph shares: `a` checked and scaled
+/// ([`prepare`]), reduced to a band (stage 1, [`sy2sb`]) and the band to a
+/// tridiagonal (stage 2, [`sb2st`], keeping its reflectors when `job` wants
+/// vectors).
+struct Reduced<T> {
+    g: TaskGraph<'static>,
+    scale: T,
+    anrm: T,
+    /// The order of `a`.
+    n: usize,
+    /// Stage 1's reflectors, for the Q1 back-transformation.
+    q1: Sy2sbReflectors<T>,
+    /// Stage 2: the tridiagonal and, with vectors, its reflectors.
+    s2: Sb2stStage<T>,
+}
+
+fn reduce_to_tridiagonal<T: Scalar>(
+    mut a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+) -> Result<Reduced<T>> {
+    let (scale, anrm) = prepare(&mut a)?;
+    let n = a.nrows();
+    let b = opts.bandwidth_for(n, job);
+    let nb = opts.tile_for(n, b);
+    let mut g = TaskGraph::new();
+    let s1 = sy2sb(&mut g, a, b, nb)?;
+    let s2 = sb2st(&mut g, s1.band, grain(opts), job == EvdJob::Vectors)?;
+    Ok(Reduced {
+        g,
+        scale,
+        anrm,
+        n,
+        q1: s1.reflectors,
+        s2,
+    })
+}
+
+/// The tail every EVD graph shares: an `evd.complete` task after `last`
+/// (every result task) that marks the results complete, and the graph with
+/// the handle its results land in.
+fn finish<T: Scalar>(
+    mut g: TaskGraph<'static>,
+    last: &[TaskId],
+    values: Slot<T>,
+    vectors: Option<Arc<SharedMatrix<T>>>,
+    scale: T,
+) -> EvdGraph<T> {
+    let complete = Arc::new(AtomicBool::new(false));
+    let flag = complete.clone();
+    let t = g.add(
+        Task::new("evd.complete", move |_| {
+            flag.store(true, Ordering::Release);
+            Ok(())
+        })
+        .stage(if vectors.is_some() { Q1 } else { TRIDIAG }),
+    );
+    g.succeed(t, last);
+    EvdGraph {
         graph: g,
         results: EvdValues {
-            values: dc.values,
-            vectors: Some(z.z),
+            values,
+            vectors,
             complete,
             scale,
         },
-    })
+    }
 }
 
 /// The symmetric eigendecomposition of `a` (the triangle [`EvdOptions::side`]

@@ -14,8 +14,9 @@
 
 use super::sb2st::Tridiagonal;
 use super::stedc::Eigenvectors;
-use super::{back_transform, grain, prepare, sb2st, sy2sb, EvdGraph, EvdJob, EvdValues, Slot};
-use super::{Q1, TRIDIAG};
+use super::{
+    back_transform, finish, reduce_to_tridiagonal, EvdGraph, EvdJob, Reduced, Slot, TRIDIAG,
+};
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::stebz::{split_indices, Sturm};
 use crate::linalg::stein::stein_columns;
@@ -26,7 +27,7 @@ use crate::{Error, Result, Scalar};
 use faer::Mat;
 use parking_lot::Mutex;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Stage name of the bisection and inverse-iteration tasks.
@@ -359,20 +360,21 @@ pub(super) fn col_block(opts: &EvdOptions, n: usize, cap: usize) -> usize {
 
 /// The whole EVD graph of a selection (see the module documentation).
 pub(super) fn build<T: Scalar>(
-    mut a: Mat<T>,
+    a: Mat<T>,
     job: EvdJob,
     opts: &EvdOptions,
     selection: &Selection,
 ) -> Result<EvdGraph<T>> {
     selection.indices(a.nrows())?;
-    let (scale, _) = prepare(&mut a)?;
-    let n = a.nrows();
-    let b = opts.bandwidth_for(n, job);
-    let nb = opts.tile_for(n, b);
+    let Reduced {
+        mut g,
+        scale,
+        n,
+        q1,
+        s2,
+        ..
+    } = reduce_to_tridiagonal(a, job, opts)?;
     let vectors = job == EvdJob::Vectors;
-    let mut g = TaskGraph::new();
-    let s1 = sy2sb(&mut g, a, b, nb)?;
-    let s2 = sb2st(&mut g, s1.band, grain(opts), vectors)?;
     let col = col_block(opts, n, selection.capacity(n)?);
     let sel = select(&mut g, s2.tridiagonal, selection, scale, vectors, col)?;
     let mut last: Vec<TaskId> = vec![sel.values.task()];
@@ -391,29 +393,11 @@ pub(super) fn build<T: Scalar>(
                 opts.q2_window_kib.saturating_mul(1024),
                 active.clone(),
             )?;
-            let z = back_transform::q1_active(&mut g, s1.reflectors, z, col, active)?;
+            let z = back_transform::q1_active(&mut g, q1, z, col, active)?;
             last.extend(z.tasks().copied());
             Some(z.z)
         }
         None => None,
     };
-    let complete = Arc::new(AtomicBool::new(false));
-    let flag = complete.clone();
-    let t = g.add(
-        Task::new("evd.complete", move |_| {
-            flag.store(true, Ordering::Release);
-            Ok(())
-        })
-        .stage(if vectors { Q1 } else { TRIDIAG }),
-    );
-    g.succeed(t, &last);
-    Ok(EvdGraph {
-        graph: g,
-        results: EvdValues {
-            values: sel.values,
-            vectors: z,
-            complete,
-            scale,
-        },
-    })
+    Ok(finish(g, &last, sel.values, z, scale))
 }
