@@ -1,68 +1,19 @@
 //! The `evd` example as a user meets it: run as a process on hostile and absurd
 //! input (issue 8), each case at a tiny n so the whole file runs in seconds.
-//!
-//! `cargo test` builds the examples next to the test binaries
-//! (`target/<profile>/examples/evd` beside `target/<profile>/deps/`); a test
-//! filtered to this file alone (`cargo test --test evd_cli`) does not, so build
-//! the example first then (`cargo build --example evd`, same profile). A
-//! missing binary skips the tests with a note; a binary older than a source it
-//! was built from (per cargo's `evd.d`) fails them, rather than test stale
-//! code.
+//! How the binary is found (and why a filtered run must build it first):
+//! `tests/example_bin`.
+
+mod example_bin;
+use example_bin::{example, TempDir};
 
 use eigenflow::matrix::npy;
 use faer::Mat;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-use std::time::SystemTime;
-
-/// The example binary, if it was built; panics if it is older than one of the
-/// sources it was built from.
-fn evd_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe.parent()?.parent()?;
-    let bin = profile_dir
-        .join("examples")
-        .join(format!("evd{}", std::env::consts::EXE_SUFFIX));
-    let built = mtime(&bin)?;
-    for src in sources_of(&bin) {
-        assert!(
-            mtime(&src).is_none_or(|t| t <= built),
-            "{} is older than {}: build it with `cargo build --example evd` (same \
-             profile) or run `cargo test` without a target filter",
-            bin.display(),
-            src.display()
-        );
-    }
-    Some(bin)
-}
-
-fn mtime(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// The source files the binary was built from, from the dep-info file cargo
-/// writes beside it (`evd.d`: `<binary>: <source> <source> ...`, spaces in
-/// paths escaped as `\ `); empty if there is none.
-fn sources_of(bin: &Path) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string(bin.with_file_name("evd.d")) else {
-        return Vec::new();
-    };
-    let first = text.lines().next().unwrap_or("");
-    let Some((_, deps)) = first.split_once(": ") else {
-        return Vec::new();
-    };
-    deps.replace("\\ ", "\0")
-        .split_whitespace()
-        .map(|p| PathBuf::from(p.replace('\0', " ")))
-        .collect()
-}
 
 /// Runs the example with `args`; `None` (with a note) if it is not built.
 fn evd(args: &[&str]) -> Option<Output> {
-    let Some(bin) = evd_binary() else {
-        eprintln!("note: the evd example is not built; skipping (see the module docs)");
-        return None;
-    };
+    let bin = example("evd")?;
     Some(
         Command::new(bin)
             .args(args)
@@ -89,30 +40,6 @@ fn assert_refused(o: &Output, code: i32, needles: &[&str]) {
         assert!(err.contains(n), "missing {n:?} in: {err}");
     }
     assert!(!err.contains("panicked"), "{err}");
-}
-
-/// A fresh scratch directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("eigenflow-cli-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    fn arg(&self, name: &str) -> String {
-        self.path(name).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A version 1.0 `.npy` file of f64 zeros with any shape (for ranks the

@@ -72,6 +72,14 @@ impl TempDir {
     pub fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
+
+    /// [`TempDir::path`] as a command-line argument.
+    pub fn arg(&self, name: &str) -> String {
+        self.path(name)
+            .to_str()
+            .expect("UTF-8 temp path")
+            .to_string()
+    }
 }
 
 impl Drop for TempDir {
