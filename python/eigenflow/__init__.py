@@ -1,0 +1,235 @@
+"""eigenflow: the dense symmetric eigendecomposition and the SVD of the Rust
+crate ``eigenflow`` (a task-graph runtime for the two-stage reductions), with
+numpy's names and results.
+
+    >>> import numpy as np, eigenflow
+    >>> a = np.random.rand(500, 500); a = a + a.T
+    >>> w, v = eigenflow.eigh(a)
+    >>> np.allclose(a @ v, v * w)
+    True
+
+Every call takes float32 or float64 arrays (the result has the input's
+dtype; integer and boolean arrays are converted to float64 as numpy.linalg
+does; complex, float16 and other dtypes raise ValueError), in C or Fortran
+order or any strided view (read in place, no copy), releases the GIL while it
+computes, and answers Ctrl-C with KeyboardInterrupt (the run is cancelled).
+Errors: ValueError (shape, dtype, non-finite entry, bad subset),
+MemoryError (the problem does not fit; the message has the figures),
+numpy.linalg.LinAlgError (no convergence).
+
+``threads=None`` runs on one process-wide runtime using every core, started
+at the first call and reused; ``threads=k`` on a runtime of k threads, also
+kept for the life of the process.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from typing import NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from . import _eigenflow as _native
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "EighResult",
+    "SVDResult",
+    "eigh",
+    "eigvalsh",
+    "svd",
+    "svdvals",
+    "batched_svd",
+    "__version__",
+]
+
+
+class EighResult(NamedTuple):
+    """Eigenvalues (ascending) and eigenvectors (column ``j`` for value ``j``),
+    as numpy 2's ``numpy.linalg.eigh`` returns them."""
+
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray
+
+
+class SVDResult(NamedTuple):
+    """``a = U @ diag(S) @ Vh``, as numpy 2's ``numpy.linalg.svd`` returns it
+    (``S`` descending)."""
+
+    U: np.ndarray
+    S: np.ndarray
+    Vh: np.ndarray
+
+
+def _float_array(a, ndim: int, what: str) -> np.ndarray:
+    """``a`` as a float32/float64 array of ``ndim`` dimensions: floats kept
+    (native byte order, aligned), integers and booleans converted to float64
+    like numpy.linalg, anything else a ValueError."""
+    a = np.asarray(a)
+    kind, size = a.dtype.kind, a.dtype.itemsize
+    if kind == "f" and size in (4, 8):
+        if not a.dtype.isnative or not a.flags.aligned:
+            a = a.astype(a.dtype.newbyteorder("="))
+    elif kind in "biu":
+        a = a.astype(np.float64)
+    else:
+        raise ValueError(
+            f"{what}: unsupported dtype {a.dtype}; eigenflow computes in float32 or "
+            "float64 (integer and boolean arrays are converted to float64)"
+        )
+    if a.ndim != ndim:
+        raise ValueError(f"{what}: expected a {ndim}-D array, got {a.ndim}-D of shape {a.shape}")
+    return a
+
+
+def _square(a, what: str) -> np.ndarray:
+    a = _float_array(a, 2, what)
+    if a.shape[0] != a.shape[1]:
+        raise ValueError(f"{what}: expected a square matrix, got shape {a.shape}")
+    return a
+
+
+def _subset(subset_by_index, n: int) -> Optional[Tuple[int, int]]:
+    """scipy's ``subset_by_index=(lo, hi)``: eigenvalues ``lo`` to ``hi``
+    *inclusive* in ascending order, ``0 <= lo <= hi <= n - 1``."""
+    if subset_by_index is None:
+        return None
+    try:
+        lo, hi = (operator.index(x) for x in subset_by_index)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"subset_by_index must be a pair of integers (lo, hi), got {subset_by_index!r}"
+        ) from None
+    if not 0 <= lo <= hi <= n - 1:
+        raise ValueError(
+            f"subset_by_index=({lo}, {hi}) needs 0 <= lo <= hi <= n - 1 = {n - 1}"
+        )
+    return lo, hi
+
+
+def _trace(trace) -> Optional[str]:
+    return None if trace is None else os.fspath(trace)
+
+
+def eigh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace=None) -> EighResult:
+    """Eigenvalues and eigenvectors of the real symmetric matrix ``a``.
+
+    Like ``numpy.linalg.eigh(a, UPLO="L" if lower else "U")``: only the lower
+    (``lower=True``) or upper triangle is read. Returns
+    ``EighResult(eigenvalues, eigenvectors)``: values ascending, column ``j`` of
+    the (Fortran-ordered) ``eigenvectors`` belongs to ``eigenvalues[j]``.
+
+    ``subset_by_index=(lo, hi)`` computes eigenpairs ``lo`` to ``hi``
+    inclusive (scipy's convention; 0-based, ascending order) at the cost of the
+    eigenvalues plus the ``n x k`` back-transformation. ``threads``: ``None``
+    for the process-wide runtime on every core, or a thread count.
+    ``trace``: a path where a Chrome trace (``chrome://tracing``, Perfetto) of
+    the run's task graph is written.
+    """
+    a = _square(a, "eigh")
+    n = a.shape[0]
+    sub = _subset(subset_by_index, n)
+    if n == 0:
+        return EighResult(np.empty(0, a.dtype), np.empty((0, 0), a.dtype, order="F"))
+    w, v = _native.eigh(a, bool(lower), True, sub, threads, _trace(trace))
+    return EighResult(w, v.reshape((n, w.shape[0]), order="F"))
+
+
+def eigvalsh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace=None) -> np.ndarray:
+    """Eigenvalues, ascending, of the real symmetric matrix ``a`` (its lower
+    or upper triangle); ``numpy.linalg.eigvalsh``. Arguments as :func:`eigh`."""
+    a = _square(a, "eigvalsh")
+    n = a.shape[0]
+    sub = _subset(subset_by_index, n)
+    if n == 0:
+        return np.empty(0, a.dtype)
+    w, _ = _native.eigh(a, bool(lower), False, sub, threads, _trace(trace))
+    return w
+
+
+def _complete(q: np.ndarray) -> np.ndarray:
+    """``q`` (``m x k``, orthonormal columns) extended to an ``m x m``
+    orthogonal matrix: the complement is the trailing columns of the complete
+    QR factor of ``q`` (numpy/LAPACK ``geqrf``/``orgqr``)."""
+    m, k = q.shape
+    if k == m:
+        return q
+    full, _ = np.linalg.qr(q, mode="complete")
+    return np.concatenate([q, full[:, k:].astype(q.dtype, copy=False)], axis=1)
+
+
+def svd(a, full_matrices: bool = False, compute_uv: bool = True, *, threads=None, trace=None):
+    """Singular value decomposition ``a = U @ diag(S) @ Vh`` of a real matrix
+    of any shape; ``numpy.linalg.svd`` (note the default
+    ``full_matrices=False``: the thin factors, ``U`` ``m x k`` and ``Vh``
+    ``k x n`` with ``k = min(m, n)``, ``S`` descending).
+
+    ``full_matrices=True`` completes the thin factor of the longer side to a
+    square orthogonal matrix with numpy's QR (an extra ``O(m^2 k)``).
+    ``compute_uv=False`` returns ``S`` only. ``threads`` and ``trace`` as in
+    :func:`eigh`.
+    """
+    a = _float_array(a, 2, "svd")
+    m, n = a.shape
+    k = min(m, n)
+    if k == 0:
+        s = np.empty(0, a.dtype)
+        if not compute_uv:
+            return s
+        u = np.eye(m, dtype=a.dtype) if full_matrices else np.empty((m, 0), a.dtype)
+        vh = np.eye(n, dtype=a.dtype) if full_matrices else np.empty((0, n), a.dtype)
+        return SVDResult(u, s, vh)
+    s, uv = _native.svd(a, bool(compute_uv), threads, _trace(trace))
+    if not compute_uv:
+        return s
+    u = uv[0].reshape((m, k), order="F")
+    vh = uv[1].reshape((k, n), order="F")
+    if full_matrices:
+        u = _complete(u)
+        vh = _complete(np.ascontiguousarray(vh.T)).T
+    return SVDResult(u, s, vh)
+
+
+def svdvals(a, *, threads=None, trace=None) -> np.ndarray:
+    """Singular values, descending, of a real matrix of any shape
+    (``scipy.linalg.svdvals``, ``numpy.linalg.svd(a, compute_uv=False)``)."""
+    return svd(a, compute_uv=False, threads=threads, trace=trace)
+
+
+def batched_svd(stack, *, compute_uv: bool = True, threads=None):
+    """Thin SVDs of a stack of small matrices (``batch x m x n``) by the
+    crate's batched one-sided Jacobi solver, all in one task graph.
+
+    Returns ``SVDResult(U, S, Vh)`` with ``U`` ``batch x m x k``, ``S``
+    ``batch x k`` (each row descending) and ``Vh`` ``batch x k x n``,
+    ``k = min(m, n)``: ``numpy.linalg.svd(stack, full_matrices=False)``'s
+    shapes; ``S`` only for ``compute_uv=False``. A C-ordered stack, or one
+    whose matrices are each Fortran-ordered and stored one after another, is
+    read in place; any other layout is copied to C order first. A matrix
+    that does not converge raises numpy.linalg.LinAlgError naming it.
+    """
+    x = _float_array(stack, 3, "batched_svd")
+    b, m, n = x.shape
+    k = min(m, n)
+    if b == 0 or k == 0:
+        s = np.empty((b, k), x.dtype)
+        if not compute_uv:
+            return s
+        return SVDResult(np.empty((b, m, k), x.dtype), s, np.empty((b, k, n), x.dtype))
+    if x.flags.c_contiguous:
+        flat, row_major = x.reshape(-1), True
+    elif x.transpose(0, 2, 1).flags.c_contiguous:
+        flat, row_major = x.transpose(0, 2, 1).reshape(-1), False
+    else:
+        flat, row_major = np.ascontiguousarray(x).reshape(-1), True
+    s, uv = _native.batched_svd(flat, b, m, n, row_major, bool(compute_uv), threads)
+    s = s.reshape(b, k)
+    if not compute_uv:
+        return s
+    # Each matrix column-major, one after another: the transpose of a
+    # C-ordered (batch, cols, rows) array, a view.
+    u = uv[0].reshape(b, k, m).transpose(0, 2, 1)
+    vh = uv[1].reshape(b, n, k).transpose(0, 2, 1)
+    return SVDResult(u, s, vh)

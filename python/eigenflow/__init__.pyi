@@ -1,0 +1,74 @@
+import os
+from typing import Literal, NamedTuple, Optional, Tuple, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+_Path = Union[str, os.PathLike[str]]
+_Subset = Optional[Tuple[int, int]]
+
+class EighResult(NamedTuple):
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray
+
+class SVDResult(NamedTuple):
+    U: np.ndarray
+    S: np.ndarray
+    Vh: np.ndarray
+
+def eigh(
+    a: npt.ArrayLike,
+    *,
+    lower: bool = True,
+    subset_by_index: _Subset = None,
+    threads: Optional[int] = None,
+    trace: Optional[_Path] = None,
+) -> EighResult: ...
+def eigvalsh(
+    a: npt.ArrayLike,
+    *,
+    lower: bool = True,
+    subset_by_index: _Subset = None,
+    threads: Optional[int] = None,
+    trace: Optional[_Path] = None,
+) -> np.ndarray: ...
+@overload
+def svd(
+    a: npt.ArrayLike,
+    full_matrices: bool = False,
+    compute_uv: Literal[True] = True,
+    *,
+    threads: Optional[int] = None,
+    trace: Optional[_Path] = None,
+) -> SVDResult: ...
+@overload
+def svd(
+    a: npt.ArrayLike,
+    full_matrices: bool,
+    compute_uv: Literal[False],
+    *,
+    threads: Optional[int] = None,
+    trace: Optional[_Path] = None,
+) -> np.ndarray: ...
+@overload
+def svd(
+    a: npt.ArrayLike,
+    full_matrices: bool = False,
+    *,
+    compute_uv: Literal[False],
+    threads: Optional[int] = None,
+    trace: Optional[_Path] = None,
+) -> np.ndarray: ...
+def svdvals(
+    a: npt.ArrayLike, *, threads: Optional[int] = None, trace: Optional[_Path] = None
+) -> np.ndarray: ...
+@overload
+def batched_svd(
+    stack: npt.ArrayLike, *, compute_uv: Literal[True] = True, threads: Optional[int] = None
+) -> SVDResult: ...
+@overload
+def batched_svd(
+    stack: npt.ArrayLike, *, compute_uv: Literal[False], threads: Optional[int] = None
+) -> np.ndarray: ...

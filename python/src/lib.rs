@@ -1,0 +1,283 @@
+//! `eigenflow._eigenflow`: the native half of the Python package
+//! (`python/eigenflow/__init__.py` is the public half: numpy's names, named
+//! tuples, dtype handling and argument checks). Every function here takes
+//! float32 or float64 arrays, releases the GIL while it computes, and answers
+//! Ctrl-C by cancelling the run (see [`run::run_graph`]).
+
+mod errors;
+mod run;
+
+use eigenflow::faer::{Mat, MatRef};
+use eigenflow::pipeline::batched::{svd_batched_graph, BatchLayout, BatchRef, BatchedOptions};
+use eigenflow::pipeline::evd::{evd_graph, EvdJob};
+use eigenflow::pipeline::svd::svd_graph;
+use eigenflow::pipeline::{EvdOptions, SvdJob, SvdOptions};
+use eigenflow::{Scalar, Selection, Side};
+use errors::to_py;
+use numpy::{Element, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+/// A faer view of a 2-D numpy array, with its strides (any order, any sign):
+/// no copy.
+///
+/// # Safety
+/// The view borrows `a`'s buffer: it must not outlive `a` (the caller keeps
+/// the readonly borrow for the whole call).
+fn view<'a, T: Element>(a: &'a PyReadonlyArray2<'_, T>) -> MatRef<'a, T> {
+    let v = a.as_array();
+    let (m, n) = v.dim();
+    let s = v.strides();
+    // SAFETY: `as_ptr` is element [0, 0] of an ndarray view whose shape and
+    // element strides are those given, all inside the borrowed buffer.
+    unsafe { MatRef::from_raw_parts(v.as_ptr(), m, n, s[0], s[1]) }
+}
+
+/// The columns of `m` one after another (column-major), with the GIL held
+/// or not: the one copy between faer's matrix and numpy's buffer.
+fn col_major<T: Copy>(m: &Mat<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(m.nrows() * m.ncols());
+    for j in 0..m.ncols() {
+        out.extend_from_slice(m.col_as_slice(j));
+    }
+    out
+}
+
+/// Orders below which a one-stage EVD runs inline (a few milliseconds: no
+/// thread start, and Ctrl-C waits for it).
+const INLINE_BELOW: usize = 256;
+
+/// Flat column-major buffer of a result matrix as a 1-D array (numpy owns the
+/// `Vec`, no copy); the Python side reshapes it in Fortran order (a view).
+type Flat<'py, T> = Bound<'py, PyArray1<T>>;
+
+#[allow(clippy::type_complexity)]
+fn eigh_impl<'py, T: Scalar + Element>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, T>,
+    lower: bool,
+    vectors: bool,
+    subset: Option<(usize, usize)>,
+    threads: Option<usize>,
+    trace: Option<PathBuf>,
+) -> PyResult<(Flat<'py, T>, Option<Flat<'py, T>>)> {
+    let rt = run::runtime(threads)?;
+    let mut opts = EvdOptions::auto();
+    opts.side = if lower { Side::Lower } else { Side::Upper };
+    // numpy/scipy's subset_by_index is inclusive: (lo, hi) is the half-open
+    // lo..hi + 1 of the crate (checked by the Python side: lo <= hi < n).
+    opts.selection = subset.map(|(lo, hi)| Selection::Index(lo..hi.saturating_add(1)));
+    let job = if vectors {
+        EvdJob::Vectors
+    } else {
+        EvdJob::Values
+    };
+    let n = a.shape()[0];
+    let mat = view(&a);
+    let (values, z) = if trace.is_none() && opts.one_stage_for(n, job, rt.threads()) {
+        // Below the crate's crossover: the one-stage path, with no graph to
+        // cancel. Tiny orders run inline; larger ones on a thread of their
+        // own with a copy of the matrix, so that Ctrl-C returns at once (the
+        // abandoned solve finishes in the background).
+        let r = if n < INLINE_BELOW {
+            py.detach(|| eigenflow::pipeline::eigh(mat, job, &opts, rt))
+                .map_err(|e| to_py(py, e))?
+        } else {
+            let owned = py.detach(|| mat.to_owned());
+            run::run_detached(py, move || {
+                eigenflow::pipeline::eigh_owned(owned, job, &opts, rt)
+            })?
+        };
+        (r.values, r.vectors)
+    } else {
+        // The graph works on its own copy of the triangle read.
+        let (graph, slot) = py
+            .detach(|| evd_graph(mat, job, &opts))
+            .map_err(|e| to_py(py, e))?
+            .into_parts();
+        run::run_graph(py, rt, graph, trace)?;
+        slot.into_results().map_err(|e| to_py(py, e))?
+    };
+    let z = z.map(|z| py.detach(|| col_major(&z)));
+    Ok((
+        PyArray1::from_vec(py, values),
+        z.map(|z| PyArray1::from_vec(py, z)),
+    ))
+}
+
+#[allow(clippy::type_complexity)]
+fn svd_impl<'py, T: Scalar + Element>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, T>,
+    compute_uv: bool,
+    threads: Option<usize>,
+    trace: Option<PathBuf>,
+) -> PyResult<(Flat<'py, T>, Option<(Flat<'py, T>, Flat<'py, T>)>)> {
+    let rt = run::runtime(threads)?;
+    let job = if compute_uv {
+        SvdJob::Vectors
+    } else {
+        SvdJob::Values
+    };
+    let mat = view(&a);
+    let (graph, slot) = py
+        .detach(|| svd_graph(mat, job, &SvdOptions::auto()))
+        .map_err(|e| to_py(py, e))?
+        .into_parts();
+    run::run_graph(py, rt, graph, trace)?;
+    let (s, u, vt) = slot.into_results().map_err(|e| to_py(py, e))?;
+    let uv = match (u, vt) {
+        (Some(u), Some(vt)) => {
+            let (u, vt) = py.detach(|| (col_major(&u), col_major(&vt)));
+            Some((PyArray1::from_vec(py, u), PyArray1::from_vec(py, vt)))
+        }
+        _ => None,
+    };
+    Ok((PyArray1::from_vec(py, s), uv))
+}
+
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn batched_impl<'py, T: Scalar + Element>(
+    py: Python<'py>,
+    data: PyReadonlyArray1<'py, T>,
+    batch: usize,
+    m: usize,
+    n: usize,
+    row_major: bool,
+    compute_uv: bool,
+    threads: Option<usize>,
+) -> PyResult<(Flat<'py, T>, Option<(Flat<'py, T>, Flat<'py, T>)>)> {
+    let rt = run::runtime(threads)?;
+    let slice = data.as_slice()?;
+    // SAFETY: the graph's tasks borrow the numpy buffer. `data` (the readonly
+    // borrow, holding a reference to the array) lives until this function
+    // returns, and `run_graph` returns only after the run ended and its graph
+    // was dropped (on success, error, cancel, and by its guard on unwinding),
+    // so no task reads the buffer after the borrow ends.
+    let slice: &'static [T] = unsafe { std::slice::from_raw_parts(slice.as_ptr(), slice.len()) };
+    let layout = if row_major {
+        BatchLayout::RowMajor
+    } else {
+        BatchLayout::ColMajor
+    };
+    let job = if compute_uv {
+        SvdJob::Vectors
+    } else {
+        SvdJob::Values
+    };
+    let batch = BatchRef::new(slice, batch, m, n, layout).map_err(|e| to_py(py, e))?;
+    let mut g = eigenflow::graph::TaskGraph::new();
+    let h = py
+        .detach(|| svd_batched_graph(&mut g, batch, job, &BatchedOptions::default()))
+        .map_err(|e| to_py(py, e))?;
+    run::run_graph(py, rt, g, None)?;
+    let r = h
+        .collect()
+        .and_then(|r| r.into_result())
+        .map_err(|e| to_py(py, e))?;
+    let uv = match (r.u, r.vt) {
+        (Some(u), Some(vt)) => Some((PyArray1::from_vec(py, u), PyArray1::from_vec(py, vt))),
+        _ => None,
+    };
+    Ok((PyArray1::from_vec(py, r.values), uv))
+}
+
+/// Dispatches a call on the dtype of its array argument: float64 or float32
+/// (the Python side converts or rejects the others).
+macro_rules! by_dtype {
+    ($py:expr, $arr:expr, |$a:ident: $ty:ident| $body:expr) => {{
+        if let Ok($a) = $arr.extract::<$ty<'_, f64>>() {
+            $body.into_pyobject($py).map(|o| o.into_any().unbind())
+        } else if let Ok($a) = $arr.extract::<$ty<'_, f32>>() {
+            $body.into_pyobject($py).map(|o| o.into_any().unbind())
+        } else {
+            Err(pyo3::exceptions::PyValueError::new_err(
+                "expected a float32 or float64 numpy array of the right dimension",
+            ))
+        }
+    }};
+}
+
+/// `(w, v)` of the symmetric `a` (`v` None without vectors); the flat
+/// column-major `v` is reshaped by the Python side.
+#[pyfunction]
+#[pyo3(signature = (a, lower, vectors, subset, threads, trace))]
+fn eigh(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    lower: bool,
+    vectors: bool,
+    subset: Option<(usize, usize)>,
+    threads: Option<usize>,
+    trace: Option<PathBuf>,
+) -> PyResult<Py<PyAny>> {
+    by_dtype!(py, a, |x: PyReadonlyArray2| eigh_impl(
+        py,
+        x,
+        lower,
+        vectors,
+        subset,
+        threads,
+        trace.clone()
+    )?)
+}
+
+/// `(s, (u, vt))` of `a` (`(u, vt)` None without vectors), flat column-major.
+#[pyfunction]
+#[pyo3(signature = (a, compute_uv, threads, trace))]
+fn svd(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    compute_uv: bool,
+    threads: Option<usize>,
+    trace: Option<PathBuf>,
+) -> PyResult<Py<PyAny>> {
+    by_dtype!(py, a, |x: PyReadonlyArray2| svd_impl(
+        py,
+        x,
+        compute_uv,
+        threads,
+        trace.clone()
+    )?)
+}
+
+/// `(s, (u, vt))` of a contiguous batch: `data` holds `batch` matrices of
+/// `m x n`, each row-major (C order) or column-major.
+#[pyfunction]
+#[pyo3(signature = (data, batch, m, n, row_major, compute_uv, threads))]
+#[allow(clippy::too_many_arguments)]
+fn batched_svd(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    batch: usize,
+    m: usize,
+    n: usize,
+    row_major: bool,
+    compute_uv: bool,
+    threads: Option<usize>,
+) -> PyResult<Py<PyAny>> {
+    by_dtype!(py, data, |x: PyReadonlyArray1| batched_impl(
+        py, x, batch, m, n, row_major, compute_uv, threads
+    )?)
+}
+
+/// The one-stage/two-stage crossover order of the crate's automatic options
+/// on `threads` threads (the bench and tests use it to reach the graph path).
+#[pyfunction]
+fn _one_stage_below(threads: Option<usize>) -> PyResult<usize> {
+    let rt = run::runtime(threads)?;
+    let opts = EvdOptions::auto();
+    Ok((1..=1 << 16)
+        .find(|&n| !opts.one_stage_for(n, EvdJob::Vectors, rt.threads()))
+        .unwrap_or(0))
+}
+
+#[pymodule]
+fn _eigenflow(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(eigh, m)?)?;
+    m.add_function(wrap_pyfunction!(svd, m)?)?;
+    m.add_function(wrap_pyfunction!(batched_svd, m)?)?;
+    m.add_function(wrap_pyfunction!(_one_stage_below, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
