@@ -225,9 +225,9 @@ fn check_symv<T: Scalar>() {
         let eps = T::EPS.f64();
         for i in 0..m {
             let (mut want, mut mag) = (0.0, 0.0);
-            for j in 0..m {
-                want += s(i, j) * v[j].f64();
-                mag += (s(i, j) * v[j].f64()).abs();
+            for (j, &vj) in v.iter().enumerate() {
+                want += s(i, j) * vj.f64();
+                mag += (s(i, j) * vj.f64()).abs();
             }
             let tol = 4.0 * m as f64 * eps * mag;
             let (got, g) = (w[i].f64(), via_faer[(i, 0)].f64());
