@@ -11,7 +11,10 @@
 //!     [--reps 5] [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]`
 //!
 //! Columns: n, job, precision, threads, then seconds per call (median) of
-//! eigenflow one-stage, eigenflow two-stage, faer, and one-stage / two-stage.
+//! eigenflow one-stage, eigenflow two-stage, faer, the one-call API
+//! (`eigenflow::eigh` / `eigvalsh` on the default runtime and automatic
+//! options: the per-call cost a user sees, whatever `--threads`), and
+//! one-stage / two-stage.
 
 use eigenflow::gallery;
 use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
@@ -92,7 +95,7 @@ impl Timer {
     }
 }
 
-fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64; 3] {
+fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64; 4] {
     let a: Mat<T> = gallery::random_symmetric_uniform(n, 42);
     let full = Mat::<T>::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
     let rt = Runtime::builder().threads(threads).build();
@@ -119,15 +122,25 @@ fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64;
             black_box(full.self_adjoint_eigen(Side::Lower).expect("faer"));
         }
     };
+    let mut f4 = || match job {
+        EvdJob::Values => {
+            black_box(eigenflow::eigvalsh(a.as_ref()).expect("eigvalsh"));
+        }
+        EvdJob::Vectors => {
+            black_box(eigenflow::eigh(a.as_ref()).expect("eigh"));
+        }
+    };
     let mut timers = [
         Timer::new(&mut f1),
         Timer::new(&mut f2),
         Timer::new(&mut f3),
+        Timer::new(&mut f4),
     ];
     for _ in 0..reps.max(1) {
         timers[0].sample(&mut f1);
         timers[1].sample(&mut f2);
         timers[2].sample(&mut f3);
+        timers[3].sample(&mut f4);
     }
     timers.map(|t| median(t.samples))
 }
@@ -135,9 +148,9 @@ fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64;
 fn main() {
     let a = args();
     println!(
-        "| n | job | precision | threads | eigenflow 1-stage (s) | eigenflow 2-stage (s) | faer (s) | 1-stage / 2-stage |"
+        "| n | job | precision | threads | eigenflow 1-stage (s) | eigenflow 2-stage (s) | faer (s) | eigenflow::eigh (s) | 1-stage / 2-stage |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for prec in &a.precisions {
         for &threads in &a.threads {
             for job in &a.jobs {
@@ -147,13 +160,13 @@ fn main() {
                     other => panic!("unknown job {other}"),
                 };
                 for &n in &a.sizes {
-                    let [t1, t2, tf] = match prec.as_str() {
+                    let [t1, t2, tf, tq] = match prec.as_str() {
                         "f64" => bench::<f64>(n, j, threads, a.reps),
                         "f32" => bench::<f32>(n, j, threads, a.reps),
                         other => panic!("unknown precision {other}"),
                     };
                     println!(
-                        "| {n} | {job} | {prec} | {threads} | {t1:.3e} | {t2:.3e} | {tf:.3e} | {:.2} |",
+                        "| {n} | {job} | {prec} | {threads} | {t1:.3e} | {t2:.3e} | {tf:.3e} | {tq:.3e} | {:.2} |",
                         t1 / t2
                     );
                 }

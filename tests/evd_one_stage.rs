@@ -308,10 +308,11 @@ fn explicit_crossover_forces_either_path() {
 /// The one-stage path splits its SYR2K updates, the top of its divide and
 /// conquer and `ormtr` in halves fixed by the order, run as tasks when the
 /// runtime has several threads: the same bits whatever the runtime's threads.
-/// At n = 300 every split is taken (the first trailing SYR2K has 268 rows).
+/// At n = 300 every split is taken (the first trailing SYR2K has 268 rows);
+/// at n = 600 the panels' `symv` splits too (`SYMV_SPLIT_MIN` = 512).
 #[test]
 fn one_stage_is_bitwise_identical_across_thread_counts() {
-    for n in [150usize, 300] {
+    for n in [150usize, 300, 600] {
         let a: Mat<f64> = gallery::random_symmetric_uniform(n, 12);
         for job in [EvdJob::Values, EvdJob::Vectors] {
             let solve = |threads: usize| {

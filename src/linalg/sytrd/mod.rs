@@ -67,36 +67,6 @@ fn col_mut<T>(a: MatMut<'_, T>, j: usize, r0: usize) -> &mut [T] {
         .as_slice_mut()[r0..]
 }
 
-/// `a . b` over the common length with 16 partial sums in a fixed order: wide
-/// enough for several independent SIMD accumulator chains once compiled with
-/// AVX2 ([`symv_lower`]), and deterministic (the order depends only on the
-/// length).
-#[inline(always)]
-fn dot_wide<T: Scalar>(a: &[T], b: &[T]) -> T {
-    let n = a.len().min(b.len());
-    let (ca, cb) = (a[..n].chunks_exact(16), b[..n].chunks_exact(16));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    let mut acc = [T::zero(); 16];
-    for (x, y) in ca.zip(cb) {
-        for (s, (&xk, &yk)) in acc.iter_mut().zip(x.iter().zip(y)) {
-            *s += xk * yk;
-        }
-    }
-    let mut s = T::zero();
-    for (&x, &y) in ra.iter().zip(rb) {
-        s += x * y;
-    }
-    let mut half = 8;
-    while half > 0 {
-        let (lo, hi) = acc.split_at_mut(half);
-        for (a, &b) in lo.iter_mut().zip(hi.iter()) {
-            *a += b;
-        }
-        half /= 2;
-    }
-    acc[0] + s
-}
-
 /// Runs `body` compiled for AVX-512 or AVX2 when the CPU has them (the crate is built for
 /// the baseline x86-64, SSE2, and these loops are the BLAS-2 half of the
 /// reduction). No fused multiply-add is formed either way (Rust does not
@@ -143,25 +113,8 @@ macro_rules! simd_dispatch {
     };
 }
 
-simd_dispatch! {
-    /// `w := A v` for the symmetric `A` whose lower triangle `a` holds (`m x m`,
-    /// unit row stride): one pass over the columns, each giving a dot (its part
-    /// below the diagonal times `v`) and an axpy (its contribution to the rows
-    /// below), so every entry is read once (`dsymv`, lower).
-    fn symv_lower / symv_lower_simd / symv_lower_body (a: MatRef<'_, T>, v: &[T], w: &mut [T])
-}
-
-#[inline(always)]
-fn symv_lower_body<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
-    let m = a.nrows();
-    w[..m].fill(T::zero());
-    for c in 0..m {
-        let colc = col(a, c, c);
-        let (head, tail) = colc.split_first().expect("c < m");
-        w[c] += *head * v[c] + dot_wide(tail, &v[c + 1..m]);
-        axpy(&mut w[c + 1..m], v[c], tail);
-    }
-}
+mod symv;
+pub use symv::{symv_lower, symv_lower_on, SYMV_SPLIT_MIN};
 
 simd_dispatch! {
     /// `A := A - v w^T - w v^T` on the lower triangle of the `m x m` `a` (`dsyr2`).
@@ -206,6 +159,7 @@ pub fn sytd2<T: Scalar>(mut a: MatMut<'_, T>, d: &mut [T], e: &mut [T], tau: &mu
     check_args(&a, d, e, tau);
     let n = a.nrows();
     let mut w = vec![T::zero(); n];
+    let mut scratch = Vec::new();
     for i in 0..n.saturating_sub(1) {
         let (left, right) = a.rb_mut().split_at_col_mut(i + 1);
         let ci = col_mut(left, i, i + 1);
@@ -218,7 +172,8 @@ pub fn sytd2<T: Scalar>(mut a: MatMut<'_, T>, d: &mut [T], e: &mut [T], tau: &mu
             let v: &[T] = ci;
             let m = n - i - 1;
             let mut a22 = right.submatrix_mut(i + 1, 0, m, m);
-            symv_lower(a22.rb(), v, &mut w);
+            symv_lower_on(a22.rb(), v, &mut w, &mut scratch, None)
+                .expect("no runtime, no run to fail");
             let w = &mut w[..m];
             for x in w.iter_mut() {
                 *x *= t;
@@ -282,6 +237,7 @@ pub fn sytrd_on<T: Scalar>(
     let mut i = 0;
     if nb > 1 {
         let mut w = Mat::<T>::zeros(n, nb);
+        let mut scratch = Vec::new();
         while n - i > nx.max(nb) {
             let m = n - i;
             let mut ai = a.rb_mut().submatrix_mut(i, i, m, m);
@@ -291,7 +247,9 @@ pub fn sytrd_on<T: Scalar>(
                 wi.rb_mut(),
                 &mut e[i..i + nb],
                 &mut tau[i..i + nb],
-            );
+                &mut scratch,
+                rt,
+            )?;
             // Trailing update A22 -= V2 W2^T + W2 V2^T (lower triangle only);
             // the units of the panel's reflectors are still in place.
             let m2 = m - nb;
@@ -333,48 +291,47 @@ fn syr2k_lower<T: Scalar>(
     w: MatRef<'_, T>,
     rt: Option<&Runtime>,
 ) -> Result<(), Error> {
-    let m = a.nrows();
-    let tri = |mut dst: MatMut<'_, T>, v: MatRef<'_, T>, w: MatRef<'_, T>| {
-        for (l, r) in [(v, w), (w, v)] {
-            tri_matmul(
-                dst.rb_mut(),
-                BlockStructure::TriangularLower,
-                Accum::Add,
-                l,
-                BlockStructure::Rectangular,
-                r.transpose(),
-                BlockStructure::Rectangular,
-                -T::one(),
-                Par::Seq,
-            );
-        }
+    let (m, k) = (a.nrows(), v.ncols());
+    // V W^T + W V^T = [V W] [W V]^T: one product of inner dimension 2k reads
+    // and writes the triangle once instead of twice, and the wider inner
+    // dimension keeps faer's microkernel at its rate (LAPACK's `dsyr2k` does
+    // two passes).
+    let mut l = Mat::<T>::zeros(m, 2 * k);
+    let mut r = Mat::<T>::zeros(m, 2 * k);
+    l.as_mut().subcols_mut(0, k).copy_from(v);
+    l.as_mut().subcols_mut(k, k).copy_from(w);
+    r.as_mut().subcols_mut(0, k).copy_from(w);
+    r.as_mut().subcols_mut(k, k).copy_from(v);
+    let tri = |dst: MatMut<'_, T>, l: MatRef<'_, T>, r: MatRef<'_, T>| {
+        tri_matmul(
+            dst,
+            BlockStructure::TriangularLower,
+            Accum::Add,
+            l,
+            BlockStructure::Rectangular,
+            r.transpose(),
+            BlockStructure::Rectangular,
+            -T::one(),
+            Par::Seq,
+        );
     };
     if m < SYR2K_SPLIT_MIN {
-        tri(a, v, w);
+        tri(a, l.as_ref(), r.as_ref());
         return Ok(());
     }
     // Columns 0..c hold c^2/2 + (m - c) c entries, the rest (m - c)^2 / 2:
     // equal for c = m (1 - 1/sqrt 2).
     let c = ((m as f64) * (1.0 - std::f64::consts::FRAC_1_SQRT_2)).round() as usize;
     let (a00, _, a10, a11) = a.rb_mut().split_at_mut(c, c);
-    let (vt, vb) = v.split_at_row(c);
-    let (wt, wb) = w.split_at_row(c);
+    let (lt, lb) = l.as_ref().split_at_row(c);
+    let (rt_, rb) = r.as_ref().split_at_row(c);
     let left = move || {
-        tri(a00, vt, wt);
-        let mut a10 = a10;
-        matmul(
-            a10.rb_mut(),
-            Accum::Add,
-            vb,
-            wt.transpose(),
-            -T::one(),
-            Par::Seq,
-        );
-        matmul(a10, Accum::Add, wb, vt.transpose(), -T::one(), Par::Seq);
+        tri(a00, lt, rt_);
+        matmul(a10, Accum::Add, lb, rt_.transpose(), -T::one(), Par::Seq);
         Ok(())
     };
     let right = move || {
-        tri(a11, vb, wb);
+        tri(a11, lb, rb);
         Ok(())
     };
     join(rt, left, right)
@@ -386,8 +343,19 @@ fn syr2k_lower<T: Scalar>(
 /// subdiagonal with their unit entries **set to one** (the caller's SYR2K uses
 /// them and then restores `e`), and `W` (`m x nb`) such that the trailing
 /// matrix after the panel is `A - V W^T - W V^T`. The diagonal of the panel's
-/// columns is brought up to date in place.
-fn latrd<T: Scalar>(mut a: MatMut<'_, T>, mut w: MatMut<'_, T>, e: &mut [T], tau: &mut [T]) {
+/// columns is brought up to date in place. The symmetric products run through
+/// [`symv_lower_on`] on `rt` (`scratch` its workspace).
+///
+/// # Errors
+/// Only the runtime's own ([`Runtime::run`]).
+fn latrd<T: Scalar>(
+    mut a: MatMut<'_, T>,
+    mut w: MatMut<'_, T>,
+    e: &mut [T],
+    tau: &mut [T],
+    scratch: &mut Vec<T>,
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
     let (m, nb) = (a.nrows(), w.ncols());
     debug_assert!(m > nb && w.nrows() == m);
     let mut t1 = vec![T::zero(); nb];
@@ -422,7 +390,7 @@ fn latrd<T: Scalar>(mut a: MatMut<'_, T>, mut w: MatMut<'_, T>, e: &mut [T], tau
         }
         // w_j = tau (A22 - V W^T - W V^T) v over rows j+1.. (A22 is not yet
         // updated by this panel).
-        symv_lower(right.rb().submatrix(j + 1, 0, len, len), v, wj);
+        symv_lower_on(right.rb().submatrix(j + 1, 0, len, len), v, wj, scratch, rt)?;
         for p in 0..j {
             t1[p] = dot(col(wdone.rb(), p, j + 1), v);
             t2[p] = dot(col(vdone.rb(), p, j + 1), v);
@@ -437,6 +405,7 @@ fn latrd<T: Scalar>(mut a: MatMut<'_, T>, mut w: MatMut<'_, T>, e: &mut [T], tau
         let half = -(t * T::of(0.5)) * dot(wj, v);
         axpy(wj, half, v);
     }
+    Ok(())
 }
 
 /// `Z := Q Z` with `Q = H_0 ... H_{n-2}` from [`sytrd`] or [`sytd2`] (LAPACK

@@ -131,11 +131,12 @@ fn upper_triangle_is_never_touched() {
 
 /// `sytrd_on`/`ormtr_on` on a two-thread runtime (SYR2K and column halves as
 /// tasks) give bitwise the results of `sytrd`/`ormtr`, at orders where the
-/// SYR2K splits (trailing order >= SYR2K_SPLIT_MIN), and are accurate there.
+/// SYR2K splits (trailing order >= SYR2K_SPLIT_MIN) and, at 555, the panels'
+/// `symv` too (order >= SYMV_SPLIT_MIN), and are accurate there.
 #[test]
 fn split_updates_are_bitwise_and_accurate() {
     let rt = Runtime::builder().threads(2).build();
-    for n in [300usize, 333] {
+    for n in [300usize, 333, 555] {
         let a: Mat<f64> = gallery::random_symmetric_gaussian(n, 11);
         let (res, orth, _, _) = reduce(&a, SYTRD_BLOCK, SYTRD_CROSSOVER, ORMTR_BLOCK);
         assert!(
@@ -167,4 +168,94 @@ fn split_updates_are_bitwise_and_accurate() {
             "n={n}: two threads differ from none"
         );
     }
+}
+
+/// The column-pair `symv` against a plain loop over the full symmetric matrix
+/// (in f64) and against faer's GEMM on the symmetrised matrix, at odd and
+/// even orders on both sides of [`SYMV_SPLIT_MIN`] (the split path included):
+/// `|w - w_ref| <= 4 m eps (|A| |v|)` entrywise. The split run on two threads
+/// gives the bits of the run with no runtime.
+fn check_symv<T: Scalar>() {
+    let rt = crate::runtime::Runtime::builder().threads(2).build();
+    for m in [
+        1usize,
+        2,
+        3,
+        5,
+        16,
+        17,
+        33,
+        34,
+        101,
+        SYMV_SPLIT_MIN - 1,
+        SYMV_SPLIT_MIN,
+        SYMV_SPLIT_MIN + 3,
+    ] {
+        let a: Mat<T> = gallery::random_symmetric_uniform(m, 3 + m as u64);
+        // Garbage in the strict upper triangle: the kernel must not read it.
+        let mut a = a;
+        for j in 1..m {
+            for i in 0..j {
+                a[(i, j)] = T::of(1e30);
+            }
+        }
+        let v: Vec<T> = (0..m)
+            .map(|i| T::of(((i * 7 + 3) % 11) as f64 / 5.0 - 1.0))
+            .collect();
+        let s = |i: usize, j: usize| {
+            if i >= j {
+                a[(i, j)].f64()
+            } else {
+                a[(j, i)].f64()
+            }
+        };
+        let full = Mat::<T>::from_fn(m, m, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+        let mut via_faer = Mat::<T>::zeros(m, 1);
+        let vm = Mat::<T>::from_fn(m, 1, |i, _| v[i]);
+        matmul(
+            via_faer.as_mut(),
+            Accum::Replace,
+            full.as_ref(),
+            vm.as_ref(),
+            T::one(),
+            Par::Seq,
+        );
+        let mut w = vec![T::of(7.0); m];
+        symv_lower(a.as_ref(), &v, &mut w);
+        let eps = T::EPS.f64();
+        for i in 0..m {
+            let (mut want, mut mag) = (0.0, 0.0);
+            for (j, &vj) in v.iter().enumerate() {
+                want += s(i, j) * vj.f64();
+                mag += (s(i, j) * vj.f64()).abs();
+            }
+            let tol = 4.0 * m as f64 * eps * mag;
+            let (got, g) = (w[i].f64(), via_faer[(i, 0)].f64());
+            assert!(
+                (got - want).abs() <= tol && (got - g).abs() <= 2.0 * tol,
+                "{} m={m} row {i}: got {got}, loop {want}, faer {g}, tol {tol}",
+                T::NAME
+            );
+        }
+        let mut w2 = vec![T::zero(); m];
+        let mut scratch = Vec::new();
+        symv_lower_on(a.as_ref(), &v, &mut w2, &mut scratch, Some(&rt)).unwrap();
+        assert!(
+            w.iter()
+                .zip(&w2)
+                .all(|(x, y)| x.f64().to_bits() == y.f64().to_bits()),
+            "{} m={m}: two threads differ from none",
+            T::NAME
+        );
+    }
+}
+
+#[test]
+fn sytrd_symv_column_pairs_f64() {
+    check_symv::<f64>();
+}
+
+#[test]
+fn sytrd_symv_column_pairs_f32() {
+    check_symv::<f32>();
 }
