@@ -27,15 +27,28 @@
 //! a few small per-call allocations of `O(n)` (their rotation and qd lists).
 
 use crate::linalg::bdsdc::bdsqr::bdsqr;
+use crate::linalg::bdsdc::BdsdcParams;
 use crate::linalg::dqds;
 use crate::linalg::householder::{larf_left, larf_right, larfg_slice};
 use crate::{Result, Scalar};
+use faer::linalg::matmul::matmul;
 use faer::reborrow::*;
-use faer::{MatMut, MatRef};
+use faer::{Accum, MatMut, MatRef, Par};
+
+mod dc;
+
+/// From this order on (`min(m, n)`), vectors come from the bidiagonal
+/// divide and conquer and two GEMMs rather than from QR rotations applied to
+/// `Q` and `P` (see [`small_svd`]; measured in `tests/tmp_prof.rs`-style
+/// timings recorded in the batched module docs).
+pub const DC_FROM: usize = 48;
 
 /// Reusable buffers of [`small_svd`] for matrices of one shape.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct GebrdWorkspace<T> {
+    /// Vectors by divide and conquer from this `min(m, n)` on (default
+    /// [`DC_FROM`]); by bidiagonal QR below it. For tuning and tests.
+    pub dc_from: usize,
     a: Vec<T>,
     vr: Vec<T>,
     tauq: Vec<T>,
@@ -45,12 +58,21 @@ pub struct GebrdWorkspace<T> {
     q: Vec<T>,
     p: Vec<T>,
     w: Vec<T>,
+    ub: Vec<T>,
+    vb: Vec<T>,
+}
+
+impl<T: Scalar> Default for GebrdWorkspace<T> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl<T: Scalar> GebrdWorkspace<T> {
     /// An empty workspace; buffers grow on first use.
     pub fn new() -> Self {
         GebrdWorkspace {
+            dc_from: DC_FROM,
             a: Vec::new(),
             vr: Vec::new(),
             tauq: Vec::new(),
@@ -60,6 +82,8 @@ impl<T: Scalar> GebrdWorkspace<T> {
             q: Vec::new(),
             p: Vec::new(),
             w: Vec::new(),
+            ub: Vec::new(),
+            vb: Vec::new(),
         }
     }
 
@@ -76,6 +100,10 @@ impl<T: Scalar> GebrdWorkspace<T> {
         if vectors {
             self.q.resize(mt * nt, z);
             self.p.resize(nt * nt, z);
+            if nt >= self.dc_from {
+                self.ub.resize(nt * nt, z);
+                self.vb.resize(nt * nt, z);
+            }
         }
     }
 }
@@ -227,6 +255,40 @@ pub fn small_svd<T: Scalar>(
         &ws.taup,
         p.rb_mut(),
     );
+    assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
+    assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
+    if nt >= ws.dc_from {
+        let mut ub = MatMut::from_column_major_slice_mut(&mut ws.ub[..], nt, nt);
+        let mut vb = MatMut::from_column_major_slice_mut(&mut ws.vb[..], nt, nt);
+        dc::bd_dc(
+            &mut ws.d,
+            &ws.e,
+            ub.rb_mut(),
+            vb.rb_mut(),
+            &mut ws.w,
+            &BdsdcParams::default(),
+        )?;
+        values.copy_from_slice(&ws.d);
+        // B = (Q U_b) S (P V_b)^T.
+        let (lf, lb, rf, rb) = if transposed {
+            (p.rb(), vb.rb(), q.rb(), ub.rb())
+        } else {
+            (q.rb(), ub.rb(), p.rb(), vb.rb())
+        };
+        let one = T::one();
+        let um = MatMut::from_column_major_slice_mut(u, m, nt);
+        matmul(um, Accum::Replace, lf, lb, one, Par::Seq);
+        let vm = MatMut::from_column_major_slice_mut(vt, nt, n);
+        matmul(
+            vm,
+            Accum::Replace,
+            rb.transpose(),
+            rf.transpose(),
+            one,
+            Par::Seq,
+        );
+        return Ok(());
+    }
     bdsqr(&mut ws.d, &mut ws.e, q.rb_mut(), p.rb_mut())?;
     values.copy_from_slice(&ws.d);
     // B = Q S P^T. Not transposed: U = Q, V^T = P^T. Transposed (A = B^T):

@@ -76,13 +76,30 @@ fn bidiagonalisation_reconstructs_and_is_orthogonal() {
 }
 
 /// Values of [`small_svd`] against faer's SVD in f64 (G3 metric), and the
-/// reconstruction from its vectors, tall and wide.
+/// reconstruction from its vectors, tall and wide, with vectors by QR and
+/// by divide and conquer (forced at every size).
 #[test]
 fn small_svd_matches_faer() {
-    for &(m, n) in &[(1, 1), (1, 5), (5, 1), (2, 3), (8, 8), (31, 33), (40, 12)] {
+    for dc_from in [usize::MAX, 1] {
+        small_svd_case(dc_from);
+    }
+}
+
+fn small_svd_case(dc_from: usize) {
+    for &(m, n) in &[
+        (1, 1),
+        (1, 5),
+        (5, 1),
+        (2, 3),
+        (8, 8),
+        (31, 33),
+        (40, 12),
+        (70, 50),
+    ] {
         let a = random::<f64>(m, n, &mut Rng::new(3 * m as u64 + n as u64));
         let k = m.min(n);
         let mut ws = GebrdWorkspace::new();
+        ws.dc_from = dc_from;
         let (mut s, mut u, mut vt) = (vec![0.0; k], vec![0.0; m * k], vec![0.0; k * n]);
         small_svd(a.as_ref(), &mut ws, &mut s, Some((&mut u, &mut vt))).unwrap();
         let mut s2 = vec![0.0; k];
