@@ -1,9 +1,12 @@
-//! Many small SVDs of one shape at once, by blocked one-sided Jacobi
-//! ([`crate::linalg::jacobi`], seed 004): the batch is split into chunks
+//! Many small SVDs of one shape at once, by one of two routes
+//! ([`BatchedMethod`]): blocked one-sided Jacobi ([`crate::linalg::jacobi`],
+//! seed 004) or Householder bidiagonalisation plus a bidiagonal solver
+//! ([`crate::linalg::gebrd_small`], seed 002). The batch is split into chunks
 //! sized for the L2 cache, one task per chunk, and the runtime's workers
 //! balance the chunks. Inside a chunk the matrices advance one outer sweep
-//! at a time and a converged matrix leaves the active set (the batch mask of
-//! [004 §8], Design-4).
+//! at a time (Jacobi route) and a converged matrix leaves the active set
+//! (the batch mask of [004 §8], Design-4); the GEBRD route solves the
+//! chunk's matrices one after another with one reused workspace.
 //!
 //! Every matrix is solved by the same serial, deterministic kernel whatever
 //! chunk it lands in and whichever worker runs it, so results are bitwise
@@ -16,6 +19,31 @@
 //! sizes spend most of their time in the inner eigensolver (rotation setup
 //! and strided row copies); large ones in the GEMMs, of which the method
 //! needs about `12 n^3` flops per sweep over 8-14 sweeps.
+//!
+//! # Crossover (`BatchedMethod::Auto`)
+//!
+//! Measured in one `cargo bench --bench batched` run (2 workers, f64, a
+//! loaded 2-core machine, square uniform random matrices), seconds for the
+//! whole batch, Jacobi / GEBRD:
+//!
+//! | batch x shape | values | with vectors |
+//! |---|---|---|
+//! | 10,000 x 8x8 | 0.171 / 0.049 | 0.207 / 0.155 |
+//! | 10,000 x 32x32 | 4.55 / 0.51 | 5.07 / 1.64 |
+//! | 1,000 x 128x128 | 18.1 / 1.88 | 23.5 / 8.32 |
+//!
+//! (GEBRD vectors here by bidiagonal QR at every size). A second run, with
+//! divide and conquer from `n = 48` ([`crate::linalg::gebrd_small::DC_FROM`])
+//! and a machine about 2.5x more loaded (the faer loop's times doubled):
+//! 8x8 0.312 / 0.145 and 0.318 / 0.223, 32x32 10.9 / 1.29 and 12.8 / 5.03,
+//! 128x128 39.8 / 4.28 and 47.8 / 12.7 (faer 2-thread loop: 0.215, 0.266,
+//! 2.59, 3.15, 5.32, 6.99). The GEBRD route was
+//! faster at every measured shape and job, by 1.3x at 8 x 8 with vectors up
+//! to 10x for values only, so [`BatchedMethod::Auto`] picks it for every
+//! shape: no crossover was found in the range `8 <= n <= 128`. Jacobi stays
+//! available by name (its one-sided rotations give small singular values of
+//! graded matrices to high relative accuracy, which bidiagonalisation does
+//! not promise).
 //!
 //! ```
 //! use eigenflow::pipeline::batched::{svd_batched, BatchLayout, BatchRef, BatchedOptions};
@@ -172,8 +200,10 @@ impl BatchedMethod {
     }
 }
 
-/// [`BatchedMethod::Auto`]'s choice (see the module documentation for the
-/// measurements behind it).
+/// [`BatchedMethod::Auto`]'s choice: GEBRD for every shape and job, the
+/// faster route at every shape measured (see the module documentation's
+/// crossover table); a function of the shape so that a measured crossover
+/// can be added without changing callers.
 fn auto_method(m: usize, n: usize, vectors: bool) -> BatchedMethod {
     let _ = (m, n, vectors);
     BatchedMethod::Gebrd
