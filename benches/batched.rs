@@ -1,15 +1,18 @@
-//! Batched small SVDs (issue 12): eigenflow's blocked one-sided Jacobi
-//! (`svd_batched`, 2 runtime workers) against a loop of faer SVDs over the
+//! Batched small SVDs (issue 12): eigenflow's two routes, blocked one-sided
+//! Jacobi and GEBRD + bidiagonal solver (`svd_batched`, 2 runtime workers),
+//! against a loop of faer SVDs over the
 //! same batch (`thin_svd` for vectors, `singular_values` for values), run
 //! serially and as a 2-thread rayon loop (faer itself sequential inside),
 //! timed alternately in the same process; medians of `--reps` runs.
 //!
 //! `cargo bench --bench batched -- [--cases 10000x8,10000x32,1000x128,100x512]
 //!     [--reps 3] [--threads 2] [--precisions f64,f32] [--jobs values,vectors]
-//!     [--block 16]`
+//!     [--block 16] [--methods jacobi,gebrd]`
 
 use eigenflow::gallery::Rng;
-use eigenflow::pipeline::batched::{svd_batched, BatchLayout, BatchRef, BatchedOptions};
+use eigenflow::pipeline::batched::{
+    svd_batched, BatchLayout, BatchRef, BatchedMethod, BatchedOptions,
+};
 use eigenflow::pipeline::SvdJob;
 use eigenflow::runtime::Runtime;
 use eigenflow::Scalar;
@@ -24,6 +27,7 @@ struct Args {
     precisions: Vec<String>,
     jobs: Vec<String>,
     block: Option<usize>,
+    methods: Vec<BatchedMethod>,
 }
 
 fn args() -> Args {
@@ -34,6 +38,7 @@ fn args() -> Args {
         precisions: vec!["f64".into(), "f32".into()],
         jobs: vec!["values".into(), "vectors".into()],
         block: None,
+        methods: vec![BatchedMethod::Jacobi, BatchedMethod::Gebrd],
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -53,6 +58,12 @@ fn args() -> Args {
             "--precisions" => a.precisions = val().split(',').map(String::from).collect(),
             "--jobs" => a.jobs = val().split(',').map(String::from).collect(),
             "--block" => a.block = Some(val().parse().expect("--block NB")),
+            "--methods" => {
+                a.methods = val()
+                    .split(',')
+                    .map(|m| m.parse().expect("jacobi, gebrd or auto"))
+                    .collect()
+            }
             _ => {} // cargo bench passes --bench
         }
     }
@@ -88,14 +99,20 @@ fn case<T: Scalar>(a: &Args, batch: usize, n: usize, job: &str, pool: &rayon::Th
     if let Some(nb) = a.block {
         opts.params.block = nb;
     }
-    let (mut ours, mut serial, mut par) = (Vec::new(), Vec::new(), Vec::new());
+    let mut ours: Vec<Vec<f64>> = vec![Vec::new(); a.methods.len()];
+    let (mut serial, mut par) = (Vec::new(), Vec::new());
     let mut sweeps = 0.0;
     for _ in 0..a.reps {
-        let t = Instant::now();
-        let s = svd_batched(b, sj, &opts, &rt).expect("svd_batched");
-        ours.push(t.elapsed().as_secs_f64());
-        assert!(s.failed.is_empty());
-        sweeps = s.stats.sweeps.iter().sum::<usize>() as f64 / batch as f64;
+        for (k, &method) in a.methods.iter().enumerate() {
+            opts.method = method;
+            let t = Instant::now();
+            let s = svd_batched(b, sj, &opts, &rt).expect("svd_batched");
+            ours[k].push(t.elapsed().as_secs_f64());
+            assert!(s.failed.is_empty());
+            if method == BatchedMethod::Jacobi {
+                sweeps = s.stats.sweeps.iter().sum::<usize>() as f64 / batch as f64;
+            }
+        }
         let t = Instant::now();
         let mut acc = T::zero();
         for i in 0..batch {
@@ -113,10 +130,19 @@ fn case<T: Scalar>(a: &Args, batch: usize, n: usize, job: &str, pool: &rayon::Th
         par.push(t.elapsed().as_secs_f64());
         std::hint::black_box(acc);
     }
-    let (o, s, p) = (median(ours), median(serial), median(par));
+    let (s, p) = (median(serial), median(par));
+    let mut line = format!("{:>6} x {:>3}x{:<3} {} {:7}:", batch, n, n, T::NAME, job);
+    for (k, m) in a.methods.iter().enumerate() {
+        let o = median(ours[k].clone());
+        line += &format!(" {} {:8.3} s ({:5.2}x)", m.name(), o, p / o);
+        if *m == BatchedMethod::Jacobi {
+            line += &format!(" [{sweeps:4.1} sweeps]");
+        }
+        line += " |";
+    }
     println!(
-        "{:>6} x {:>3}x{:<3} {} {:7}: jacobi {:8.3} s ({:4.1} sweeps) | faer loop 1 thread {:8.3} s ({:5.2}x) | faer loop {} threads {:8.3} s ({:5.2}x)",
-        batch, n, n, T::NAME, job, o, sweeps, s, s / o, a.threads, p, p / o
+        "{line} faer loop 1 thread {s:8.3} s | faer loop {} threads {p:8.3} s",
+        a.threads
     );
 }
 
@@ -129,8 +155,8 @@ fn main() {
         .build()
         .expect("pool");
     println!(
-        "batched SVD, {} threads, median of {} (speedup = faer time / jacobi time)",
-        a.threads, a.reps
+        "batched SVD, {} threads, median of {} (x = faer {}-thread loop time / route time)",
+        a.threads, a.reps, a.threads
     );
     for &(batch, n) in &a.cases {
         for p in &a.precisions {

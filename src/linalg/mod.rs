@@ -10,6 +10,7 @@ pub mod chase;
 pub mod dqds;
 pub mod gb2bd;
 pub mod ge2gb;
+pub mod gebrd_small;
 pub mod householder;
 pub mod jacobi;
 pub mod panel_qr;

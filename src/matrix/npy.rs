@@ -201,7 +201,9 @@ use header::parse_header_dict;
 use header::read_header_from;
 #[cfg(test)]
 use write::preamble;
-pub use write::{file_bytes, write_matrix, write_matrix_to, write_vector, write_vector_to};
+pub use write::{
+    file_bytes, write_c_order_to, write_matrix, write_matrix_to, write_vector, write_vector_to,
+};
 
 // ---------------------------------------------------------------------------
 // Reading.
@@ -402,6 +404,16 @@ pub fn read_square_matrix<T: Scalar>(path: &Path) -> Result<Mat<T>> {
         }
     }
     reader.into_matrix()
+}
+
+/// Reads an `.npy` array of any shape (`f8`, `f4` or `f2`) as its header and
+/// its elements of `T` in file order (C or Fortran, as the header says).
+pub fn read_array<T: Scalar>(path: &Path) -> Result<(Header, Vec<T>)> {
+    let reader = open(path)?;
+    let header = reader.header.clone();
+    let mut v = Vec::with_capacity(header.len());
+    reader.for_each(|x: T| v.push(x))?;
+    Ok((header, v))
 }
 
 /// Reads a 1-D `.npy` array (`f8`, `f4` or `f2`) as a vector of `T`.

@@ -155,6 +155,18 @@ impl<'a> ResultWriter<'a> {
         self.add::<T>(name, shape, |w| npy::write_matrix_to(w, a))
     }
 
+    /// Writes an array of any `shape` as `name` in C order, the elements
+    /// given in that order ([`npy::write_c_order_to`]).
+    pub fn add_array_c<T: Scalar>(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        elems: impl Iterator<Item = T>,
+    ) -> Result<()> {
+        let s = shape.clone();
+        self.add::<T>(name, shape, move |w| npy::write_c_order_to(w, &s, elems))
+    }
+
     fn stopped(&self) -> bool {
         self.stop.as_ref().is_some_and(|s| s())
     }

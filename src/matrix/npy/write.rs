@@ -83,6 +83,25 @@ pub fn write_matrix_to<T: Scalar>(w: &mut impl Write, a: MatRef<'_, T>) -> std::
     write_array_to(w, &[m, n], elems)
 }
 
+/// Writes an array of any `shape` in C order (last index fastest; the
+/// elements given in that order) to any writer, as `numpy.save` writes a
+/// C-contiguous array (batches of matrices for the batched SVD).
+pub fn write_c_order_to<T: Scalar>(
+    w: &mut impl Write,
+    shape: &[usize],
+    elems: impl Iterator<Item = T>,
+) -> std::io::Result<()> {
+    let dtype = Dtype::of::<T>();
+    w.write_all(&preamble(dtype, false, shape))?;
+    for x in elems {
+        match dtype {
+            Dtype::F64 => w.write_all(&x.f64().to_le_bytes()),
+            _ => w.write_all(&(x.f64() as f32).to_le_bytes()),
+        }?;
+    }
+    Ok(())
+}
+
 /// Like [`write_vector`], into any writer (the bytes are the same).
 pub fn write_vector_to<T: Scalar>(w: &mut impl Write, v: &[T]) -> std::io::Result<()> {
     write_array_to(w, &[v.len()], v.iter().copied())

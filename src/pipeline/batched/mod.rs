@@ -1,9 +1,12 @@
-//! Many small SVDs of one shape at once, by blocked one-sided Jacobi
-//! ([`crate::linalg::jacobi`], seed 004): the batch is split into chunks
+//! Many small SVDs of one shape at once, by one of two routes
+//! ([`BatchedMethod`]): blocked one-sided Jacobi ([`crate::linalg::jacobi`],
+//! seed 004) or Householder bidiagonalisation plus a bidiagonal solver
+//! ([`crate::linalg::gebrd_small`], seed 002). The batch is split into chunks
 //! sized for the L2 cache, one task per chunk, and the runtime's workers
 //! balance the chunks. Inside a chunk the matrices advance one outer sweep
-//! at a time and a converged matrix leaves the active set (the batch mask of
-//! [004 §8], Design-4).
+//! at a time (Jacobi route) and a converged matrix leaves the active set
+//! (the batch mask of [004 §8], Design-4); the GEBRD route solves the
+//! chunk's matrices one after another with one reused workspace.
 //!
 //! Every matrix is solved by the same serial, deterministic kernel whatever
 //! chunk it lands in and whichever worker runs it, so results are bitwise
@@ -16,6 +19,31 @@
 //! sizes spend most of their time in the inner eigensolver (rotation setup
 //! and strided row copies); large ones in the GEMMs, of which the method
 //! needs about `12 n^3` flops per sweep over 8-14 sweeps.
+//!
+//! # Crossover (`BatchedMethod::Auto`)
+//!
+//! Measured in one `cargo bench --bench batched` run (2 workers, f64, a
+//! loaded 2-core machine, square uniform random matrices), seconds for the
+//! whole batch, Jacobi / GEBRD:
+//!
+//! | batch x shape | values | with vectors |
+//! |---|---|---|
+//! | 10,000 x 8x8 | 0.171 / 0.049 | 0.207 / 0.155 |
+//! | 10,000 x 32x32 | 4.55 / 0.51 | 5.07 / 1.64 |
+//! | 1,000 x 128x128 | 18.1 / 1.88 | 23.5 / 8.32 |
+//!
+//! (GEBRD vectors here by bidiagonal QR at every size). A second run, with
+//! divide and conquer from `n = 48` ([`crate::linalg::gebrd_small::DC_FROM`])
+//! and a machine about 2.5x more loaded (the faer loop's times doubled):
+//! 8x8 0.312 / 0.145 and 0.318 / 0.223, 32x32 10.9 / 1.29 and 12.8 / 5.03,
+//! 128x128 39.8 / 4.28 and 47.8 / 12.7 (faer 2-thread loop: 0.215, 0.266,
+//! 2.59, 3.15, 5.32, 6.99). The GEBRD route was
+//! faster at every measured shape and job, by 1.3x at 8 x 8 with vectors up
+//! to 10x for values only, so [`BatchedMethod::Auto`] picks it for every
+//! shape: no crossover was found in the range `8 <= n <= 128`. Jacobi stays
+//! available by name (its one-sided rotations give small singular values of
+//! graded matrices to high relative accuracy, which bidiagonalisation does
+//! not promise).
 //!
 //! ```
 //! use eigenflow::pipeline::batched::{svd_batched, BatchLayout, BatchRef, BatchedOptions};
@@ -33,11 +61,14 @@
 //! # Ok::<(), eigenflow::Error>(())
 //! ```
 
+mod chunk;
+
 use super::svd::SvdJob;
 use crate::graph::{SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::jacobi::{JacobiParams, JacobiState, JacobiWorkspace, Status};
+use crate::linalg::jacobi::JacobiParams;
 use crate::runtime::Runtime;
 use crate::{Error, Result, Scalar};
+use chunk::{run_chunk, ChunkOut};
 use faer::MatRef;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -135,9 +166,68 @@ impl<'a, T: Scalar> BatchRef<'a, T> {
     }
 }
 
+/// Which algorithm solves the matrices of a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BatchedMethod {
+    /// Blocked one-sided Jacobi ([`crate::linalg::jacobi`], seed 004).
+    Jacobi,
+    /// Householder bidiagonalisation, then dqds (values) or bidiagonal QR
+    /// (vectors) ([`crate::linalg::gebrd_small`], seed 002).
+    Gebrd,
+    /// Whichever of the two was measured faster for the shape and job (see
+    /// [`BatchedMethod::resolve`]).
+    #[default]
+    Auto,
+}
+
+impl BatchedMethod {
+    /// The route used for `m x n` matrices: `self` unless [`Self::Auto`],
+    /// which picks from the shape and job alone (deterministically).
+    pub fn resolve(self, m: usize, n: usize, vectors: bool) -> BatchedMethod {
+        match self {
+            BatchedMethod::Auto => auto_method(m, n, vectors),
+            other => other,
+        }
+    }
+
+    /// The name used in task names and stages (`"jacobi"` or `"gebrd"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchedMethod::Jacobi => "jacobi",
+            BatchedMethod::Gebrd => "gebrd",
+            BatchedMethod::Auto => "auto",
+        }
+    }
+}
+
+/// [`BatchedMethod::Auto`]'s choice: GEBRD for every shape and job, the
+/// faster route at every shape measured (see the module documentation's
+/// crossover table); a function of the shape so that a measured crossover
+/// can be added without changing callers.
+fn auto_method(m: usize, n: usize, vectors: bool) -> BatchedMethod {
+    let _ = (m, n, vectors);
+    BatchedMethod::Gebrd
+}
+
+impl std::str::FromStr for BatchedMethod {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "jacobi" => Ok(BatchedMethod::Jacobi),
+            "gebrd" => Ok(BatchedMethod::Gebrd),
+            "auto" => Ok(BatchedMethod::Auto),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown batched method {s:?} (expected jacobi, gebrd or auto)"
+            ))),
+        }
+    }
+}
+
 /// Options of [`svd_batched`].
 #[derive(Clone, Debug)]
 pub struct BatchedOptions {
+    /// The route (default [`BatchedMethod::Auto`]).
+    pub method: BatchedMethod,
     /// The Jacobi kernel's parameters (block width, tolerances, sweep limit).
     pub params: JacobiParams,
     /// Matrices per chunk task; `None` to size chunks for `l2_bytes`.
@@ -158,6 +248,7 @@ pub struct BatchedOptions {
 impl Default for BatchedOptions {
     fn default() -> Self {
         BatchedOptions {
+            method: BatchedMethod::Auto,
             params: JacobiParams::default(),
             chunk: None,
             l2_bytes: 1 << 20,
@@ -174,13 +265,24 @@ impl BatchedOptions {
             return c.clamp(1, batch.max(1));
         }
         let (mt, nt) = (m.max(n), m.min(n));
-        let (l, nb) = crate::linalg::jacobi::blocking_for(nt, &self.params);
-        let n2 = l * nb;
-        // Input view, working matrix, and with vectors V and the outputs.
-        let mut words = m * n + mt * n2 + nt;
-        if vectors {
-            words += nt * n2 + m * nt + nt * n;
-        }
+        let words = if self.method.resolve(m, n, vectors) == BatchedMethod::Gebrd {
+            // Input view, working matrix and right reflectors, with vectors
+            // Q, P and the outputs.
+            let mut w = m * n + mt * nt + nt * nt + 6 * nt;
+            if vectors {
+                w += 2 * (mt * nt + nt * nt);
+            }
+            w
+        } else {
+            let (l, nb) = crate::linalg::jacobi::blocking_for(nt, &self.params);
+            let n2 = l * nb;
+            // Input view, working matrix, and with vectors V and the outputs.
+            let mut w = m * n + mt * n2 + nt;
+            if vectors {
+                w += nt * n2 + m * nt + nt * n;
+            }
+            w
+        };
         let fit = (self.l2_bytes / (words * std::mem::size_of::<T>()).max(1)).max(1);
         let balance = batch.div_ceil(self.min_chunks.max(1)).max(1);
         fit.min(balance)
@@ -269,89 +371,6 @@ impl<T: Scalar> BatchedSvd<T> {
             source: Box::new(e),
         })
     }
-}
-
-/// One chunk's results.
-struct ChunkOut<T> {
-    values: Vec<T>,
-    u: Vec<T>,
-    vt: Vec<T>,
-    sweeps: Vec<usize>,
-    failed: Vec<(usize, Error)>,
-    masked: usize,
-    idle: usize,
-    pair_skips: usize,
-}
-
-/// Solves matrices `lo..hi` of `batch` in lockstep, one outer sweep per
-/// round over the active set.
-fn run_chunk<T: Scalar>(
-    batch: &BatchRef<'_, T>,
-    lo: usize,
-    hi: usize,
-    vectors: bool,
-    opts: &BatchedOptions,
-) -> ChunkOut<T> {
-    let (m, n) = batch.shape();
-    let k = m.min(n);
-    let len = hi - lo;
-    let mut ws = JacobiWorkspace::new();
-    let mut states: Vec<JacobiState<T>> = (lo..hi)
-        .map(|i| JacobiState::new(batch.matrix(i), vectors, &opts.params))
-        .collect();
-    let mut active: Vec<usize> = (0..len).collect();
-    let (mut masked, mut idle) = (0, 0);
-    while !active.is_empty() {
-        for &i in &active {
-            states[i].sweep(&mut ws);
-        }
-        active.retain(|&i| states[i].status() == Status::Running);
-        if active.is_empty() {
-            break;
-        }
-        if opts.mask {
-            masked += len - active.len();
-        } else {
-            for s in states.iter_mut() {
-                if s.status() == Status::Converged {
-                    s.idle_sweep(&mut ws);
-                    idle += 1;
-                }
-            }
-        }
-    }
-    let mut out = ChunkOut {
-        values: vec![T::zero(); len * k],
-        u: vec![T::zero(); if vectors { len * m * k } else { 0 }],
-        vt: vec![T::zero(); if vectors { len * k * n } else { 0 }],
-        sweeps: Vec::with_capacity(len),
-        failed: Vec::new(),
-        masked,
-        idle,
-        pair_skips: 0,
-    };
-    for (j, s) in states.iter().enumerate() {
-        let u = vectors.then(|| &mut out.u[j * m * k..(j + 1) * m * k]);
-        let vt = vectors.then(|| &mut out.vt[j * k * n..(j + 1) * k * n]);
-        s.finish(&mut out.values[j * k..(j + 1) * k], u, vt);
-        let st = s.stats();
-        out.sweeps.push(st.sweeps);
-        out.pair_skips += st.pair_skips;
-        if s.status() != Status::Converged {
-            out.failed.push((
-                lo + j,
-                Error::NoConvergence {
-                    stage: "jacobi",
-                    detail: format!(
-                        "matrix {} of the batch: {} sweeps without convergence",
-                        lo + j,
-                        st.sweeps
-                    ),
-                },
-            ));
-        }
-    }
-    out
 }
 
 /// Where the results of [`svd_batched_graph`] land.
@@ -447,9 +466,14 @@ pub fn svd_batched_graph<'a, T: Scalar>(
         chunks: Vec::new(),
         tasks: Vec::new(),
     };
-    // Rough cost hint: about 8 sweeps of 12 m n^2 flops (Gram and updates).
-    let (mt, nt) = (m.max(n) as f64, m.min(n) as f64);
-    let per = 8.0 * 12.0 * mt * nt * nt;
+    let method = opts.method.resolve(m, n, vectors);
+    let per = if method == BatchedMethod::Gebrd {
+        crate::linalg::gebrd_small::flops(m, n, vectors)
+    } else {
+        // About 8 sweeps of 12 m n^2 flops (Gram and updates).
+        let (mt, nt) = (m.max(n) as f64, m.min(n) as f64);
+        8.0 * 12.0 * mt * nt * nt
+    };
     let bytes = (std::mem::size_of::<T>() * m * n) as f64;
     for lo in (0..batch.batch()).step_by(chunk) {
         let hi = (lo + chunk).min(batch.batch());
@@ -457,11 +481,11 @@ pub fn svd_batched_graph<'a, T: Scalar>(
         let dst = slot.clone();
         let o = opts.clone();
         let t = g.add(
-            Task::new(format!("jacobi[{lo}..{hi})"), move |_| {
-                *dst.lock() = Some(run_chunk(&batch, lo, hi, vectors, &o));
+            Task::new(format!("{}[{lo}..{hi})", method.name()), move |_| {
+                *dst.lock() = Some(run_chunk(&batch, lo, hi, vectors, method, &o));
                 Ok(())
             })
-            .stage("jacobi")
+            .stage(method.name())
             .cost(per * (hi - lo) as f64, bytes * (hi - lo) as f64),
         );
         handle.chunks.push(slot);

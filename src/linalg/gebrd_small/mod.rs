@@ -1,0 +1,329 @@
+//! The SVD of one small dense matrix by Householder bidiagonalisation and a
+//! bidiagonal solver: the second route of the batched SVD (seed 002, Dong et
+//! al.'s batched GEBRD, here on the CPU with one matrix per kernel call; the
+//! batch parallelism lives in [`crate::pipeline::batched`]).
+//!
+//! Steps, for the tall working matrix `B` (`mt x nt`, `mt >= nt`; a wide input
+//! is transposed, as the Jacobi route does, and `U`, `V` swap on output):
+//!
+//! 1. [`gebd2`]: unblocked Householder bidiagonalisation (LAPACK `dgebd2`
+//!    order): `B = Q Bd P^T` with `Bd` upper bidiagonal. At the sizes of this
+//!    route (`n <= 512`, most of the time `n <= 128`) the working matrix sits in
+//!    L2, and a blocked `dlabrd` panel only pays off beyond that (seed 002
+//!    §8.1 measured its blocked v1 slower than the non-blocked kernel below
+//!    `n = 224` even on a GPU).
+//! 2. Values only: the dqds of [`crate::linalg::dqds`] on `Bd`.
+//!    With vectors: [`org2r`] forms `Q` (`mt x nt`) and `P` (`nt x nt`)
+//!    explicitly from the reflectors (LAPACK `dorgbr`), then the implicit-shift
+//!    bidiagonal QR of [`crate::linalg::bdsdc::bdsqr`] rotates their columns in
+//!    place (`U = Q Q_b`, `V = P P_b`), as LAPACK `dgesvd` does: no GEMM is
+//!    needed and the rotations touch contiguous column pairs. From
+//!    `min(m, n) >=` [`DC_FROM`] the bidiagonal's vectors come instead from
+//!    the divide and conquer of [`crate::linalg::bdsdc`] (its pieces, walked
+//!    serially) and are multiplied into `Q` and `P` by two GEMMs (faer,
+//!    `Par::Seq`), as LAPACK `dgesdd` does.
+//!
+//! Every step is serial with fixed summation orders ([`crate::linalg::householder::dot`]),
+//! so the result depends only on the input matrix.
+//!
+//! Allocation: the [`GebrdWorkspace`] holds every buffer of steps 1-2 and is
+//! reused across the matrices of a chunk; the two reused solvers still make
+//! a few small per-call allocations of `O(n)` (their rotation and qd lists).
+
+use crate::linalg::bdsdc::bdsqr::bdsqr;
+use crate::linalg::bdsdc::BdsdcParams;
+use crate::linalg::dqds;
+use crate::linalg::householder::{larf_left, larf_right, larfg_slice};
+use crate::{Result, Scalar};
+use faer::linalg::matmul::matmul;
+use faer::reborrow::*;
+use faer::{Accum, MatMut, MatRef, Par};
+
+mod dc;
+
+/// From this order on (`min(m, n)`), vectors come from the bidiagonal
+/// divide and conquer and two GEMMs rather than from QR rotations applied to
+/// `Q` and `P` (see [`small_svd`]). Measured per square f64 matrix with
+/// vectors on a loaded machine, QR / D&C: n = 16: 0.047 / 0.073 ms, 24:
+/// 0.12 / 0.15, 32: 0.26 / 0.19, 40: 0.25 / 0.46, 48: 0.71 / 0.50, 64:
+/// 1.7 / 1.5, 96: 5.5 / 4.3, 128: 12.8 / 9.1 (noisy around 32-40, so the
+/// switch is at 48, where D&C won clearly).
+pub const DC_FROM: usize = 48;
+
+/// Reusable buffers of [`small_svd`] for matrices of one shape.
+#[derive(Debug)]
+pub struct GebrdWorkspace<T> {
+    /// Vectors by divide and conquer from this `min(m, n)` on (default
+    /// [`DC_FROM`]); by bidiagonal QR below it. For tuning and tests.
+    pub dc_from: usize,
+    a: Vec<T>,
+    vr: Vec<T>,
+    tauq: Vec<T>,
+    taup: Vec<T>,
+    d: Vec<T>,
+    e: Vec<T>,
+    q: Vec<T>,
+    p: Vec<T>,
+    w: Vec<T>,
+    ub: Vec<T>,
+    vb: Vec<T>,
+}
+
+impl<T: Scalar> Default for GebrdWorkspace<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Scalar> GebrdWorkspace<T> {
+    /// An empty workspace; buffers grow on first use.
+    pub fn new() -> Self {
+        GebrdWorkspace {
+            dc_from: DC_FROM,
+            a: Vec::new(),
+            vr: Vec::new(),
+            tauq: Vec::new(),
+            taup: Vec::new(),
+            d: Vec::new(),
+            e: Vec::new(),
+            q: Vec::new(),
+            p: Vec::new(),
+            w: Vec::new(),
+            ub: Vec::new(),
+            vb: Vec::new(),
+        }
+    }
+
+    /// Sizes every buffer for a tall `mt x nt` working matrix.
+    fn reserve(&mut self, mt: usize, nt: usize, vectors: bool) {
+        let z = T::zero();
+        self.a.resize(mt * nt, z);
+        self.vr.resize(nt * nt, z);
+        self.tauq.resize(nt, z);
+        self.taup.resize(nt, z);
+        self.d.resize(nt, z);
+        self.e.resize(nt.saturating_sub(1), z);
+        self.w.resize(mt, z);
+        if vectors {
+            self.q.resize(mt * nt, z);
+            self.p.resize(nt * nt, z);
+            if nt >= self.dc_from {
+                self.ub.resize(nt * nt, z);
+                self.vb.resize(nt * nt, z);
+            }
+        }
+    }
+}
+
+/// The contiguous storage of column `j` of `z` (unit row stride required).
+fn col<T>(z: MatMut<'_, T>, j: usize) -> &mut [T] {
+    z.col_mut(j)
+        .try_as_col_major_mut()
+        .expect("unit row stride")
+        .as_slice_mut()
+}
+
+/// Householder bidiagonalisation of the tall `a` (`m x n`, `m >= n`, unit row
+/// stride), LAPACK `dgebd2` for the upper bidiagonal case:
+/// `H_{n-1} .. H_0 A G_0 .. G_{n-2} = Bd` with diagonal `d` (length `n`) and
+/// superdiagonal `e` (length `n - 1`).
+///
+/// On exit the tail of the left reflector `H_i` (`v[0] = 1` implicit) is in
+/// `a[i+1.., i]` with `tauq[i]`; the tail of the right reflector `G_i`
+/// (acting on columns `i+1..`, `v[0] = 1` implicit at `i + 1`) is in
+/// `vr[i+2.., i]` (`vr` is `n x n`) with `taup[i]` (`taup[n-1] = 0`). The rest
+/// of `a` and `vr` is unspecified. `w` needs `m` entries.
+#[allow(clippy::too_many_arguments)]
+pub fn gebd2<T: Scalar>(
+    mut a: MatMut<'_, T>,
+    tauq: &mut [T],
+    taup: &mut [T],
+    d: &mut [T],
+    e: &mut [T],
+    mut vr: MatMut<'_, T>,
+    w: &mut [T],
+) {
+    let (m, n) = (a.nrows(), a.ncols());
+    assert!(m >= n, "gebd2: needs m >= n");
+    for i in 0..n {
+        // Left reflector: annihilate a[i+1.., i], then update columns i+1...
+        let (left, right) = a.rb_mut().split_at_col_mut(i + 1);
+        let (alpha, tail) = col(left, i)[i..].split_first_mut().expect("i < m");
+        tauq[i] = larfg_slice(alpha, tail);
+        d[i] = *alpha;
+        larf_left(tauq[i], tail, right.submatrix_mut(i, 0, m - i, n - i - 1));
+        if i + 1 == n {
+            taup[i] = T::zero();
+            break;
+        }
+        // Right reflector on row i, columns i+1..: its tail goes to vr (a row
+        // of a column-major matrix is strided; the reflector must be a slice).
+        let mut alpha = a[(i, i + 1)];
+        let vt = &mut col(vr.rb_mut(), i)[i + 2..];
+        for (k, x) in vt.iter_mut().enumerate() {
+            *x = a[(i, i + 2 + k)];
+        }
+        taup[i] = larfg_slice(&mut alpha, vt);
+        e[i] = alpha;
+        let trail = a.rb_mut().submatrix_mut(i + 1, i + 1, m - i - 1, n - i - 1);
+        larf_right(taup[i], vt, trail, w);
+    }
+}
+
+/// Forms `Q = H_0 H_1 .. H_{k-1}` restricted to its first `k` columns
+/// (LAPACK `dorg2r`) into `q` (`r x k`, unit row stride): reflector `j` has
+/// `v[0] = 1` at row `j` and its tail in `v[j+1.., j]` (`v` is `r x k`).
+/// Backward accumulation, so each reflector touches only the columns it
+/// changes.
+pub fn org2r<T: Scalar>(v: MatRef<'_, T>, tau: &[T], mut q: MatMut<'_, T>) {
+    let (r, k) = (q.nrows(), q.ncols());
+    for j in (0..k).rev() {
+        let tail: &[T] = &v
+            .col(j)
+            .try_as_col_major()
+            .expect("unit row stride")
+            .as_slice()[j + 1..];
+        if j + 1 < k {
+            larf_left(
+                tau[j],
+                tail,
+                q.rb_mut().submatrix_mut(j, j + 1, r - j, k - j - 1),
+            );
+        }
+        let c = col(q.rb_mut(), j);
+        c[..j].fill(T::zero());
+        c[j] = T::one() - tau[j];
+        for (x, &y) in c[j + 1..].iter_mut().zip(tail) {
+            *x = -tau[j] * y;
+        }
+    }
+}
+
+/// Forms `P = G_0 .. G_{n-2}` (`n x n`) from the right reflectors of
+/// [`gebd2`] (`vr`, `taup`): `P[0, 0] = 1` and the trailing block is an
+/// [`org2r`] (LAPACK `dorgbr` with `vect = 'P'`).
+fn orgbr_p<T: Scalar>(vr: MatRef<'_, T>, taup: &[T], mut p: MatMut<'_, T>) {
+    let n = p.nrows();
+    p.fill(T::zero());
+    p[(0, 0)] = T::one();
+    if n > 1 {
+        org2r(
+            vr.submatrix(1, 0, n - 1, n - 1),
+            &taup[..n - 1],
+            p.submatrix_mut(1, 1, n - 1, n - 1),
+        );
+    }
+}
+
+/// The thin SVD of `a` (`m x n`, any strides): `values` (`k = min(m, n)`,
+/// descending) and, when both slices are given, `u` (`m x k`) and `vt`
+/// (`k x n`), column-major. `ws` is reused across calls.
+///
+/// # Errors
+/// [`crate::Error::NoConvergence`] from the bidiagonal solver (stage `"bdsqr"` or
+/// `"dqds"`): the outputs then hold unspecified values. The input is assumed
+/// finite (the batch checks it first).
+///
+/// # Panics
+/// If a slice has the wrong length (caller error).
+pub fn small_svd<T: Scalar>(
+    a: MatRef<'_, T>,
+    ws: &mut GebrdWorkspace<T>,
+    values: &mut [T],
+    vectors: Option<(&mut [T], &mut [T])>,
+) -> Result<()> {
+    let (m, n) = (a.nrows(), a.ncols());
+    let transposed = m < n;
+    let (mt, nt) = if transposed { (n, m) } else { (m, n) };
+    assert_eq!(values.len(), nt, "small_svd: values must hold min(m, n)");
+    ws.reserve(mt, nt, vectors.is_some());
+    let src = if transposed { a.transpose() } else { a };
+    let mut b = MatMut::from_column_major_slice_mut(&mut ws.a[..], mt, nt);
+    b.copy_from(src);
+    gebd2(
+        b.rb_mut(),
+        &mut ws.tauq,
+        &mut ws.taup,
+        &mut ws.d,
+        &mut ws.e,
+        MatMut::from_column_major_slice_mut(&mut ws.vr[..], nt, nt),
+        &mut ws.w,
+    );
+    let Some((u, vt)) = vectors else {
+        let s = dqds::singular_values(&ws.d, &ws.e)?;
+        values.copy_from_slice(&s);
+        return Ok(());
+    };
+    let mut q = MatMut::from_column_major_slice_mut(&mut ws.q[..], mt, nt);
+    org2r(b.rb(), &ws.tauq, q.rb_mut());
+    let mut p = MatMut::from_column_major_slice_mut(&mut ws.p[..], nt, nt);
+    orgbr_p(
+        MatRef::from_column_major_slice(&ws.vr[..], nt, nt),
+        &ws.taup,
+        p.rb_mut(),
+    );
+    assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
+    assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
+    if nt >= ws.dc_from {
+        let mut ub = MatMut::from_column_major_slice_mut(&mut ws.ub[..], nt, nt);
+        let mut vb = MatMut::from_column_major_slice_mut(&mut ws.vb[..], nt, nt);
+        dc::bd_dc(
+            &mut ws.d,
+            &ws.e,
+            ub.rb_mut(),
+            vb.rb_mut(),
+            &mut ws.w,
+            &BdsdcParams::default(),
+        )?;
+        values.copy_from_slice(&ws.d);
+        // B = (Q U_b) S (P V_b)^T.
+        let (lf, lb, rf, rb) = if transposed {
+            (p.rb(), vb.rb(), q.rb(), ub.rb())
+        } else {
+            (q.rb(), ub.rb(), p.rb(), vb.rb())
+        };
+        let one = T::one();
+        let um = MatMut::from_column_major_slice_mut(u, m, nt);
+        matmul(um, Accum::Replace, lf, lb, one, Par::Seq);
+        let vm = MatMut::from_column_major_slice_mut(vt, nt, n);
+        matmul(
+            vm,
+            Accum::Replace,
+            rb.transpose(),
+            rf.transpose(),
+            one,
+            Par::Seq,
+        );
+        return Ok(());
+    }
+    bdsqr(&mut ws.d, &mut ws.e, q.rb_mut(), p.rb_mut())?;
+    values.copy_from_slice(&ws.d);
+    // B = Q S P^T. Not transposed: U = Q, V^T = P^T. Transposed (A = B^T):
+    // U = P, V^T = Q^T.
+    let (uf, vf) = if transposed {
+        (p.rb(), q.rb())
+    } else {
+        (q.rb(), p.rb())
+    };
+    assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
+    assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
+    MatMut::from_column_major_slice_mut(u, m, nt).copy_from(uf);
+    MatMut::from_column_major_slice_mut(vt, nt, n).copy_from(vf.transpose());
+    Ok(())
+}
+
+/// Flops of the route for one `m x n` matrix (bidiagonalisation `4 n^2 (m -
+/// n / 3)`, plus with vectors about `4 n^2 (m - n/3) + 4 n^3 / 3` to form `Q`
+/// and `P` and `~ 6 (m + n) n^2` for the rotations), `m >= n`: a cost hint.
+pub fn flops(m: usize, n: usize, vectors: bool) -> f64 {
+    let (m, n) = (m.max(n) as f64, m.min(n) as f64);
+    let brd = 4.0 * n * n * (m - n / 3.0);
+    if vectors {
+        2.0 * brd + 4.0 * n * n * n / 3.0 + 6.0 * (m + n) * n * n
+    } else {
+        brd
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,133 @@
+//! Oracles G1-G3 of `research/seed-batched.md` on the kernels of this
+//! module, against faer (LAPACK-style scaled ratios, `u = T::EPS / 2`).
+
+use super::*;
+use crate::linalg::householder::testutil::{orth_err, random, to_f64, Rng};
+use faer::Mat;
+
+/// `||A - Q Bd P^T||_F / (n ||A||_F u)` (G1) and the orthogonality ratios of
+/// `Q` and `P` (G2) for a random `m x n` matrix, in units of `u`.
+fn bidiag_ratios<T: Scalar>(m: usize, n: usize, seed: u64) -> (f64, f64, f64) {
+    let a = random::<T>(m, n, &mut Rng::new(seed));
+    let mut b = a.clone();
+    let (mut tq, mut tp, mut d, mut e) = (
+        vec![T::zero(); n],
+        vec![T::zero(); n],
+        vec![T::zero(); n],
+        vec![T::zero(); n.saturating_sub(1)],
+    );
+    let mut vr = Mat::<T>::zeros(n, n);
+    let mut w = vec![T::zero(); m];
+    gebd2(
+        b.as_mut(),
+        &mut tq,
+        &mut tp,
+        &mut d,
+        &mut e,
+        vr.as_mut(),
+        &mut w,
+    );
+    let mut q = Mat::<T>::zeros(m, n);
+    org2r(b.as_ref(), &tq, q.as_mut());
+    let mut p = Mat::<T>::zeros(n, n);
+    orgbr_p(vr.as_ref(), &tp, p.as_mut());
+    let bd = Mat::<f64>::from_fn(n, n, |i, j| {
+        if i == j {
+            d[i].f64()
+        } else if j == i + 1 {
+            e[i].f64()
+        } else {
+            0.0
+        }
+    });
+    let (qf, pf, af) = (to_f64(q.as_ref()), to_f64(p.as_ref()), to_f64(a.as_ref()));
+    let r = &af - &qf * &bd * pf.transpose();
+    let u = T::EPS.f64() / 2.0;
+    let g1 = r.norm_l2() / (n as f64 * af.norm_l2() * u);
+    (
+        g1,
+        orth_err(qf.as_ref()) / (m as f64 * u),
+        orth_err(pf.as_ref()) / (n as f64 * u),
+    )
+}
+
+#[test]
+fn bidiagonalisation_reconstructs_and_is_orthogonal() {
+    for &(m, n) in &[
+        (1, 1),
+        (2, 2),
+        (3, 2),
+        (8, 8),
+        (33, 31),
+        (64, 17),
+        (100, 100),
+    ] {
+        let (g1, oq, op) = bidiag_ratios::<f64>(m, n, 7 + m as u64);
+        assert!(
+            g1 < 30.0 && oq < 30.0 && op < 30.0,
+            "f64 {m}x{n}: {g1} {oq} {op}"
+        );
+        let (g1, oq, op) = bidiag_ratios::<f32>(m, n, 9 + n as u64);
+        assert!(
+            g1 < 30.0 && oq < 30.0 && op < 30.0,
+            "f32 {m}x{n}: {g1} {oq} {op}"
+        );
+    }
+}
+
+/// Values of [`small_svd`] against faer's SVD in f64 (G3 metric), and the
+/// reconstruction from its vectors, tall and wide, with vectors by QR and
+/// by divide and conquer (forced at every size).
+#[test]
+fn small_svd_matches_faer() {
+    for dc_from in [usize::MAX, 1] {
+        small_svd_case(dc_from);
+    }
+}
+
+fn small_svd_case(dc_from: usize) {
+    for &(m, n) in &[
+        (1, 1),
+        (1, 5),
+        (5, 1),
+        (2, 3),
+        (8, 8),
+        (31, 33),
+        (40, 12),
+        (70, 50),
+    ] {
+        let a = random::<f64>(m, n, &mut Rng::new(3 * m as u64 + n as u64));
+        let k = m.min(n);
+        let mut ws = GebrdWorkspace::new();
+        ws.dc_from = dc_from;
+        let (mut s, mut u, mut vt) = (vec![0.0; k], vec![0.0; m * k], vec![0.0; k * n]);
+        small_svd(a.as_ref(), &mut ws, &mut s, Some((&mut u, &mut vt))).unwrap();
+        let mut s2 = vec![0.0; k];
+        small_svd(a.as_ref(), &mut ws, &mut s2, None).unwrap();
+        let r = a.as_ref().svd().unwrap();
+        let sref: Vec<f64> = r.S().column_vector().iter().copied().collect();
+        let u64_ = f64::EPSILON / 2.0;
+        let nrm: f64 = sref.iter().map(|x| x * x).sum::<f64>().sqrt();
+        for vals in [&s, &s2] {
+            let err: f64 = vals
+                .iter()
+                .zip(&sref)
+                .map(|(x, y)| (x - y).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            assert!(
+                err / (k as f64 * nrm * u64_) < 30.0,
+                "{m}x{n}: values {vals:?} vs {sref:?}"
+            );
+            assert!(vals.windows(2).all(|w| w[0] >= w[1]) && vals[k - 1] >= 0.0);
+        }
+        let um = MatRef::from_column_major_slice(&u, m, k);
+        let vm = MatRef::from_column_major_slice(&vt, k, n);
+        let sm = Mat::<f64>::from_fn(k, k, |i, j| if i == j { s[i] } else { 0.0 });
+        let rec = a.as_ref() - um * &sm * vm;
+        assert!(
+            rec.norm_l2() / (k as f64 * a.norm_l2() * u64_) < 30.0,
+            "{m}x{n} reconstruction"
+        );
+    }
+}
