@@ -34,6 +34,7 @@ use crate::linalg::bdsdc::bdsqr::bdsqr;
 use crate::linalg::bdsdc::BdsdcParams;
 use crate::linalg::dqds;
 use crate::linalg::householder::{larf_left, larf_right, larfg_slice};
+use crate::linalg::jacobi::pow2_scale;
 use crate::{Result, Scalar};
 use faer::linalg::matmul::matmul;
 use faer::reborrow::*;
@@ -240,6 +241,29 @@ pub fn small_svd<T: Scalar>(
     let src = if transposed { a.transpose() } else { a };
     let mut b = MatMut::from_column_major_slice_mut(&mut ws.a[..], mt, nt);
     b.copy_from(src);
+    // Bring the largest entry into [1, 2) by powers of two (exact), as the
+    // Jacobi route does: the bidiagonal QR loses relative accuracy on
+    // matrices near the underflow threshold. Undone on the singular values
+    // (`unscale`); the vectors do not change.
+    let mut amax = T::zero();
+    for j in 0..nt {
+        for i in 0..mt {
+            amax = amax.max(b[(i, j)].abs());
+        }
+    }
+    let (h, r) = pow2_scale(amax);
+    if (h, r) != (T::one(), T::one()) {
+        for j in 0..nt {
+            for i in 0..mt {
+                b[(i, j)] = b[(i, j)] * h * r;
+            }
+        }
+    }
+    let unscale = |values: &mut [T]| {
+        for x in values.iter_mut() {
+            *x = *x / h / r;
+        }
+    };
     gebd2(
         b.rb_mut(),
         &mut ws.tauq,
@@ -252,6 +276,7 @@ pub fn small_svd<T: Scalar>(
     let Some((u, vt)) = vectors else {
         let s = dqds::singular_values(&ws.d, &ws.e)?;
         values.copy_from_slice(&s);
+        unscale(values);
         return Ok(());
     };
     let mut q = MatMut::from_column_major_slice_mut(&mut ws.q[..], mt, nt);
@@ -276,6 +301,7 @@ pub fn small_svd<T: Scalar>(
             &BdsdcParams::default(),
         )?;
         values.copy_from_slice(&ws.d);
+        unscale(values);
         // B = (Q U_b) S (P V_b)^T.
         let (lf, lb, rf, rb) = if transposed {
             (p.rb(), vb.rb(), q.rb(), ub.rb())
@@ -298,6 +324,7 @@ pub fn small_svd<T: Scalar>(
     }
     bdsqr(&mut ws.d, &mut ws.e, q.rb_mut(), p.rb_mut())?;
     values.copy_from_slice(&ws.d);
+    unscale(values);
     // B = Q S P^T. Not transposed: U = Q, V^T = P^T. Transposed (A = B^T):
     // U = P, V^T = Q^T.
     let (uf, vf) = if transposed {

@@ -131,3 +131,40 @@ fn small_svd_case(dc_from: usize) {
         );
     }
 }
+
+/// Inputs near the ends of the exponent range (the batch route does not
+/// rescale them, unlike the Jacobi route): the singular values of `s A` are
+/// `s` times those of `A` to a few ulps and the vectors stay orthogonal, on
+/// both vector paths (bidiagonal QR below `dc_from`, divide and conquer from
+/// it) and for values only (dqds).
+#[test]
+fn extreme_scales_keep_relative_accuracy() {
+    for &(m, n) in &[(20, 12), (70, 60), (12, 20)] {
+        let a = random::<f64>(m, n, &mut Rng::new(7));
+        let k = m.min(n);
+        let mut ws = GebrdWorkspace::new();
+        let mut want = vec![0.0; k];
+        small_svd(a.as_ref(), &mut ws, &mut want, None).unwrap();
+        for &s in &[2f64.powi(-1000), 1e-150, 1e150, 2f64.powi(1000)] {
+            let b = Mat::<f64>::from_fn(m, n, |i, j| a[(i, j)] * s);
+            for vectors in [false, true] {
+                let mut got = vec![0.0; k];
+                let (mut u, mut vt) = (vec![0.0; m * k], vec![0.0; k * n]);
+                let vecs = vectors.then(|| (&mut u[..], &mut vt[..]));
+                small_svd(b.as_ref(), &mut ws, &mut got, vecs).unwrap();
+                for (g, w) in got.iter().zip(&want) {
+                    let r = (g / s - w).abs() / (w.abs() * f64::EPSILON * k as f64);
+                    assert!(
+                        r < 30.0,
+                        "{m}x{n} scale {s:e} vectors {vectors}: {g:e} vs {w:e} ({r})"
+                    );
+                }
+                if vectors {
+                    let uf = Mat::<f64>::from_fn(m, k, |i, j| u[i + j * m]);
+                    let o = orth_err(uf.as_ref()) / (m as f64 * f64::EPSILON);
+                    assert!(o < 30.0, "{m}x{n} scale {s:e}: U orthogonality {o}");
+                }
+            }
+        }
+    }
+}

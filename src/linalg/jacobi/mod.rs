@@ -29,6 +29,7 @@ mod solver;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use solver::pow2_scale;
 pub use solver::{JacobiState, JacobiStats, JacobiWorkspace, Status};
 
 use crate::{Error, Result, Scalar};

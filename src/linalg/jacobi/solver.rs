@@ -128,7 +128,7 @@ pub(crate) fn blocking(n: usize, params: &JacobiParams) -> (usize, usize) {
 /// `(h, r)`, powers of two with `amax * h * r` in `[1, 2)` (both 1 for a
 /// zero matrix): two factors so that neither under- nor overflows even when
 /// their product would (a subnormal `amax`).
-fn pow2_scale<T: Scalar>(amax: T) -> (T, T) {
+pub(crate) fn pow2_scale<T: Scalar>(amax: T) -> (T, T) {
     if amax == T::zero() {
         return (T::one(), T::one());
     }
