@@ -47,6 +47,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Mat, MatMut, MatRef};
 
+use super::lowner::svd_zhat;
 use super::secular::solve_svd_roots_into;
 use crate::error::Error;
 use crate::linalg::dqds::exponent;
@@ -546,58 +547,6 @@ fn col_slice_mut<T: Scalar>(c: faer::ColMut<'_, T>) -> &mut [T] {
     c.try_as_col_major_mut()
         .expect("workspace columns are contiguous")
         .as_slice_mut()
-}
-
-/// The contiguous entries of column `j` of a column-major matrix.
-fn col_slice<T: Scalar>(m: MatRef<'_, T>, j: usize) -> &[T] {
-    m.col(j)
-        .try_as_col_major()
-        .expect("workspace columns are contiguous")
-        .as_slice()
-}
-
-/// Löwner / Gu–Eisenstat `z-hat` of the SVD merge (`dlasd3`):
-/// `z-hat_i^2 = -(d_i^2 - sigma_i^2) prod_{j != i} (d_i^2 - sigma_j^2) / (d_i^2 - d_j^2)`,
-/// each factor `(diff * sum) / ((d_i - d_j)(d_i + d_j))` from accurate differences,
-/// signed like `z_i`. The same products in the same order as the EVD's
-/// `lowner_zhat` (roots `j` outer), but each root's factors are formed over its
-/// contiguous columns of `diff` (`d_i - sigma_j`) and `sum` (`d_i + sigma_j`), so the
-/// `k^2` divisions vectorise.
-fn svd_zhat<T: Scalar>(z: &[T], diff: MatRef<'_, T>, sum: MatRef<'_, T>, dl: &[T]) -> Vec<T> {
-    let k = z.len();
-    let zero = T::zero();
-    let mut w: Vec<T> = (0..k).map(|i| diff[(i, i)] * sum[(i, i)]).collect();
-    for j in 0..k {
-        let (dc, sc) = (col_slice(diff, j), col_slice(sum, j));
-        let dj = dl[j];
-        let f = |wi: &mut T, (&a, &b): (&T, &T), &di: &T| *wi *= (a * b) / ((di - dj) * (di + dj));
-        let (wl, wr) = w.split_at_mut(j);
-        for ((wi, ab), di) in wl
-            .iter_mut()
-            .zip(dc[..j].iter().zip(&sc[..j]))
-            .zip(&dl[..j])
-        {
-            f(wi, ab, di);
-        }
-        for ((wi, ab), di) in wr[1..]
-            .iter_mut()
-            .zip(dc[j + 1..k].iter().zip(&sc[j + 1..k]))
-            .zip(&dl[j + 1..k])
-        {
-            f(wi, ab, di);
-        }
-    }
-    w.iter()
-        .zip(z)
-        .map(|(&wi, &zi)| {
-            let m = (-wi).max(zero).sqrt();
-            if zi < zero {
-                -m
-            } else {
-                m
-            }
-        })
-        .collect()
 }
 
 /// Step 2 for roots `range` of a merge, sequentially: [`SvdMerge::solve_roots_range`]
