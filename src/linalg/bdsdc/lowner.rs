@@ -115,9 +115,9 @@ mod tests {
         let mut sum = Mat::<f64>::zeros(k, k);
         solve_svd_roots_into(&sec, 0..k, &mut sigma, diff.as_mut(), sum.as_mut()).unwrap();
         let zhat = svd_zhat(&sec.z, diff.as_ref(), sum.as_ref(), &d);
-        for i in 0..k {
-            let want = sec.rho.sqrt() * sec.z[i];
-            let ratio = (zhat[i] - want).abs() / (k as f64 * f64::EPSILON);
+        for (i, (&zh, &zi)) in zhat.iter().zip(&sec.z).enumerate() {
+            let want = sec.rho.sqrt() * zi;
+            let ratio = (zh - want).abs() / (k as f64 * f64::EPSILON);
             assert!(ratio < 30.0, "entry {i}: ratio {ratio}");
         }
     }
