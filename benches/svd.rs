@@ -14,6 +14,11 @@
 //! the shared chain engine with its GEMM and FMA block kernels, in canonical order and
 //! with row windows, GFLOP/s of useful flops (4 per reflector entry and
 //! column) next to the one-thread GEMM rate.
+//!
+//! `--bdsdc-kernel` times the bidiagonal divide and conquer with vectors on one
+//! thread (the serial walk of its tree over the same pieces the tasks run) on a
+//! random `n x n` bidiagonal, split into leaves, deflation, secular roots,
+//! Löwner step and products per tree level, next to the one-thread `T_gemm`.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -44,6 +49,7 @@ struct Args {
     jobs: Vec<String>,
     opts: SvdOptions,
     q2_kernel: bool,
+    bdsdc_kernel: bool,
 }
 
 fn args() -> Args {
@@ -57,6 +63,7 @@ fn args() -> Args {
         jobs: vec!["values".into(), "vectors".into()],
         opts: SvdOptions::auto(),
         q2_kernel: false,
+        bdsdc_kernel: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -75,6 +82,7 @@ fn args() -> Args {
             "--col-block" => a.opts.back_col_block = val().parse().expect("--col-block C"),
             "--q2-window" => a.opts.q2_window_kib = val().parse().expect("--q2-window KIB"),
             "--q2-kernel" => a.q2_kernel = true,
+            "--bdsdc-kernel" => a.bdsdc_kernel = true,
             _ => {} // cargo bench passes --bench
         }
     }
@@ -260,8 +268,103 @@ fn q2_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
     }
 }
 
+/// `--bdsdc-kernel`: the bidiagonal D&C on one thread, timed per piece (module docs).
+fn bdsdc_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
+    use eigenflow::linalg::bdsdc::{col_tiles, solve_leaf, BdNode, BdTree, SvdMerge};
+    let params = args.opts.bdsdc_params();
+    let mut rng = gallery::Rng::new(3);
+    // About the Golub-Kahan bidiagonal of a Gaussian matrix (entries near
+    // chi_{n-i}): delocalised vectors, so the merges deflate little, as in the
+    // pipeline (a uniformly random bidiagonal deflates almost everything).
+    let mut chi = |k: usize| T::of((k as f64).sqrt() + 0.5 * rng.gaussian());
+    let d0: Vec<T> = (0..n).map(|i| chi(n - i)).collect();
+    let e0: Vec<T> = (0..n - 1).map(|i| chi(n - i - 1)).collect();
+    let tg = 2.0 * (n as f64).powi(3) / (gemm1 * 1e9);
+    for _ in 0..args.reps {
+        let mut d = d0.clone();
+        let mut u = Mat::<T>::zeros(n, n);
+        let mut v = Mat::<T>::zeros(n, n);
+        let tree = BdTree::new(n, params.leaf_size);
+        // Per piece; the products also per merge size.
+        let (mut leaf, mut defl, mut roots, mut low, mut other) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        let mut apply: std::collections::BTreeMap<usize, f64> = Default::default();
+        let total = Instant::now();
+        for node in &tree.nodes {
+            let (r, c) = (node.rows(), node.cols());
+            let mut ub = u.as_mut().submatrix_mut(r.start, r.start, r.len(), r.len());
+            let mut vb = v.as_mut().submatrix_mut(c.start, c.start, c.len(), c.len());
+            let t = Instant::now();
+            match *node {
+                BdNode::Leaf { begin, .. } => {
+                    solve_leaf(&mut d[r.clone()], &e0[begin..c.end - 1], ub, vb).expect("leaf");
+                    leaf += t.elapsed().as_secs_f64();
+                }
+                BdNode::Merge { begin, mid, .. } => {
+                    let dl = &mut d[r.clone()];
+                    let (alpha, beta) = (d0[mid], e0[mid]);
+                    let mut p =
+                        SvdMerge::new(dl, alpha, beta, ub.as_mut(), vb.as_mut(), mid - begin)
+                            .expect("deflate");
+                    defl += t.elapsed().as_secs_f64();
+                    let t = Instant::now();
+                    p.solve_roots_range(0..p.k()).expect("roots");
+                    roots += t.elapsed().as_secs_f64();
+                    let t = Instant::now();
+                    p.lowner().expect("lowner");
+                    low += t.elapsed().as_secs_f64();
+                    let t = Instant::now();
+                    for tile in col_tiles(r.len(), params.col_tile) {
+                        p.apply_cols(
+                            tile.clone(),
+                            ub.as_mut().subcols_mut(tile.start, tile.len()),
+                            vb.as_mut().subcols_mut(tile.start, tile.len()),
+                        );
+                    }
+                    *apply.entry(r.len()).or_default() += t.elapsed().as_secs_f64();
+                    let t = Instant::now();
+                    if c.len() > r.len() {
+                        p.null_vector_into(vb.as_mut().subcols_mut(r.len(), 1));
+                    }
+                    p.singular_values_into(dl);
+                    other += t.elapsed().as_secs_f64();
+                }
+            }
+        }
+        let total = total.elapsed().as_secs_f64();
+        let sum_apply: f64 = apply.values().sum();
+        println!(
+            "bdsdc-kernel n {n} {} leaf {} tile {}: total {total:.3} s = {:.2} T_gemm(1 thread {gemm1:.1} GF/s); leaves {leaf:.3} deflate {defl:.3} roots {roots:.3} lowner {low:.3} products {sum_apply:.3} other {other:.3}",
+            T::NAME,
+            params.leaf_size,
+            params.col_tile,
+            total / tg
+        );
+        let levels: Vec<String> = apply
+            .iter()
+            .rev()
+            .map(|(len, t)| format!("{len}:{t:.3}"))
+            .collect();
+        println!("  products by merge size: {}", levels.join(" "));
+    }
+}
+
 fn main() {
     let args = args();
+    if args.bdsdc_kernel {
+        for p in &args.precisions {
+            let gemm1 = match p.as_str() {
+                "f32" => gemm_rate::<f32>(1, 1024),
+                _ => gemm_rate::<f64>(1, 1024),
+            };
+            for &n in &args.sizes {
+                match p.as_str() {
+                    "f32" => bdsdc_kernel::<f32>(&args, n, gemm1),
+                    _ => bdsdc_kernel::<f64>(&args, n, gemm1),
+                }
+            }
+        }
+        return;
+    }
     if args.q2_kernel {
         for p in &args.precisions {
             let gemm1 = match p.as_str() {

@@ -47,12 +47,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Mat, MatMut, MatRef};
 
+use super::lowner::svd_zhat;
 use super::secular::solve_svd_roots_into;
 use crate::error::Error;
 use crate::linalg::dqds::exponent;
 use crate::linalg::stedc::merge::{
-    deflate, emit_cols, gather_cols, gemm, group_by_type, lowner_zhat, merge_order, root_range,
-    rotate_cols, sorted_by_value, unit_scale, values_in_order, ColType, OutCol,
+    deflate, emit_cols, gather_cols, gemm, group_by_type, merge_order, root_range, rotate_cols,
+    sorted_by_value, unit_scale, values_in_order, ColType, OutCol,
 };
 use crate::linalg::stedc::secular::Secular;
 use crate::matrix::SplitColumns;
@@ -450,18 +451,24 @@ impl<T: Scalar> SvdMerge<T> {
         }
         let mut diff = diff.subrows_mut(0, k);
         let mut sum = self.sum.as_mut();
-        let zhat = lowner_zhat(
-            &self.secular.z,
-            |i| diff[(i, i)] * sum[(i, i)],
-            |i, j| (diff[(i, j)] * sum[(i, j)]) / ((dl[i] - dl[j]) * (dl[i] + dl[j])),
-        );
+        let zhat = svd_zhat(&self.secular.z, diff.rb(), sum.rb(), dl);
         let mut y = vec![T::zero(); k];
         let mut x = vec![T::zero(); k];
         for r in 0..k {
-            for i in 0..k {
-                y[i] = zhat[i] / (diff[(i, r)] * sum[(i, r)]);
-                x[i] = if i == 0 { -T::one() } else { dl[i] * y[i] };
+            // Over contiguous columns (vectorised divisions, the step's cost).
+            let dc = col_slice_mut(diff.rb_mut().col_mut(r));
+            let sc = col_slice_mut(sum.rb_mut().col_mut(r));
+            for ((((yi, xi), &zi), (&a, &b)), &di) in y
+                .iter_mut()
+                .zip(x.iter_mut())
+                .zip(&zhat)
+                .zip(dc.iter().zip(sc.iter()))
+                .zip(dl)
+            {
+                *yi = zi / (a * b);
+                *xi = di * *yi;
             }
+            x[0] = -T::one();
             let (Some(sy), Some(sx)) = (unit_scale(&y), unit_scale(&x)) else {
                 return Err(Error::NoConvergence {
                     stage: "bdsdc merge",
@@ -471,8 +478,8 @@ impl<T: Scalar> SvdMerge<T> {
                 });
             };
             for i in 0..k {
-                diff[(self.u_row[i], r)] = x[i] * sx;
-                sum[(self.v_row[i], r)] = y[i] * sy;
+                dc[self.u_row[i]] = x[i] * sx;
+                sc[self.v_row[i]] = y[i] * sy;
             }
         }
         self.out = merge_order(&self.sigma, &self.ddefl);
@@ -533,6 +540,13 @@ impl<T: Scalar> SvdMerge<T> {
             out.rb_mut().col_mut(0).copy_from(self.v_null.col(0));
         }
     }
+}
+
+/// The contiguous entries of a column of a column-major matrix.
+fn col_slice_mut<T: Scalar>(c: faer::ColMut<'_, T>) -> &mut [T] {
+    c.try_as_col_major_mut()
+        .expect("workspace columns are contiguous")
+        .as_slice_mut()
 }
 
 /// Step 2 for roots `range` of a merge, sequentially: [`SvdMerge::solve_roots_range`]

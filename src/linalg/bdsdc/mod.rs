@@ -38,6 +38,7 @@
 //! product and the tiled products ([`crate::linalg::stedc::merge`]).
 
 pub mod bdsqr;
+mod lowner;
 pub mod merge;
 pub mod secular;
 

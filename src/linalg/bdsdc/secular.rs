@@ -42,14 +42,22 @@ impl<T: Scalar> Frame<T> for Squared<'_, T> {
     fn set_origin(&mut self, o: usize) {
         self.o = o;
         let dox = self.d[o];
-        for j in 0..self.d.len() {
-            self.diff[j] = self.d[j] - dox;
-            self.sum[j] = self.d[j] + dox;
+        for ((df, sm), &dj) in self.diff.iter_mut().zip(self.sum.iter_mut()).zip(self.d) {
+            *df = dj - dox;
+            *sm = dj + dox;
         }
     }
     #[inline(always)]
     fn delta(&self, j: usize, t: T) -> T {
         (self.diff[j] - t) * (self.sum[j] + t)
+    }
+    #[inline(always)]
+    fn deltas<const L: usize>(&self, j0: usize, t: T) -> [T; L] {
+        // Fixed-length slices: no bounds checks in the lanes, so the shared
+        // evaluator's loop vectorises (the same operations as `delta`).
+        let diff: &[T; L] = self.diff[j0..j0 + L].try_into().expect("L poles");
+        let sum: &[T; L] = self.sum[j0..j0 + L].try_into().expect("L poles");
+        std::array::from_fn(|l| (diff[l] - t) * (sum[l] + t))
     }
     #[inline(always)]
     fn offset(&self, t: T) -> T {
@@ -71,9 +79,9 @@ impl<T: Scalar> Frame<T> for Squared<'_, T> {
         }
     }
     fn finish(&mut self, t: T) -> T {
-        for j in 0..self.d.len() {
-            self.diff[j] -= t;
-            self.sum[j] += t;
+        for (df, sm) in self.diff.iter_mut().zip(self.sum.iter_mut()) {
+            *df -= t;
+            *sm += t;
         }
         self.d[self.o] + t
     }

@@ -5,11 +5,12 @@ use faer::MatRef;
 
 use crate::scalar::Scalar;
 
-/// [`super::merge`]'s `lowner_zhat` for the EVD merge, with `diag(i) = delta[(i, i)]` and
-/// `ratio(i, j) = delta[(i, j)] / (dl[i] - dl[j])`: the same products in the
-/// same order (so the same bits), but each root's factors formed over its
-/// contiguous column, which the compiler vectorises (the `k^2` divisions are
-/// most of the step's time).
+/// Gu–Eisenstat / Löwner weights of the EVD merge (LAPACK `dlaed3`):
+/// `z-hat_i^2 = -delta[(i, i)] prod_{j != i} delta[(i, j)] / (dl[i] - dl[j])`
+/// (`delta[(i, j)] = D_i - lambda_j`), signed like `z_i`. The product runs over
+/// roots `j` in the outer loop, each root's factors formed over its contiguous
+/// column, which the compiler vectorises (the `k^2` divisions are most of the
+/// step's time). The bidiagonal SVD's merge has its own form of this loop.
 pub(crate) fn lowner_zhat_cols<T: Scalar>(z: &[T], delta: MatRef<'_, T>, dl: &[T]) -> Vec<T> {
     let k = z.len();
     let zero = T::zero();

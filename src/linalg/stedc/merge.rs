@@ -449,38 +449,6 @@ pub(crate) fn sorted_by_value<T: Scalar>(mut idx: Vec<usize>, val: &[T]) -> Vec<
     idx
 }
 
-/// Gu–Eisenstat / Löwner (LAPACK `dlaed3`, `dlasd3`): the weights `z-hat` for which
-/// the computed roots are the exact roots, from the accurate pole differences:
-/// `z-hat_i^2 = -diag(i) prod_{j != i} ratio(i, j)` with `diag(i) = D_i - lambda_i`
-/// and `ratio(i, j) = (D_i - lambda_j) / (D_i - D_j)`, signed like `z_i`. The
-/// product runs over roots `j` in the outer loop (column order of the differences).
-pub(crate) fn lowner_zhat<T: Scalar>(
-    z: &[T],
-    diag: impl Fn(usize) -> T,
-    ratio: impl Fn(usize, usize) -> T,
-) -> Vec<T> {
-    let k = z.len();
-    let zero = T::zero();
-    let mut w: Vec<T> = (0..k).map(diag).collect();
-    for j in 0..k {
-        for (i, wi) in w.iter_mut().enumerate() {
-            if i != j {
-                *wi *= ratio(i, j);
-            }
-        }
-    }
-    (0..k)
-        .map(|i| {
-            let m = (-w[i]).max(zero).sqrt();
-            if z[i] < zero {
-                -m
-            } else {
-                m
-            }
-        })
-        .collect()
-}
-
 /// The factor that scales `u` to unit 2-norm, from the scaled sum of squares (no
 /// overflow for huge entries); `None` if `u` is zero or not finite.
 pub(crate) fn unit_scale<T: Scalar>(u: &[T]) -> Option<T> {

@@ -15,7 +15,7 @@ use crate::pipeline::columns::ColumnBlocks;
 use crate::pipeline::task::{check_owned, deflated, with_access, MergeSlot, Slot};
 use crate::{Error, Result, Scalar};
 use faer::reborrow::ReborrowMut;
-use faer::{Mat, MatMut, MatRef};
+use faer::{Mat, MatMut};
 use parking_lot::Mutex;
 use std::ops::Range;
 use std::sync::Arc;
@@ -443,11 +443,13 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                             let guard = slot.problem.read();
                             let p = deflated(&guard)?;
                             if is_root {
-                                let mut ut = Mat::<T>::zeros(r.len(), tile.len());
-                                let mut vt = Mat::<T>::zeros(c.len(), tile.len());
-                                p.apply_cols(tile.clone(), ut.as_mut(), vt.as_mut());
-                                reverse_into(ut.as_ref(), uo);
-                                reverse_into(vt.as_ref(), vo);
+                                // The descending order through a reversed view
+                                // of the destination (no temporary, no copy).
+                                p.apply_cols(
+                                    tile.clone(),
+                                    uo.reverse_cols_mut(),
+                                    vo.reverse_cols_mut(),
+                                );
                             } else {
                                 p.apply_cols(tile.clone(), uo, vo);
                             }
@@ -532,13 +534,5 @@ fn identity<T: Scalar>(mut m: MatMut<'_, T>) {
     m.fill(T::zero());
     for i in 0..m.nrows().min(m.ncols()) {
         m[(i, i)] = T::one();
-    }
-}
-
-/// `dst[:, j] = src[:, last - j]`: the root's columns in descending order.
-fn reverse_into<T: Scalar>(src: MatRef<'_, T>, mut dst: MatMut<'_, T>) {
-    let w = src.ncols();
-    for j in 0..w {
-        dst.rb_mut().col_mut(j).copy_from(src.col(w - 1 - j));
     }
 }
