@@ -61,6 +61,8 @@ mod qr_tests;
 mod reflectors;
 mod select;
 #[cfg(test)]
+mod select_tests;
+#[cfg(test)]
 mod tests;
 
 pub use crate::pipeline::task::Slot;
