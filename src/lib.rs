@@ -78,9 +78,11 @@ pub use faer;
 
 pub use error::{Error, Result};
 pub use pipeline::evd::Selection;
+pub use pipeline::svd::SvdSelection;
 pub use pipeline::{EvdOptions, Side, SvdOptions};
 pub use quick::{
-    default_runtime, eigh, eigh_select, eigh_with, eigvalsh, svd, svd_with, svdvals, Eigh, Svd,
+    default_runtime, eigh, eigh_select, eigh_with, eigvalsh, svd, svd_top, svd_with, svdvals, Eigh,
+    Svd,
 };
 pub use scalar::Scalar;
 

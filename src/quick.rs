@@ -141,7 +141,8 @@ where
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Svd<T> {
-    /// Singular values, descending (`k = min(m, n)` of them).
+    /// Singular values, descending (`k = min(m, n)` of them, or the selected
+    /// ones).
     pub values: Vec<T>,
     /// `U` (`m x k`, orthonormal columns).
     pub u: Mat<T>,
@@ -184,6 +185,35 @@ where
         u: r.u.ok_or_else(missing)?,
         vt: r.vt.ok_or_else(missing)?,
     })
+}
+
+/// The `k` largest singular triplets of `a` (`m x n`, any shape) on
+/// [`default_runtime`]: `values` (`k`, descending), `u` (`m x k`) and `vt`
+/// (`k x n`), at the cost of the singular values plus `O(max(m, n) n k)`
+/// (bisection on the Golub–Kahan tridiagonal of the bidiagonal, inverse
+/// iteration and the back-transformation of `k` columns of `U` and `V`; see
+/// [`crate::pipeline::svd::SvdSelection`]). `k = 0` gives empty results.
+///
+/// ```
+/// use eigenflow::faer::Mat;
+/// let a = Mat::<f64>::from_fn(60, 40, |i, j| if i == j { (j + 1) as f64 } else { 0.0 });
+/// let top = eigenflow::svd_top(&a, 3)?;
+/// assert_eq!(top.values.len(), 3);
+/// assert!((top.values[0] - 40.0).abs() < 1e-12);
+/// assert_eq!((top.u.nrows(), top.u.ncols(), top.vt.nrows(), top.vt.ncols()), (60, 3, 3, 40));
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+///
+/// Errors: as [`svd`], and [`crate::Error::InvalidArgument`] for
+/// `k > min(m, n)`.
+pub fn svd_top<T, A>(a: A, k: usize) -> Result<Svd<T>>
+where
+    T: Scalar,
+    A: AsMatRef<T = T, Rows = usize, Cols = usize>,
+{
+    let mut opts = SvdOptions::auto();
+    opts.selection = Some(crate::pipeline::svd::SvdSelection::Largest(k));
+    svd_with(a, &opts, default_runtime())
 }
 
 /// The singular values, descending, of `a` (any shape) on

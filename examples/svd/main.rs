@@ -12,7 +12,8 @@
 //!
 //! Results (`--output DIR`): `singular_values.npy` (descending) and, with
 //! vectors, `u.npy` (`m x k`) and `vt.npy` (`k x n`), `k = min(m, n)`, in
-//! numpy's convention (`u @ np.diag(s) @ vt` reconstructs A), written as one
+//! numpy's convention (`u @ np.diag(s) @ vt` reconstructs A); with `--top K`
+//! the K largest triplets only (`k = K`), written as one
 //! set that replaces the previous one as a unit ([`eigenflow::results`]).
 //! SIGINT and SIGTERM cancel the run, leave the previous result as it was and
 //! exit with 130 and 143. The dtype follows the input file unless
@@ -65,6 +66,12 @@ struct Args {
     /// Singular values only (default: values and the thin U and V^T).
     #[arg(long)]
     values_only: bool,
+    /// Only the K largest singular values (descending) and, with vectors,
+    /// their K columns of U (u.npy m x K) and rows of V^T (vt.npy K x n), by
+    /// bisection and inverse iteration on the Golub-Kahan tridiagonal of the
+    /// bidiagonal (issue 11); K = 0 writes empty results.
+    #[arg(long, value_name = "K")]
+    top: Option<usize>,
     /// Store the band in f16 or bf16 during stage 2 (f32 arithmetic inside
     /// each task; seed 000's data-precision awareness). Singular values only:
     /// needs --values-only. Relative error about 2e-4 (f16) or 1.5e-3 (bf16)
@@ -237,8 +244,21 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         Some((file, header)) => matrix_shape(&file.path, header)?,
         None => (args.m.unwrap_or(args.n), args.n),
     };
-    let k = m.min(n);
+    let kmin = m.min(n);
     let mut opts = SvdOptions::auto();
+    if let Some(top) = args.top {
+        let sel = eigenflow::SvdSelection::Largest(top);
+        sel.indices(kmin)?;
+        if args.check && job == SvdJob::Values {
+            return Err(Error::InvalidArgument(
+                "--check with --top needs the vectors (its residual is ||A V - U S||):                  drop --values-only"
+                    .into(),
+            ));
+        }
+        opts.selection = Some(sel);
+    }
+    // The number of singular triplets the run returns.
+    let k = args.top.unwrap_or(kmin);
     if let Some(b) = args.bandwidth {
         opts.bandwidth = b;
     }
@@ -277,7 +297,7 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     if stop.signal().is_some() {
         return Err(Error::Cancelled);
     }
-    let b = opts.bandwidth_for(k);
+    let b = opts.bandwidth_for(kmin);
     if !args.json && !args.quiet {
         eprintln!(
             "{m} x {n} ({}): needs {} of memory; building the task graph",
@@ -308,13 +328,15 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     let checks = args
         .check
         .then(|| check_ratios(a.as_ref(), &values, u.as_ref().zip(vt.as_ref())));
+    let job_name = match (job, args.top) {
+        (SvdJob::Values, None) => "values",
+        (SvdJob::Vectors, None) => "vectors",
+        (SvdJob::Values, Some(_)) => "top values",
+        (SvdJob::Vectors, Some(_)) => "top vectors",
+    };
     drop(a);
     let seconds = report.wall.as_secs_f64();
     let stages = stage_seconds(&report);
-    let job_name = match job {
-        SvdJob::Values => "values",
-        SvdJob::Vectors => "vectors",
-    };
 
     let mut written = Vec::new();
     if let Some(out) = &out {
@@ -364,7 +386,7 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
                 BandStore::F16 => "f16",
                 BandStore::Bf16 => "bf16",
             }),
-            "threads": rt.threads(), "bandwidth": b, "tasks": tasks, "seconds": seconds,
+            "top": args.top, "k": k, "threads": rt.threads(), "bandwidth": b, "tasks": tasks, "seconds": seconds,
             "stages": stage_obj, "build_seconds": build.as_secs_f64(),
             "residual": residual, "orthogonality_u": orth_u, "orthogonality_v": orth_v,
             "files": files, "trace": args.trace.as_ref().map(|p| p.display().to_string()),
@@ -420,8 +442,9 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     Ok(())
 }
 
-/// LAPACK-style ratios: `||A - U S V^T||_F / (max(m,n) ||A||_F eps)` and the
-/// orthogonality of `U` and `V`; values only: `|sum(s^2) - ||A||_F^2| /
+/// LAPACK-style ratios: `||A - U S V^T||_F / (max(m,n) ||A||_F eps)` (for
+/// fewer than `min(m, n)` triplets, `--top`: `||A V - U S||_F`) and the
+/// orthogonality of the `k` columns of `U` and `V`; values only: `|sum(s^2) - ||A||_F^2| /
 /// (max(m,n) ||A||_F^2 eps)`.
 fn check_ratios<T: Scalar>(
     a: MatRef<'_, T>,
@@ -431,7 +454,7 @@ fn check_ratios<T: Scalar>(
     use faer::linalg::matmul::matmul;
     use faer::{Accum, Par};
     let (m, n) = (a.nrows(), a.ncols());
-    let k = m.min(n);
+    let k = s.len();
     if k == 0 {
         return (0.0, uv.map(|_| (0.0, 0.0)));
     }
@@ -446,16 +469,24 @@ fn check_ratios<T: Scalar>(
             None,
         );
     };
-    let mut r = a.to_owned();
     let us = Mat::from_fn(m, k, |i, j| u[(i, j)] * s[j]);
-    matmul(
-        r.as_mut(),
-        Accum::Add,
-        us.as_ref(),
-        vt.as_ref(),
-        -T::one(),
-        par,
-    );
+    let r = if k == m.min(n) {
+        let mut r = a.to_owned();
+        matmul(
+            r.as_mut(),
+            Accum::Add,
+            us.as_ref(),
+            vt.as_ref(),
+            -T::one(),
+            par,
+        );
+        r
+    } else {
+        // Selected triplets: A V - U S (m x k).
+        let mut r = us;
+        matmul(r.as_mut(), Accum::Add, a, vt.transpose(), -T::one(), par);
+        r
+    };
     let mut ou = Mat::<T>::identity(k, k);
     matmul(
         ou.as_mut(),

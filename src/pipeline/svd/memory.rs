@@ -90,12 +90,22 @@ pub fn memory_bytes<T: Scalar>(m: usize, n: usize, job: SvdJob, opts: &SvdOption
                 let tasks = n64.checked_mul(n64 / p.b as u64 + 1)?;
                 acc.checked_add(tasks.checked_mul(2 * (p.d() as u64 + 1))?)
             })?;
+            // A selection of k triplets (select.rs): the 2n x k eigenvectors
+            // of T_GK, U_bd and V_bd, and k columns out instead of n.
+            let sel = opts
+                .selection
+                .as_ref()
+                .map(|s| s.indices(n).map_or(n, |r| r.len()));
+            let (bd, k) = match sel {
+                Some(k) => (n64.checked_mul(k as u64)?.checked_mul(4)?, k as u64),
+                None => (nn.checked_mul(5)?, n64),
+            };
             [
                 words,
                 refl,
-                nn.checked_mul(5)?, // U_bd, V_bd and the root merge's workspace
-                m64.checked_mul(n64)?.checked_mul(2)?, // thin U and its copy out
-                nn.checked_mul(2)?, // V^T out, and the copy of a wide input's factor
+                bd, // U_bd, V_bd and the root merge's workspace (or T_GK's vectors)
+                m64.checked_mul(k)?.checked_mul(2)?, // thin U and its copy out
+                n64.checked_mul(k)?.checked_mul(2)?, // V^T out, and the copy of a wide input's factor
             ]
             .into_iter()
             .try_fold(0u64, u64::checked_add)?

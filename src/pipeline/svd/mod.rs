@@ -59,6 +59,9 @@ mod options;
 #[cfg(test)]
 mod qr_tests;
 mod reflectors;
+mod select;
+#[cfg(test)]
+mod select_tests;
 #[cfg(test)]
 mod tests;
 
@@ -78,6 +81,7 @@ pub use reflectors::{
     Gb2bdReflectorsHandle, Ge2gbReflectors, Q1uReflectors, Q1vReflectors, Q2uReflectors,
     Q2vReflectors,
 };
+pub use select::{select_bidiagonal, SvdSelectStage, SvdSelection};
 
 use super::scale::safe_range_factor;
 use crate::graph::{Task, TaskGraph};
@@ -234,6 +238,15 @@ pub fn svd_graph<T: Scalar>(
             "half-precision band storage is for singular values only".into(),
         ));
     }
+    let sel = match &opts.selection {
+        Some(s) => Some(s.indices(a.nrows().min(a.ncols()))?),
+        None => None,
+    };
+    if half && sel.is_some() {
+        return Err(Error::InvalidArgument(
+            "half-precision band storage is not combined with a selection".into(),
+        ));
+    }
     let transposed = a.nrows() < a.ncols();
     let (mut w, scale) = prepare(a)?;
     let scale = gb2bd_half::fit_half_range(&mut w, scale, opts.band_precision)?;
@@ -249,8 +262,38 @@ pub fn svd_graph<T: Scalar>(
     } else {
         (ge2gb(&mut g, w, b, nb, tw)?, None)
     };
-    let (values, vectors, mut last) = match job {
-        SvdJob::Values => {
+    let (values, vectors, mut last) = match (job, sel) {
+        (SvdJob::Values, Some(sel)) => {
+            let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), false)?;
+            let st = select_bidiagonal(&mut g, s2.bidiagonal, sel, false, 1)?;
+            let last = vec![st.values.task()];
+            (st.values, None, last)
+        }
+        (SvdJob::Vectors, Some(sel)) => {
+            let (q1u, q1v) = s1.reflectors.split();
+            let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), true)?;
+            let (q2u, q2v) = s2
+                .reflectors
+                .ok_or_else(|| Error::InvalidArgument("gb2bd kept no reflectors".into()))?
+                .split();
+            let cb = select::col_block(opts, n, sel.len());
+            let st = select_bidiagonal(&mut g, s2.bidiagonal, sel, true, cb)?;
+            let (ubd, vbd) = st
+                .vectors
+                .ok_or_else(|| Error::InvalidArgument("selection kept no vectors".into()))?;
+            let group = opts.q2_kernel();
+            let u = back_transform_q2u(&mut g, q2u, ubd, group, cb)?;
+            let mut u = back_transform_q1u(&mut g, q1u, u, cb)?;
+            if let Some(q0) = q0 {
+                u = back_transform_q1u(&mut g, q0, u, cb)?;
+            }
+            let v = back_transform_q2v(&mut g, q2v, vbd, group, cb)?;
+            let v = back_transform_q1v(&mut g, q1v, v, cb)?;
+            let mut last = vec![st.values.task()];
+            last.extend(u.tasks().chain(v.tasks()).copied());
+            (st.values, Some((u.into_result(), v.into_result())), last)
+        }
+        (SvdJob::Values, None) => {
             let bidiagonal = if half {
                 gb2bd_half::gb2bd_half(&mut g, s1.band, opts.grain(), opts.band_precision)?
             } else {
@@ -260,7 +303,7 @@ pub fn svd_graph<T: Scalar>(
             let last = vec![values.task()];
             (values, None, last)
         }
-        SvdJob::Vectors => {
+        (SvdJob::Vectors, None) => {
             let (q1u, q1v) = s1.reflectors.split();
             let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), true)?;
             let (q2u, q2v) = s2

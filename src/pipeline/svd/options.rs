@@ -78,6 +78,11 @@ pub struct SvdOptions {
     /// Storage of the band during stage 2 ([`BandPrecision::Same`] by
     /// default); a half type is for [`super::SvdJob::Values`] only.
     pub band_precision: BandPrecision,
+    /// Only some singular triplets ([`super::SvdSelection`], issue 11): the
+    /// selected values by bisection on the Golub–Kahan tridiagonal of the
+    /// bidiagonal and, with vectors, only their columns of `U` and `V`
+    /// back-transformed (`select.rs`). `None` (the default) computes all.
+    pub selection: Option<super::SvdSelection>,
 }
 
 impl Default for SvdOptions {
@@ -96,6 +101,7 @@ impl Default for SvdOptions {
             back_col_block: 512,
             qr_ratio: 0.0,
             band_precision: BandPrecision::Same,
+            selection: None,
         }
     }
 }

@@ -1,0 +1,130 @@
+//! The svd example's `--top K` flag: shapes of the written results, the
+//! `--json` fields (`k`, the `--check` ratios over the K triplets), and the
+//! refusals. Skipped (with a note) when the example is not built in this
+//! profile (`cargo build --release --example svd`).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn svd(args: &[&str]) -> Option<Output> {
+    let exe = std::env::current_exe().expect("test binary path");
+    let bin = exe
+        .parent()?
+        .parent()?
+        .join("examples")
+        .join(format!("svd{}", std::env::consts::EXE_SUFFIX));
+    if !bin.exists() {
+        eprintln!("note: the svd example is not built; skipping");
+        return None;
+    }
+    Some(
+        Command::new(bin)
+            .args(args)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .expect("run svd"),
+    )
+}
+
+/// Shape of a `.npy` file, from its header text (`'shape': (a, b), `).
+fn npy_shape(path: &PathBuf) -> Vec<usize> {
+    let bytes = std::fs::read(path).expect("npy file");
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).to_string();
+    let start = text.find("'shape': (").expect("shape") + "'shape': (".len();
+    let end = start + text[start..].find(')').expect("shape end");
+    text[start..end]
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().unwrap())
+        .collect()
+}
+
+fn json_field(line: &str, field: &str) -> String {
+    let key = format!("\"{field}\":");
+    let start = line
+        .find(&key)
+        .unwrap_or_else(|| panic!("{field} in {line}"))
+        + key.len();
+    line[start..]
+        .split([',', '}'])
+        .next()
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn top_writes_k_values_and_k_columns() {
+    let dir = std::env::temp_dir().join(format!("eigenflow-svd-top-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (m, n, k) in [(120, 80, 7), (80, 120, 7), (90, 90, 90), (60, 50, 0)] {
+        let out = dir.join(format!("out{m}x{n}"));
+        let (ms, ns, ks) = (m.to_string(), n.to_string(), k.to_string());
+        let out_s = out.to_str().unwrap().to_string();
+        let args = [
+            "--m", &ms, "--n", &ns, "--top", &ks, "--json", "--quiet", "--check", "--output",
+            &out_s,
+        ];
+        let Some(o) = svd(&args) else { return };
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let line = String::from_utf8_lossy(&o.stdout).to_string();
+        assert_eq!(json_field(&line, "k"), k.to_string(), "{line}");
+        assert_eq!(json_field(&line, "top"), k.to_string(), "{line}");
+        assert_eq!(json_field(&line, "job"), "\"top vectors\"", "{line}");
+        for f in ["residual", "orthogonality_u", "orthogonality_v"] {
+            let r: f64 = json_field(&line, f).parse().expect(f);
+            assert!(r < 30.0, "{f} = {r}: {line}");
+        }
+        assert_eq!(npy_shape(&out.join("singular_values.npy")), vec![k]);
+        assert_eq!(npy_shape(&out.join("u.npy")), vec![m, k]);
+        assert_eq!(npy_shape(&out.join("vt.npy")), vec![k, n]);
+    }
+    // Values only: k values, no vectors.
+    let out = dir.join("values");
+    let out_s = out.to_str().unwrap().to_string();
+    let Some(o) = svd(&[
+        "--n",
+        "70",
+        "--top",
+        "5",
+        "--values-only",
+        "--json",
+        "--quiet",
+        "--output",
+        &out_s,
+    ]) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(npy_shape(&out.join("singular_values.npy")), vec![5]);
+    assert!(!out.join("u.npy").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_top_is_a_clear_error() {
+    for args in [
+        vec!["--m", "40", "--n", "30", "--top", "31", "--quiet"],
+        vec![
+            "--n",
+            "30",
+            "--top",
+            "5",
+            "--values-only",
+            "--check",
+            "--quiet",
+        ],
+    ] {
+        let Some(o) = svd(&args) else { return };
+        assert!(!o.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("singular values") || err.contains("--top"),
+            "{args:?}: {err}"
+        );
+    }
+}
