@@ -1,22 +1,17 @@
 //! The svd example's `--top K` flag: shapes of the written results, the
 //! `--json` fields (`k`, the `--check` ratios over the K triplets), and the
 //! refusals. Skipped (with a note) when the example is not built in this
-//! profile (`cargo build --release --example svd`).
+//! profile; a binary older than its sources fails (`tests/example_bin`).
 
-use std::path::PathBuf;
+mod example_bin;
+use example_bin::{example, TempDir};
+use std::path::Path;
 use std::process::{Command, Output};
 
+/// Runs the svd example (see `tests/example_bin` for how it is found, and
+/// why a filtered run must build it first).
 fn svd(args: &[&str]) -> Option<Output> {
-    let exe = std::env::current_exe().expect("test binary path");
-    let bin = exe
-        .parent()?
-        .parent()?
-        .join("examples")
-        .join(format!("svd{}", std::env::consts::EXE_SUFFIX));
-    if !bin.exists() {
-        eprintln!("note: the svd example is not built; skipping");
-        return None;
-    }
+    let bin = example("svd")?;
     Some(
         Command::new(bin)
             .args(args)
@@ -27,7 +22,7 @@ fn svd(args: &[&str]) -> Option<Output> {
 }
 
 /// Shape of a `.npy` file, from its header text (`'shape': (a, b), `).
-fn npy_shape(path: &PathBuf) -> Vec<usize> {
+fn npy_shape(path: &Path) -> Vec<usize> {
     let bytes = std::fs::read(path).expect("npy file");
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).to_string();
     let start = text.find("'shape': (").expect("shape") + "'shape': (".len();
@@ -55,8 +50,8 @@ fn json_field(line: &str, field: &str) -> String {
 
 #[test]
 fn top_writes_k_values_and_k_columns() {
-    let dir = std::env::temp_dir().join(format!("eigenflow-svd-top-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = TempDir::new("svd-top-cli");
+    let dir = &tmp.0;
     for (m, n, k) in [(120, 80, 7), (80, 120, 7), (90, 90, 90), (60, 50, 0)] {
         let out = dir.join(format!("out{m}x{n}"));
         let (ms, ns, ks) = (m.to_string(), n.to_string(), k.to_string());
@@ -102,7 +97,6 @@ fn top_writes_k_values_and_k_columns() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(npy_shape(&out.join("singular_values.npy")), vec![5]);
     assert!(!out.join("u.npy").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
