@@ -1,0 +1,2 @@
+//! Distributed path tests (feature `mpi`).
+#![cfg(feature = "mpi")]
