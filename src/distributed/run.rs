@@ -110,7 +110,11 @@ fn ranks_on_node() -> u64 {
 }
 
 fn check_memory<T: Scalar>(grid: &Grid<'_>, job: Job, m: usize, n: usize, nb: usize) -> Result<()> {
-    let es = std::mem::size_of::<T>();
+    // The EVD runs ELPA in f64 whatever T is (see `eigh_f64`).
+    let es = match job {
+        Job::EvdValues | Job::EvdVectors => 8,
+        _ => std::mem::size_of::<T>(),
+    };
     let what = match job {
         Job::EvdValues => "eigenvalues",
         Job::EvdVectors => "eigenvalues and eigenvectors",
@@ -195,14 +199,19 @@ fn solve<T: Engine>(
         });
     }
     let k = m.min(n);
-    let nb = req.block;
+    if k == 0 {
+        return Err(Error::Shape(format!(
+            "the distributed path needs a non-empty matrix, got {m} x {n}"
+        )));
+    }
+    let nb = effective_block(req.block, m, n, grid.shape);
     let job = match (problem, req.vectors) {
         (Problem::Evd, false) => Job::EvdValues,
         (Problem::Evd, true) => Job::EvdVectors,
         (Problem::Svd, false) => Job::SvdValues,
         (Problem::Svd, true) => Job::SvdVectors,
     };
-    grid.agree(check_memory::<T>(grid, job, m, n, nb))?;
+    grid.agree(check_memory::<T>(grid, job, m, n, nb.max(1)))?;
     if let Some(dir) = &req.output {
         let checked = if grid.rank() == 0 {
             check_output(dir)
@@ -211,10 +220,28 @@ fn solve<T: Engine>(
         };
         grid.agree(checked)?;
     }
-    if k == 0 {
-        return Err(Error::Shape(format!(
-            "the distributed path needs a non-empty matrix, got {m} x {n}"
-        )));
+    // ScaLAPACK 2.2.1's pdgesvd returned info = k + 1 ("singular values not
+    // identical across processes") for k = 2 and 3 on a 2x2 grid here, even
+    // with every process holding a block; below 2 max(P, Q) the SVD is tiny.
+    let (p, q) = grid.shape;
+    let tiny_svd = problem == Problem::Svd && p * q > 1 && k < 2 * p.max(q);
+    if nb == 0 || tiny_svd {
+        // Fewer rows or columns than the grid has: some rank could hold no
+        // block at all, which ELPA refuses. Such a matrix has a handful of
+        // entries; rank 0 solves it with the single-node eigenflow.
+        let solved = if grid.rank() == 0 {
+            tiny::<T>(problem, req, m, n, grid.ranks(), grid.shape)
+        } else {
+            Ok(())
+        };
+        return grid.agree(solved);
+    }
+    if nb < req.block && grid.rank() == 0 {
+        eprintln!(
+            "note: --block {} lowered to {nb} so that every process of the {}x{} grid \
+             holds a block of the {m} x {n} matrix (ELPA needs it)",
+            req.block, grid.shape.0, grid.shape.1
+        );
     }
 
     // Read (or generate) this rank's blocks.
@@ -233,7 +260,7 @@ fn solve<T: Engine>(
     let lvt = Layout::new(k, n, nb, grid.shape, grid.me);
     let (values, blocks): (Vec<T>, Vec<(&str, Layout, Vec<T>)>) = match problem {
         Problem::Evd => {
-            let (ev, q) = elpa::eigh(grid, &la, &mut a, req.vectors)?;
+            let (ev, q) = eigh_f64(grid, &la, a, req.vectors)?;
             (
                 ev,
                 q.map(|q| vec![("eigenvectors.npy", la, q)])
@@ -242,13 +269,13 @@ fn solve<T: Engine>(
         }
         Problem::Svd => {
             let (s, uv) = scalapack::svd(grid, &la, &lu, &lvt, &mut a, req.vectors)?;
+            drop(a);
             let b = uv
                 .map(|(u, vt)| vec![("u.npy", lu, u), ("vt.npy", lvt, vt)])
                 .unwrap_or_default();
             (s, b)
         }
     };
-    drop(a);
     let solve_s = t.elapsed().as_secs_f64();
 
     // Write: rank 0 creates the shared files (header first), every rank
@@ -376,4 +403,119 @@ fn input_json(req: &Request) -> serde_json::Value {
             "seed": req.seed,
         }),
     }
+}
+
+/// The block size used: `block`, lowered so that every process row and
+/// column of `grid` holds at least one block of the `m x n` matrix (ELPA
+/// refuses a process without one, and `p?gesvd` then reports disagreeing
+/// singular values); 0 when even blocks of 1 cannot (fewer rows than process
+/// rows or fewer columns than process columns).
+pub(crate) fn effective_block(block: usize, m: usize, n: usize, grid: (usize, usize)) -> usize {
+    let fit = |len: usize, procs: usize| {
+        if procs <= 1 {
+            usize::MAX
+        } else {
+            // The last process holds something iff len > (procs - 1) nb.
+            (len - 1) / (procs - 1)
+        }
+    };
+    block.min(fit(m, grid.0)).min(fit(n, grid.1))
+}
+
+/// The EVD through ELPA in f64: the Debian/Ubuntu ELPA build (2022.11) has no
+/// single precision (its `_f` entry points fail with
+/// `ELPA_ERROR_DURING_COMPUTATION` and print "ELPA is not compiled with
+/// single-precision support"), so an f32 problem is solved in f64 and its
+/// results rounded to f32 — more accurate, at twice the memory (which the
+/// per-rank memory check counts).
+#[allow(clippy::type_complexity)]
+fn eigh_f64<T: Scalar>(
+    grid: &Grid<'_>,
+    la: &Layout,
+    a: Vec<T>,
+    vectors: bool,
+) -> Result<(Vec<T>, Option<Vec<T>>)> {
+    let mut a64: Vec<f64> = a.iter().map(|x| x.f64()).collect();
+    drop(a);
+    let (ev, q) = elpa::eigh::<f64>(grid, la, &mut a64, vectors)?;
+    drop(a64);
+    let back = |v: Vec<f64>| v.into_iter().map(T::of).collect::<Vec<T>>();
+    Ok((back(ev), q.map(back)))
+}
+
+/// A matrix smaller than the process grid, solved on rank 0 by the
+/// single-node eigenflow and written there.
+fn tiny<T: Scalar>(
+    problem: Problem,
+    req: &Request,
+    m: usize,
+    n: usize,
+    ranks: usize,
+    shape: (usize, usize),
+) -> Result<()> {
+    let start = Instant::now();
+    let a: faer::Mat<T> = match &req.input {
+        Some(p) => npy::read_matrix(p)?,
+        None => faer::Mat::from_fn(m, n, |i, j| {
+            T::of(match problem {
+                Problem::Evd => super::layout::random_symmetric_entry(req.seed, i, j),
+                Problem::Svd => super::layout::random_entry(req.seed, i, j),
+            })
+        }),
+    };
+    let mut arrays: Vec<(&str, faer::Mat<T>)> = Vec::new();
+    let values = match problem {
+        Problem::Evd if req.vectors => {
+            let e = crate::eigh(a.as_ref())?;
+            arrays.push(("eigenvectors.npy", e.vectors));
+            e.values
+        }
+        Problem::Evd => crate::eigvalsh(a.as_ref())?,
+        Problem::Svd if req.vectors => {
+            let r = crate::svd(a.as_ref())?;
+            arrays.push(("u.npy", r.u));
+            arrays.push(("vt.npy", r.vt));
+            r.values
+        }
+        Problem::Svd => crate::svdvals(a.as_ref())?,
+    };
+    let mut files = Vec::new();
+    if let Some(dir) = &req.output {
+        let (values_name, vector_names): (&str, &[&str]) = match problem {
+            Problem::Evd => ("eigenvalues.npy", &["eigenvectors.npy"]),
+            Problem::Svd => ("singular_values.npy", &["u.npy", "vt.npy"]),
+        };
+        for name in vector_names.iter().chain([&values_name]) {
+            remove(&dir.join(name))?;
+        }
+        npy::write_vector(&dir.join(values_name), &values)?;
+        files.push(dir.join(values_name));
+        for (name, x) in &arrays {
+            npy::write_matrix(&dir.join(name), x.as_ref())?;
+            files.push(dir.join(name));
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let files: Option<Vec<String>> = req
+        .output
+        .as_ref()
+        .map(|_| files.iter().map(|p| p.display().to_string()).collect());
+    let job_name = if req.vectors { "vectors" } else { "values" };
+    if req.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "m": m, "n": n, "precision": T::NAME, "job": job_name, "seconds": seconds,
+                "files": files, "k": values.len(), "ranks": ranks, "grid": format!("{}x{}", shape.0, shape.1), "block": 0,
+                "read_s": 0.0, "solve_s": seconds, "write_s": 0.0,
+                "engine": "single-node eigenflow on rank 0 (matrix smaller than the grid)",
+            })
+        );
+    } else {
+        println!(
+            "{m} x {n} ({}), {job_name}: smaller than the grid, solved on rank 0 in {seconds:.3} s",
+            T::NAME
+        );
+    }
+    Ok(())
 }
