@@ -123,7 +123,7 @@ pub fn near_square(p: usize) -> (usize, usize) {
     let mut best = 1;
     let mut d = 1;
     while d * d <= p {
-        if p % d == 0 {
+        if p.is_multiple_of(d) {
             best = d;
         }
         d += 1;

@@ -12,6 +12,9 @@ use crate::{sysinfo, Error, Result, Scalar};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// A shared output file: its name, the layout of its matrix, this rank's share.
+type Shared<'a, T> = (&'a str, Layout, Vec<T>);
+
 /// Which problem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Problem {
@@ -258,7 +261,7 @@ fn solve<T: Engine>(
     let t = Instant::now();
     let lu = Layout::new(m, k, nb, grid.shape, grid.me);
     let lvt = Layout::new(k, n, nb, grid.shape, grid.me);
-    let (values, blocks): (Vec<T>, Vec<(&str, Layout, Vec<T>)>) = match problem {
+    let (values, blocks): (Vec<T>, Vec<Shared<'_, T>>) = match problem {
         Problem::Evd => {
             let (ev, q) = eigh_f64(grid, &la, a, req.vectors)?;
             (
