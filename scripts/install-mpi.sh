@@ -5,7 +5,10 @@
 # Debian/Ubuntu only (apt). Idempotent: does nothing when every package is
 # already installed, so CI pays for it once per machine.
 set -euo pipefail
-PKGS=(openmpi-bin libopenmpi-dev libscalapack-openmpi-dev libelpa-dev liblapack-dev libblas-dev pkg-config)
+# libopenblas0-serial: an optimised BLAS/LAPACK (one thread per rank, the
+# right choice under MPI) that apt selects over the reference libblas.so.3
+# and liblapack.so.3 ELPA and ScaLAPACK were linked with.
+PKGS=(openmpi-bin libopenmpi-dev libscalapack-openmpi-dev libelpa-dev liblapack-dev libblas-dev libopenblas0-serial pkg-config)
 missing=()
 for p in "${PKGS[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
