@@ -15,7 +15,7 @@
 mod common;
 mod example_bin;
 
-use example_bin::{example, TempDir};
+use example_bin::example;
 use std::process::Command;
 
 #[cfg(not(feature = "mpi"))]
@@ -43,6 +43,7 @@ mod mpi {
     use common::{eig_ratios_full, symmetric_f64};
     use eigenflow::matrix::npy;
     use eigenflow::Scalar;
+    use example_bin::TempDir;
     use faer::linalg::matmul::matmul;
     use faer::{Accum, Mat, Par};
     use std::path::Path;

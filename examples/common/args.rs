@@ -133,6 +133,8 @@ fn grid_shape(s: &str) -> std::result::Result<(usize, usize), String> {
 }
 
 /// What `--distributed` runs, from the example's own flags.
+// Without the `mpi` feature only `unsupported` is read (the run is refused).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub struct DistJob {
     pub svd: bool,
     pub input: Option<std::path::PathBuf>,
