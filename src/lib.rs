@@ -58,6 +58,8 @@
 #![warn(missing_docs)]
 
 pub mod cuda;
+#[cfg(unix)]
+pub mod distributed;
 pub mod error;
 pub mod gallery;
 pub mod graph;

@@ -107,3 +107,80 @@ pub fn run_main(output: Option<&Path>, body: impl FnOnce(&Stop) -> eigenflow::Re
         std::process::exit(1);
     }
 }
+
+/// `--distributed`, `--grid` and `--block`: the distributed path (issue 15,
+/// docs/DISTRIBUTED.md), flattened into both examples' flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct DistArgs {
+    /// Run over MPI (launch with `mpirun -np P`; without a launcher, one
+    /// rank): the EVD through ELPA2, the SVD through ScaLAPACK. Needs a build
+    /// with the `mpi` feature.
+    #[arg(long)]
+    pub distributed: bool,
+    /// With --distributed: the process grid, e.g. `2x3` (P x Q = the rank
+    /// count; default: near-square).
+    #[arg(long, value_name = "PxQ", value_parser = grid_shape, requires = "distributed")]
+    pub grid: Option<(usize, usize)>,
+    /// With --distributed: rows and columns of one block of the block-cyclic
+    /// layout (default 64).
+    #[arg(long, value_name = "NB", value_parser = positive, requires = "distributed")]
+    pub block: Option<usize>,
+}
+
+/// Parses `--grid PxQ`.
+fn grid_shape(s: &str) -> std::result::Result<(usize, usize), String> {
+    eigenflow::distributed::layout::parse_grid(s)
+}
+
+/// What `--distributed` runs, from the example's own flags.
+// Without the `mpi` feature only `unsupported` is read (the run is refused).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub struct DistJob {
+    pub svd: bool,
+    pub input: Option<std::path::PathBuf>,
+    pub m: usize,
+    pub n: usize,
+    pub seed: u64,
+    pub f32: Option<bool>,
+    pub vectors: bool,
+    pub output: Option<std::path::PathBuf>,
+    pub json: bool,
+    /// Flags of the single-node run the distributed path does not take, if
+    /// any was given (named in the error).
+    pub unsupported: Vec<&'static str>,
+}
+
+/// Runs `--distributed` and ends the process. A build without the `mpi`
+/// feature says which feature it needs and exits 1.
+pub fn run_distributed(dist: &DistArgs, job: DistJob) -> ! {
+    if !job.unsupported.is_empty() {
+        eprintln!(
+            "error: invalid argument: {} not available with --distributed",
+            job.unsupported.join(", ")
+        );
+        std::process::exit(1);
+    }
+    #[cfg(feature = "mpi")]
+    {
+        use eigenflow::distributed::{run_example, Problem, Request, DEFAULT_BLOCK};
+        let req = Request {
+            input: job.input,
+            m: job.m,
+            n: job.n,
+            seed: job.seed,
+            f32: job.f32,
+            vectors: job.vectors,
+            output: job.output,
+            json: job.json,
+            grid: dist.grid,
+            block: dist.block.unwrap_or(DEFAULT_BLOCK),
+        };
+        run_example(if job.svd { Problem::Svd } else { Problem::Evd }, &req)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (dist, job);
+        eprintln!("error: {}", eigenflow::distributed::unavailable());
+        std::process::exit(1)
+    }
+}

@@ -135,6 +135,8 @@ struct Args {
     /// (`inf` and `-inf` allowed); an empty range gives empty results.
     #[arg(long, value_name = "VL:VU", value_parser = value_range, group = "selection", allow_hyphen_values = true)]
     range: Option<(f64, f64)>,
+    #[command(flatten)]
+    dist: args::DistArgs,
 }
 
 /// Parses `LO:HI` of `--index`.
@@ -174,6 +176,33 @@ fn selection(args: &Args) -> Option<Selection> {
 
 fn main() {
     let args = Args::parse();
+    if args.dist.distributed {
+        let mut unsupported = Vec::new();
+        for (given, flag) in [
+            (args.check, "--check"),
+            (args.trace.is_some(), "--trace"),
+            (selection(&args).is_some(), "--top/--bottom/--index/--range"),
+        ] {
+            if given {
+                unsupported.push(flag);
+            }
+        }
+        args::run_distributed(
+            &args.dist,
+            args::DistJob {
+                svd: false,
+                input: args.input.clone(),
+                m: args.n,
+                n: args.n,
+                seed: args.seed,
+                f32: args.precision.map(|p| matches!(p, Precision::F32)),
+                vectors: !args.values_only,
+                output: args.output.clone(),
+                json: args.json,
+                unsupported,
+            },
+        );
+    }
     run_main(args.output.as_deref(), |stop| start(&args, stop));
 }
 

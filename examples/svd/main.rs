@@ -126,10 +126,39 @@ struct Args {
     /// cpu, or gpu (exits non-zero, saying what was looked for, without one).
     #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
     device: DeviceArg,
+    #[command(flatten)]
+    dist: args::DistArgs,
 }
 
 fn main() {
     let args = Args::parse();
+    if args.dist.distributed {
+        let mut unsupported = Vec::new();
+        for (given, flag) in [
+            (args.check, "--check"),
+            (args.trace.is_some(), "--trace"),
+            (args.band_precision.is_some(), "--band-precision"),
+        ] {
+            if given {
+                unsupported.push(flag);
+            }
+        }
+        args::run_distributed(
+            &args.dist,
+            args::DistJob {
+                svd: true,
+                input: args.input.clone(),
+                m: args.m.unwrap_or(args.n),
+                n: args.n,
+                seed: args.seed,
+                f32: args.precision.map(|p| matches!(p, Precision::F32)),
+                vectors: !args.values_only,
+                output: args.output.clone(),
+                json: args.json,
+                unsupported,
+            },
+        );
+    }
     run_main(args.output.as_deref(), |stop| start(&args, stop));
 }
 

@@ -199,8 +199,9 @@ mod write;
 #[cfg(test)]
 use header::parse_header_dict;
 use header::read_header_from;
-#[cfg(test)]
-use write::preamble;
+// The distributed path (feature `mpi`) writes its own headers; tests check them.
+#[allow(unused_imports)]
+pub(crate) use write::preamble;
 pub use write::{
     file_bytes, write_c_order_to, write_matrix, write_matrix_to, write_vector, write_vector_to,
 };

@@ -8,7 +8,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// Builds a version 1.0 preamble (magic, version, length, padded header).
-pub(super) fn preamble(dtype: Dtype, fortran_order: bool, shape: &[usize]) -> Vec<u8> {
+pub(crate) fn preamble(dtype: Dtype, fortran_order: bool, shape: &[usize]) -> Vec<u8> {
     let dict = format!(
         "{{'descr': '{}', 'fortran_order': {}, 'shape': {}, }}",
         dtype.descr(),
