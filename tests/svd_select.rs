@@ -322,7 +322,7 @@ fn values_only_matches_full() {
 /// checker.
 #[test]
 fn graph_has_no_races() {
-    for (m, n, k) in [(120, 120, 30), (400, 100, 100), (60, 150, 1)] {
+    for (m, n, k) in [(120, 120, 30), (400, 100, 100), (60, 150, 1), (60, 50, 0)] {
         let a = gallery::random_gaussian::<f64>(m, n, 1);
         let (g, _) = svd_graph(a.as_ref(), SvdJob::Vectors, &top(k))
             .unwrap()

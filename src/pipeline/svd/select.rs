@@ -274,6 +274,8 @@ pub fn select_bidiagonal<T: Scalar>(
                 ),
         )
     };
+    // After the plan directly too: with k = 0 there is no bisection task.
+    g.succeed(gather, &[plan_task]);
     g.succeed(gather, &bisects);
     let values = Slot { cell, task: gather };
     if !vectors {
