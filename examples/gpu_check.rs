@@ -25,6 +25,10 @@ use eigenflow::{gallery, Error, Result};
 use std::time::Instant;
 
 fn main() {
+    if std::env::args().skip(1).any(|a| a == "--help" || a == "-h") {
+        println!("Usage: gpu_check [--max-n N]\n\nChecks the CUDA backend on this machine's GPU (see the source's docs).\n\nOptions:\n  --max-n N  largest n of the sb2st timings (default 32768)\n  --help     print this help");
+        return;
+    }
     let max_n = parse_max_n().unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2);
