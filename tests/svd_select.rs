@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::to_f64;
+use common::{svd_family, to_f64, SVD_FAMILIES};
 use eigenflow::gallery;
 use eigenflow::pipeline::svd::{svd_graph, SvdSelection};
 use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
@@ -96,72 +96,6 @@ fn check<T: Scalar>(what: &str, a: &Mat<T>, k: usize, opts: &SvdOptions, worst: 
     );
 }
 
-/// The families of the SVD tests (tests/svd_vectors.rs) at `min(m, n)`
-/// singular values.
-fn family<T: Scalar>(name: &str, m: usize, n: usize, seed: u64) -> Mat<T> {
-    let k = m.min(n);
-    let sv = |s: Vec<f64>| {
-        let s: Vec<T> = s.into_iter().map(T::of).collect();
-        gallery::with_singular_values::<T>(m, n, &s, seed)
-    };
-    match name {
-        "random" => gallery::random_gaussian(m, n, seed),
-        "arithmetic" => sv((0..k).map(|i| 1.0 - i as f64 / k.max(1) as f64).collect()),
-        "geometric" => sv((0..k)
-            .map(|i| 10f64.powf(-15.0 * i as f64 / (k.max(2) - 1) as f64))
-            .collect()),
-        "clusters" => sv((0..k)
-            .map(|i| {
-                if i < k / 2 {
-                    1.0 + 1e-12 * i as f64
-                } else {
-                    1e-6 * (1.0 + 1e-12 * i as f64)
-                }
-            })
-            .collect()),
-        "multiplicity" => sv((0..k)
-            .map(|i| {
-                if i < 50.min(k) {
-                    1.0
-                } else {
-                    0.5 / (1 + i) as f64
-                }
-            })
-            .collect()),
-        "half-zero" => sv((0..k)
-            .map(|i| if i < k / 2 { 1.0 / (1 + i) as f64 } else { 0.0 })
-            .collect()),
-        "rank-1" => sv((0..k).map(|i| if i == 0 { 3.0 } else { 0.0 }).collect()),
-        "graded-rows" => {
-            let a: Mat<T> = gallery::random_gaussian(m, n, seed);
-            Mat::from_fn(m, n, |i, j| {
-                a[(i, j)] * T::of(10f64.powf(-12.0 * i as f64 / m.max(1) as f64))
-            })
-        }
-        "graded-cols" => {
-            let a: Mat<T> = gallery::random_gaussian(m, n, seed);
-            Mat::from_fn(m, n, |i, j| {
-                a[(i, j)] * T::of(10f64.powf(-12.0 * j as f64 / n.max(1) as f64))
-            })
-        }
-        "zero" => Mat::zeros(m, n),
-        _ => unreachable!("family {name}"),
-    }
-}
-
-const FAMILIES: [&str; 10] = [
-    "random",
-    "arithmetic",
-    "geometric",
-    "clusters",
-    "multiplicity",
-    "half-zero",
-    "rank-1",
-    "graded-rows",
-    "graded-cols",
-    "zero",
-];
-
 /// Every family on square, tall (with and without the QR pre-reduction) and
 /// wide shapes, with k = 1, a third, a cut through the middle (the clusters'
 /// boundary, the multiplicity-50 block at min(m, n) = 100), and min(m, n).
@@ -188,11 +122,11 @@ fn families_at<T: Scalar>() -> [f64; 4] {
         .enumerate()
         {
             let kmin = m.min(n);
-            for (f, name) in FAMILIES.iter().enumerate() {
+            for (f, name) in SVD_FAMILIES.iter().enumerate() {
                 if kmin > 40 && (i + f + o) % 2 != 0 {
                     continue;
                 }
-                let a = family::<T>(name, m, n, (100 * i + f) as u64);
+                let a = svd_family::<T>(name, m, n, (100 * i + f) as u64);
                 let mut ks = vec![1, kmin / 3, kmin / 2 + 1, 25.min(kmin), kmin];
                 ks.retain(|&k| k > 0);
                 ks.sort_unstable();

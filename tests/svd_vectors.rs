@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::to_f64;
+use common::{svd_family, to_f64, SVD_FAMILIES};
 use eigenflow::gallery;
 use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
 use eigenflow::runtime::Runtime;
@@ -95,71 +95,6 @@ fn check<T: Scalar>(what: &str, a: &Mat<T>, opts: &SvdOptions, worst: &mut [f64;
     );
 }
 
-/// The families of issue 9 at `k = min(m, n)` singular values.
-fn family<T: Scalar>(name: &str, m: usize, n: usize, seed: u64) -> Mat<T> {
-    let k = m.min(n);
-    let sv = |s: Vec<f64>| {
-        let s: Vec<T> = s.into_iter().map(T::of).collect();
-        gallery::with_singular_values::<T>(m, n, &s, seed)
-    };
-    match name {
-        "random" => gallery::random_gaussian(m, n, seed),
-        "arithmetic" => sv((0..k).map(|i| 1.0 - i as f64 / k.max(1) as f64).collect()),
-        "geometric" => sv((0..k)
-            .map(|i| 10f64.powf(-15.0 * i as f64 / (k.max(2) - 1) as f64))
-            .collect()),
-        "clusters" => sv((0..k)
-            .map(|i| {
-                if i < k / 2 {
-                    1.0 + 1e-12 * i as f64
-                } else {
-                    1e-6 * (1.0 + 1e-12 * i as f64)
-                }
-            })
-            .collect()),
-        "multiplicity" => sv((0..k)
-            .map(|i| {
-                if i < 50.min(k) {
-                    1.0
-                } else {
-                    0.5 / (1 + i) as f64
-                }
-            })
-            .collect()),
-        "half-zero" => sv((0..k)
-            .map(|i| if i < k / 2 { 1.0 / (1 + i) as f64 } else { 0.0 })
-            .collect()),
-        "rank-1" => sv((0..k).map(|i| if i == 0 { 3.0 } else { 0.0 }).collect()),
-        "graded-rows" => {
-            let a: Mat<T> = gallery::random_gaussian(m, n, seed);
-            Mat::from_fn(m, n, |i, j| {
-                a[(i, j)] * T::of(10f64.powf(-12.0 * i as f64 / m.max(1) as f64))
-            })
-        }
-        "graded-cols" => {
-            let a: Mat<T> = gallery::random_gaussian(m, n, seed);
-            Mat::from_fn(m, n, |i, j| {
-                a[(i, j)] * T::of(10f64.powf(-12.0 * j as f64 / n.max(1) as f64))
-            })
-        }
-        "zero" => Mat::zeros(m, n),
-        _ => unreachable!("family {name}"),
-    }
-}
-
-const FAMILIES: [&str; 10] = [
-    "random",
-    "arithmetic",
-    "geometric",
-    "clusters",
-    "multiplicity",
-    "half-zero",
-    "rank-1",
-    "graded-rows",
-    "graded-cols",
-    "zero",
-];
-
 /// Shapes around the bandwidth `b`: square, tall (`n + 97`, `5 n`) and wide.
 fn shapes(b: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -184,12 +119,12 @@ fn families_at<T: Scalar>() -> [f64; 4] {
     for opts in [small, SvdOptions::auto()] {
         let b = opts.bandwidth_for(usize::MAX);
         for (i, (m, n)) in shapes(b).into_iter().enumerate() {
-            for (f, name) in FAMILIES.iter().enumerate() {
+            for (f, name) in SVD_FAMILIES.iter().enumerate() {
                 // Every family on the small shapes, a rotation of them on the rest.
                 if m.min(n) > 40 && (i + f) % 3 != 0 {
                     continue;
                 }
-                let a = family::<T>(name, m, n, (100 * i + f) as u64);
+                let a = svd_family::<T>(name, m, n, (100 * i + f) as u64);
                 check(name, &a, &opts, &mut worst);
             }
         }
@@ -214,10 +149,10 @@ fn families_f32() {
 fn size_517() {
     let mut worst = [0.0; 4];
     for (m, n) in [(517, 517), (614, 517), (517, 600)] {
-        let a = family::<f64>("random", m, n, 7);
+        let a = svd_family::<f64>("random", m, n, 7);
         check("random", &a, &SvdOptions::auto(), &mut worst);
     }
-    let a = family::<f64>("geometric", 517, 517, 8);
+    let a = svd_family::<f64>("geometric", 517, 517, 8);
     check("geometric", &a, &SvdOptions::auto(), &mut worst);
     println!("517: worst [residual, U, V, values] = {worst:?}");
 }
@@ -228,12 +163,12 @@ fn size_517() {
 fn extreme_scaling() {
     let mut worst = [0.0; 4];
     for scale in [1e300, 1e-300] {
-        let a = family::<f64>("random", 90, 70, 3);
+        let a = svd_family::<f64>("random", 90, 70, 3);
         let a = Mat::from_fn(90, 70, |i, j| a[(i, j)] * scale);
         check("scaled", &a, &SvdOptions::auto(), &mut worst);
     }
     for scale in [1e30f32, 1e-30] {
-        let a = family::<f32>("random", 70, 90, 4);
+        let a = svd_family::<f32>("random", 70, 90, 4);
         let a = Mat::from_fn(70, 90, |i, j| a[(i, j)] * scale);
         check("scaled", &a, &SvdOptions::auto(), &mut worst);
     }

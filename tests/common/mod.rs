@@ -78,3 +78,69 @@ pub fn eig_ratios_full<T: Scalar>(
 pub fn eig_ratios<T: Scalar>(a: MatRef<'_, T>, values: &[T], v: MatRef<'_, T>) -> (f64, f64) {
     eig_ratios_full(symmetric_f64(a).as_ref(), values, v)
 }
+
+/// The SVD test families of issue 9 (an `m x n` matrix with `k = min(m, n)`
+/// singular values), shared by the full and the selective SVD tests.
+pub fn svd_family<T: Scalar>(name: &str, m: usize, n: usize, seed: u64) -> Mat<T> {
+    let k = m.min(n);
+    let sv = |s: Vec<f64>| {
+        let s: Vec<T> = s.into_iter().map(T::of).collect();
+        eigenflow::gallery::with_singular_values::<T>(m, n, &s, seed)
+    };
+    match name {
+        "random" => eigenflow::gallery::random_gaussian(m, n, seed),
+        "arithmetic" => sv((0..k).map(|i| 1.0 - i as f64 / k.max(1) as f64).collect()),
+        "geometric" => sv((0..k)
+            .map(|i| 10f64.powf(-15.0 * i as f64 / (k.max(2) - 1) as f64))
+            .collect()),
+        "clusters" => sv((0..k)
+            .map(|i| {
+                if i < k / 2 {
+                    1.0 + 1e-12 * i as f64
+                } else {
+                    1e-6 * (1.0 + 1e-12 * i as f64)
+                }
+            })
+            .collect()),
+        "multiplicity" => sv((0..k)
+            .map(|i| {
+                if i < 50.min(k) {
+                    1.0
+                } else {
+                    0.5 / (1 + i) as f64
+                }
+            })
+            .collect()),
+        "half-zero" => sv((0..k)
+            .map(|i| if i < k / 2 { 1.0 / (1 + i) as f64 } else { 0.0 })
+            .collect()),
+        "rank-1" => sv((0..k).map(|i| if i == 0 { 3.0 } else { 0.0 }).collect()),
+        "graded-rows" => {
+            let a: Mat<T> = eigenflow::gallery::random_gaussian(m, n, seed);
+            Mat::from_fn(m, n, |i, j| {
+                a[(i, j)] * T::of(10f64.powf(-12.0 * i as f64 / m.max(1) as f64))
+            })
+        }
+        "graded-cols" => {
+            let a: Mat<T> = eigenflow::gallery::random_gaussian(m, n, seed);
+            Mat::from_fn(m, n, |i, j| {
+                a[(i, j)] * T::of(10f64.powf(-12.0 * j as f64 / n.max(1) as f64))
+            })
+        }
+        "zero" => Mat::zeros(m, n),
+        _ => unreachable!("family {name}"),
+    }
+}
+
+pub const SVD_FAMILIES: [&str; 10] = [
+    "random",
+    "arithmetic",
+    "geometric",
+    "clusters",
+    "multiplicity",
+    "half-zero",
+    "rank-1",
+    "graded-rows",
+    "graded-cols",
+    "zero",
+];
