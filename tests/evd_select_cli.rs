@@ -1,62 +1,20 @@
 //! The evd example's selection flags (`--top`, `--bottom`, `--index`,
 //! `--range`): shapes of the written results, the `--json` fields, and the
 //! refusals. Skipped (with a note) when the example is not built in this
-//! profile (`cargo build --release --example evd`).
+//! profile; a binary older than its sources fails (`tests/example_bin`).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod example_bin;
+use example_bin::{json_field, npy_shape, TempDir};
+use std::process::Output;
 
 fn evd(args: &[&str]) -> Option<Output> {
-    let exe = std::env::current_exe().expect("test binary path");
-    let bin = exe
-        .parent()?
-        .parent()?
-        .join("examples")
-        .join(format!("evd{}", std::env::consts::EXE_SUFFIX));
-    if !bin.exists() {
-        eprintln!("note: the evd example is not built; skipping");
-        return None;
-    }
-    Some(
-        Command::new(bin)
-            .args(args)
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .expect("run evd"),
-    )
-}
-
-/// Shape of a `.npy` file, from its header text (`'shape': (a, b), `).
-fn npy_shape(path: &PathBuf) -> Vec<usize> {
-    let bytes = std::fs::read(path).expect("npy file");
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).to_string();
-    let start = text.find("'shape': (").expect("shape") + "'shape': (".len();
-    let end = start + text[start..].find(')').expect("shape end");
-    text[start..end]
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().parse().unwrap())
-        .collect()
-}
-
-fn json_field(line: &str, field: &str) -> String {
-    let key = format!("\"{field}\":");
-    let start = line
-        .find(&key)
-        .unwrap_or_else(|| panic!("{field} in {line}"))
-        + key.len();
-    line[start..]
-        .split([',', '}'])
-        .next()
-        .unwrap()
-        .trim()
-        .to_string()
+    example_bin::run("evd", args)
 }
 
 #[test]
 fn selections_write_k_values_and_n_by_k_vectors() {
-    let dir = std::env::temp_dir().join(format!("eigenflow-select-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = TempDir::new("select-cli");
+    let dir = &tmp.0;
     for (flags, k) in [
         (vec!["--top", "7"], Some(7)),
         (vec!["--bottom", "3"], Some(3)),
@@ -84,7 +42,6 @@ fn selections_write_k_values_and_n_by_k_vectors() {
         assert_eq!(npy_shape(&out.join("eigenvalues.npy")), vec![k]);
         assert_eq!(npy_shape(&out.join("eigenvectors.npy")), vec![90, k]);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -12,8 +12,7 @@ mod example_bin;
 use eigenflow::graph::{Lane, Task, TaskGraph};
 use eigenflow::runtime::Runtime;
 use eigenflow::Error;
-use example_bin::example;
-use std::process::Command;
+use example_bin::run;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether a GPU is usable here; if so, notes that `test` is skipped.
@@ -89,17 +88,6 @@ fn submitted_run_with_gpu_streams_returns_no_gpu() {
     let mut g = TaskGraph::new();
     g.task("t", |_| Ok(()));
     assert!(matches!(rt.submit(g).wait(), Err(Error::NoGpu { .. })));
-}
-
-/// Runs example `name` with `args`; `None` if it is not built.
-fn run(name: &str, args: &[&str]) -> Option<std::process::Output> {
-    let bin = example(name)?;
-    Some(
-        Command::new(bin)
-            .args(args)
-            .output()
-            .expect("run the example"),
-    )
 }
 
 /// The small-run arguments of each example.

@@ -4,48 +4,11 @@
 //! profile; a binary older than its sources fails (`tests/example_bin`).
 
 mod example_bin;
-use example_bin::{example, TempDir};
-use std::path::Path;
-use std::process::{Command, Output};
+use example_bin::{json_field, npy_shape, TempDir};
+use std::process::Output;
 
-/// Runs the svd example (see `tests/example_bin` for how it is found, and
-/// why a filtered run must build it first).
 fn svd(args: &[&str]) -> Option<Output> {
-    let bin = example("svd")?;
-    Some(
-        Command::new(bin)
-            .args(args)
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .expect("run svd"),
-    )
-}
-
-/// Shape of a `.npy` file, from its header text (`'shape': (a, b), `).
-fn npy_shape(path: &Path) -> Vec<usize> {
-    let bytes = std::fs::read(path).expect("npy file");
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).to_string();
-    let start = text.find("'shape': (").expect("shape") + "'shape': (".len();
-    let end = start + text[start..].find(')').expect("shape end");
-    text[start..end]
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().parse().unwrap())
-        .collect()
-}
-
-fn json_field(line: &str, field: &str) -> String {
-    let key = format!("\"{field}\":");
-    let start = line
-        .find(&key)
-        .unwrap_or_else(|| panic!("{field} in {line}"))
-        + key.len();
-    line[start..]
-        .split([',', '}'])
-        .next()
-        .unwrap()
-        .trim()
-        .to_string()
+    example_bin::run("svd", args)
 }
 
 #[test]

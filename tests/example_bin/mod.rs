@@ -10,6 +10,7 @@
 #![allow(dead_code)] // each test binary uses a subset
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::time::SystemTime;
 
 /// The example binary `name`, if it was built (with a note if not); panics
@@ -86,4 +87,45 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Runs the example `name` with `args` (no backtraces); `None` when it is not
+/// built (see [`example`]).
+pub fn run(name: &str, args: &[&str]) -> Option<Output> {
+    let bin = example(name)?;
+    Some(
+        Command::new(bin)
+            .args(args)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .expect("run the example"),
+    )
+}
+
+/// The shape of a `.npy` file, from its header text (`'shape': (a, b), `).
+pub fn npy_shape(path: &Path) -> Vec<usize> {
+    let bytes = std::fs::read(path).expect("npy file");
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).to_string();
+    let start = text.find("'shape': (").expect("shape") + "'shape': (".len();
+    let end = start + text[start..].find(')').expect("shape end");
+    text[start..end]
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().unwrap())
+        .collect()
+}
+
+/// The raw text of field `field` in a one-line JSON object.
+pub fn json_field(line: &str, field: &str) -> String {
+    let key = format!("\"{field}\":");
+    let start = line
+        .find(&key)
+        .unwrap_or_else(|| panic!("{field} in {line}"))
+        + key.len();
+    line[start..]
+        .split([',', '}'])
+        .next()
+        .unwrap()
+        .trim()
+        .to_string()
 }
