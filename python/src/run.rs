@@ -10,14 +10,11 @@ use pyo3::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often the waiting call takes the GIL back to run Python's signal
 /// handlers: well under the one second the issue allows for Ctrl-C.
 const SIGNAL_PERIOD: Duration = Duration::from_millis(50);
-/// How often the finished flag is polled while the GIL is released: the most
-/// a call can add to the run's own time.
-const POLL: Duration = Duration::from_micros(500);
 
 /// The runtime of a call: the crate's process-wide default for
 /// `threads=None`, else one runtime per thread count, made on first use and
@@ -71,16 +68,7 @@ pub fn run_graph(
     loop {
         let done = {
             let h = guard.0.as_ref().expect("handle kept until the end");
-            py.detach(|| {
-                let start = Instant::now();
-                while !h.is_finished() {
-                    if start.elapsed() >= SIGNAL_PERIOD {
-                        return false;
-                    }
-                    std::thread::sleep(POLL);
-                }
-                true
-            })
+            py.detach(|| h.wait_timeout(SIGNAL_PERIOD))
         };
         if done {
             let h = guard.0.take().expect("handle kept until the end");

@@ -117,6 +117,24 @@ impl RunHandle {
         result
     }
 
+    /// Blocks until the run finishes or `timeout` passes, whichever comes first,
+    /// and says whether it has finished (the result stays in the handle for
+    /// [`wait`](Self::wait)). For a caller that must do something else at
+    /// intervals while it waits, such as a binding that checks for Ctrl-C,
+    /// without polling [`is_finished`](Self::is_finished) in a sleep loop: the
+    /// waiter sleeps on the run's condition variable and wakes when the result
+    /// is stored.
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut state = self.shared.0.lock();
+        while state.result.is_none() && !state.taken {
+            if self.shared.1.wait_until(&mut state, deadline).timed_out() {
+                break;
+            }
+        }
+        state.result.is_some() || state.taken
+    }
+
     /// Asks the run to stop without waiting: no task starts after this call (the
     /// running ones finish). Then await the handle or [`wait`](Self::wait) for it;
     /// the result is [`Error::Cancelled`] unless the run had already finished.

@@ -233,3 +233,29 @@ fn cancel_requested_before_the_run_starts_runs_nothing_or_stops_it() {
     // The first task may have started before the request reached the run.
     assert!(ran.load(Ordering::SeqCst) <= 1);
 }
+
+#[test]
+fn wait_timeout_says_whether_the_run_has_finished() {
+    let release = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let r = release.clone();
+    let mut g = TaskGraph::new();
+    g.task("held", move |_| {
+        while !r.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    });
+    let h = Runtime::builder().threads(1).build().submit(g);
+    returns("wait_timeout", move || {
+        // The task cannot finish before it is released: the wait times out.
+        assert!(!h.wait_timeout(Duration::from_millis(20)));
+        assert!(!h.is_finished());
+        release.store(true, Ordering::Release);
+        // Released: the wait returns true as soon as the result is stored
+        // (the minute is only a bound for a hang), and the result is still
+        // there for `wait`.
+        assert!(h.wait_timeout(Duration::from_secs(60)));
+        assert!(h.wait_timeout(Duration::ZERO));
+        h.wait().unwrap();
+    });
+}
