@@ -421,6 +421,86 @@ mod mpi {
         }
     }
 
+    /// The output directory holds one complete result set at a time: a run
+    /// replaces it as a unit (manifest with the digest of every file, written
+    /// by all ranks), a failed run leaves the previous set as it was, and a
+    /// values-only run removes the vectors of an earlier one.
+    #[test]
+    fn results_are_replaced_as_a_unit_or_not_at_all() {
+        use sha2::{Digest, Sha256};
+        let Some(evd) = example("evd") else {
+            return;
+        };
+        let dir = TempDir::new("dist-set");
+        let out = dir.path("out");
+        let o = out.to_str().unwrap();
+        let sha = |name: &str| -> String {
+            let bytes = std::fs::read(out.join(name)).unwrap();
+            Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
+        let manifest = || -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap())
+                .unwrap()
+        };
+        let args = [
+            "--distributed",
+            "--block",
+            "16",
+            "--json",
+            "--n",
+            "40",
+            "--output",
+            o,
+        ];
+        json(&mpirun(3, &evd, &args), "evd into a result set");
+        let first = manifest();
+        assert_eq!(first["format"], "eigenflow-result/1", "{first}");
+        assert_eq!(first["ranks"], 3, "{first}");
+        let files = first["files"].as_array().unwrap();
+        assert_eq!(files.len(), 2, "{first}");
+        for f in files {
+            let name = f["name"].as_str().unwrap();
+            assert_eq!(f["sha256"].as_str().unwrap(), sha(name), "{name}");
+        }
+        let vectors_sha = sha("eigenvectors.npy");
+
+        // A failing run (NaN input) changes nothing.
+        let mut a = matrix(40, 40, 5);
+        a[(30, 2)] = f64::NAN;
+        let bad = dir.path("nan.npy");
+        npy::write_matrix(&bad, a.as_ref()).unwrap();
+        let b = bad.to_str().unwrap();
+        let failed = mpirun(2, &evd, &["--distributed", "--input", b, "--output", o]);
+        fails_once(&failed, "non-finite entry (NaN) at row 30, column 2");
+        assert_eq!(manifest(), first);
+        assert_eq!(sha("eigenvectors.npy"), vectors_sha);
+
+        // A values-only run replaces the set: no eigenvectors any more.
+        let values = [
+            "--distributed",
+            "--json",
+            "--n",
+            "40",
+            "--values-only",
+            "--output",
+            o,
+        ];
+        json(&mpirun(2, &evd, &values), "values into the same directory");
+        assert_eq!(manifest()["job"], "values");
+        assert!(!out.join("eigenvectors.npy").exists());
+        let names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        let mut names = names;
+        names.sort();
+        assert_eq!(names, ["eigenvalues.npy", "result.json"]);
+    }
+
     /// The error is printed once (by rank 0), the run ends non-zero, nothing hangs.
     fn fails_once(out: &std::process::Output, needle: &str) {
         assert!(!out.status.success(), "expected a failure");

@@ -217,13 +217,31 @@ impl<'m> Grid<'m> {
             return local;
         }
         let failing = (size - top) as usize;
-        let src = (failing / self.shape.1, failing % self.shape.1);
         let local = local.map(|_| ());
         if self.rank() == failing {
             let err = local.expect_err("the failing rank has an error");
-            let text: Vec<c_int> = err.to_string().bytes().map(c_int::from).collect();
-            let len = [text.len() as c_int];
-            // SAFETY: the context is live; `len` and `text` hold the m x 1
+            self.broadcast_bytes(failing, Some(err.to_string().as_bytes()));
+            Err(err)
+        } else {
+            let text = self.broadcast_bytes(failing, None);
+            Err(Error::External(Box::new(Remote(
+                String::from_utf8_lossy(&text).into_owned(),
+            ))))
+        }
+    }
+
+    /// Sends `bytes` from rank `root` to every rank, which all return them.
+    /// The root passes `Some(bytes)`, the others `None`. Collective: every
+    /// rank calls it at the same point with the same `root`. The bytes travel
+    /// as one integer each (BLACS broadcasts integers), so they should be
+    /// few: a message or a path.
+    pub fn broadcast_bytes(&self, root: usize, bytes: Option<&[u8]>) -> Vec<u8> {
+        let src = (root / self.shape.1, root % self.shape.1);
+        if self.rank() == root {
+            let bytes = bytes.expect("the root passes the bytes");
+            let ints: Vec<c_int> = bytes.iter().map(|&b| c_int::from(b)).collect();
+            let len = [ints.len() as c_int];
+            // SAFETY: the context is live; `len` and `ints` hold the m x 1
             // arrays announced (lda = m, at least 1).
             unsafe {
                 ffi::Cigebs2d(
@@ -235,57 +253,53 @@ impl<'m> Grid<'m> {
                     len.as_ptr(),
                     1,
                 );
-                if !text.is_empty() {
+                if !ints.is_empty() {
                     ffi::Cigebs2d(
                         self.ctxt,
                         ALL.as_ptr().cast(),
                         TOP.as_ptr().cast(),
                         len[0],
                         1,
-                        text.as_ptr(),
+                        ints.as_ptr(),
                         len[0],
                     );
                 }
             }
-            Err(err)
-        } else {
-            let mut len: c_int = 0;
-            // SAFETY: as above; the source coordinates are the failing rank's.
+            return bytes.to_vec();
+        }
+        let mut len: c_int = 0;
+        // SAFETY: as above; the source coordinates are the root's.
+        unsafe {
+            ffi::Cigebr2d(
+                self.ctxt,
+                ALL.as_ptr().cast(),
+                TOP.as_ptr().cast(),
+                1,
+                1,
+                &mut len,
+                1,
+                src.0 as c_int,
+                src.1 as c_int,
+            )
+        };
+        let mut ints = vec![0 as c_int; len.max(0) as usize];
+        if len > 0 {
+            // SAFETY: `ints` holds `len` elements, the size the root announced.
             unsafe {
                 ffi::Cigebr2d(
                     self.ctxt,
                     ALL.as_ptr().cast(),
                     TOP.as_ptr().cast(),
+                    len,
                     1,
-                    1,
-                    &mut len,
-                    1,
+                    ints.as_mut_ptr(),
+                    len,
                     src.0 as c_int,
                     src.1 as c_int,
                 )
             };
-            let mut text = vec![0 as c_int; len.max(0) as usize];
-            if len > 0 {
-                // SAFETY: `text` holds `len` elements, the size the sender announced.
-                unsafe {
-                    ffi::Cigebr2d(
-                        self.ctxt,
-                        ALL.as_ptr().cast(),
-                        TOP.as_ptr().cast(),
-                        len,
-                        1,
-                        text.as_mut_ptr(),
-                        len,
-                        src.0 as c_int,
-                        src.1 as c_int,
-                    )
-                };
-            }
-            let bytes: Vec<u8> = text.iter().map(|&b| b as u8).collect();
-            Err(Error::External(Box::new(Remote(
-                String::from_utf8_lossy(&bytes).into_owned(),
-            ))))
         }
+        ints.iter().map(|&b| b as u8).collect()
     }
 }
 

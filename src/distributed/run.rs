@@ -8,6 +8,7 @@ use super::io::{self, Input};
 use super::layout::{bytes_per_rank, near_square, smallest_fitting_ranks, Job, Layout};
 use super::{elpa, scalapack, Engine};
 use crate::matrix::npy::{self, Dtype};
+use crate::results::{OutputDir, ResultWriter, MANIFEST_RESERVE};
 use crate::{sysinfo, Error, Result, Scalar};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -157,29 +158,70 @@ fn check_memory<T: Scalar>(grid: &Grid<'_>, job: Job, m: usize, n: usize, nb: us
     )
 }
 
-/// Rank 0: the output directory exists and takes files.
-fn check_output(dir: &Path) -> Result<()> {
-    let io = |e| Error::Io {
-        path: dir.to_path_buf(),
-        source: e,
-    };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let probe = dir.join(format!(".eigenflow-probe-{}", std::process::id()));
-    std::fs::File::create(&probe).map_err(io)?;
-    std::fs::remove_file(&probe).map_err(io)?;
-    Ok(())
+/// Rank 0: locks the output directory for the whole run (a second run into
+/// it is refused at once) and checks that the result will fit there.
+fn lock_output<T: Scalar>(dir: &Path, arrays: &[Vec<usize>]) -> Result<OutputDir> {
+    let out = OutputDir::lock(dir)?;
+    let needed = arrays
+        .iter()
+        .map(|shape| npy::file_bytes::<T>(shape))
+        .fold(MANIFEST_RESERVE, u64::saturating_add);
+    out.check_space(needed)?;
+    Ok(out)
 }
 
-/// Removes `path` if it exists (a link of an earlier result set is removed,
-/// not followed).
-fn remove(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::Io {
-            path: path.to_path_buf(),
-            source: e,
-        }),
+/// The names and shapes of the arrays a run writes, values first.
+fn result_arrays(
+    problem: Problem,
+    vectors: bool,
+    m: usize,
+    n: usize,
+) -> Vec<(&'static str, Vec<usize>)> {
+    let k = m.min(n);
+    match (problem, vectors) {
+        (Problem::Evd, false) => vec![("eigenvalues.npy", vec![n])],
+        (Problem::Evd, true) => vec![
+            ("eigenvalues.npy", vec![n]),
+            ("eigenvectors.npy", vec![n, n]),
+        ],
+        (Problem::Svd, false) => vec![("singular_values.npy", vec![k])],
+        (Problem::Svd, true) => vec![
+            ("singular_values.npy", vec![k]),
+            ("u.npy", vec![m, k]),
+            ("vt.npy", vec![k, n]),
+        ],
+    }
+}
+
+/// A values-only result has no vector arrays: a file of theirs left in the
+/// directory by an earlier eigenflow is removed at the commit.
+fn retire_vectors(w: &mut ResultWriter<'_>, problem: Problem, vectors: bool) {
+    if !vectors {
+        for (name, _) in result_arrays(problem, true, 1, 1).into_iter().skip(1) {
+            w.retire(name);
+        }
+    }
+}
+
+/// The manifest fields of a distributed result (the result-set protocol adds
+/// `format`, `eigenflow_version`, `created` and `files`).
+fn manifest_fields<T: Scalar>(
+    req: &Request,
+    m: usize,
+    n: usize,
+    ranks: usize,
+    shape: (usize, usize),
+    block: usize,
+) -> serde_json::Map<String, serde_json::Value> {
+    let v = serde_json::json!({
+        "m": m, "n": n, "dtype": Dtype::of::<T>().descr(),
+        "job": if req.vectors { "vectors" } else { "values" },
+        "ranks": ranks, "grid": format!("{}x{}", shape.0, shape.1),
+        "block": block, "input": input_json(req),
+    });
+    match v {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!("a JSON object literal"),
     }
 }
 
@@ -215,14 +257,24 @@ fn solve<T: Engine>(
         (Problem::Svd, true) => Job::SvdVectors,
     };
     grid.agree(check_memory::<T>(grid, job, m, n, nb.max(1)))?;
-    if let Some(dir) = &req.output {
-        let checked = if grid.rank() == 0 {
-            check_output(dir)
-        } else {
-            Ok(())
-        };
-        grid.agree(checked)?;
-    }
+    // Rank 0 holds the output directory's lock from here to the end of the
+    // run; the result appears there as one unit, or not at all (the
+    // result-set protocol of `crate::results`).
+    let out = match &req.output {
+        Some(dir) => {
+            let arrays: Vec<Vec<usize>> = result_arrays(problem, req.vectors, m, n)
+                .into_iter()
+                .map(|(_, shape)| shape)
+                .collect();
+            let locked = if grid.rank() == 0 {
+                lock_output::<T>(dir, &arrays).map(Some)
+            } else {
+                Ok(None)
+            };
+            grid.agree(locked)?
+        }
+        None => None,
+    };
     // ScaLAPACK 2.2.1's pdgesvd returned info = k + 1 ("singular values not
     // identical across processes") for k = 2 and 3 on a 2x2 grid here, even
     // with every process holding a block; below 2 max(P, Q) the SVD is tiny.
@@ -233,7 +285,7 @@ fn solve<T: Engine>(
         // block at all, which ELPA refuses. Such a matrix has a handful of
         // entries; rank 0 solves it with the single-node eigenflow.
         let solved = if grid.rank() == 0 {
-            tiny::<T>(problem, req, m, n, grid.ranks(), grid.shape)
+            tiny::<T>(problem, req, out.as_ref(), m, n, grid.ranks(), grid.shape)
         } else {
             Ok(())
         };
@@ -281,64 +333,61 @@ fn solve<T: Engine>(
     };
     let solve_s = t.elapsed().as_secs_f64();
 
-    // Write: rank 0 creates the shared files (header first), every rank
-    // writes its blocks, rank 0 writes the values and the manifest last.
+    // Write: rank 0 starts a result set and sends its directory to every
+    // rank; rank 0 creates the shared files there (header first), every rank
+    // writes its blocks, and rank 0 adds the values, digests the shared files
+    // and commits the set (the one step that makes the result visible).
     let t = Instant::now();
-    let (values_name, vector_names): (&str, &[&str]) = match problem {
-        Problem::Evd => ("eigenvalues.npy", &["eigenvectors.npy"]),
-        Problem::Svd => ("singular_values.npy", &["u.npy", "vt.npy"]),
-    };
     let mut files = Vec::new();
-    if let Some(dir) = &req.output {
-        let created = if grid.rank() == 0 {
-            (|| {
-                remove(&dir.join("result.json"))?;
-                for name in vector_names {
-                    remove(&dir.join(name))?;
-                }
+    if req.output.is_some() {
+        let names = result_arrays(problem, req.vectors, m, n);
+        let (values_name, _) = &names[0];
+        let mut writer = match &out {
+            Some(o) => grid.agree(o.begin().map(Some))?,
+            None => grid.agree(Ok(None))?,
+        };
+        let set_dir = {
+            use std::os::unix::ffi::OsStrExt;
+            let mine = writer.as_ref().map(|w| w.set_dir().as_os_str().as_bytes());
+            let bytes = grid.broadcast_bytes(0, mine);
+            PathBuf::from(std::ffi::OsStr::from_bytes(&bytes))
+        };
+        let created = match &writer {
+            Some(_) => (|| {
                 for (name, l, _) in &blocks {
-                    io::create_npy::<T>(&dir.join(name), &[l.rows.n, l.cols.n])?;
+                    io::create_npy::<T>(&set_dir.join(name), &[l.rows.n, l.cols.n])?;
                 }
                 Ok(())
-            })()
-        } else {
-            Ok(())
+            })(),
+            None => Ok(()),
         };
         grid.agree(created)?;
         let written = (|| {
             for (name, l, local) in &blocks {
-                io::write_blocks(&dir.join(name), l, local)?;
+                io::write_blocks(&set_dir.join(name), l, local)?;
             }
             Ok(())
         })();
         grid.agree(written)?;
-        files.push(dir.join(values_name));
-        files.extend(blocks.iter().map(|(name, _, _)| dir.join(name)));
-        files.push(dir.join("result.json"));
-        let finished = if grid.rank() == 0 {
-            (|| {
-                let path = dir.join(values_name);
-                remove(&path)?;
-                npy::write_vector(&path, &values)?;
-                let manifest = serde_json::json!({
-                    "format": "eigenflow-distributed-result/1",
-                    "eigenflow_version": env!("CARGO_PKG_VERSION"),
-                    "m": m, "n": n, "dtype": Dtype::of::<T>().descr(),
-                    "job": if req.vectors { "vectors" } else { "values" },
-                    "ranks": grid.ranks(), "grid": format!("{}x{}", grid.shape.0, grid.shape.1),
-                    "block": nb, "input": input_json(req),
-                    "files": files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-                });
-                let mpath = dir.join("result.json");
-                std::fs::write(&mpath, format!("{manifest}\n")).map_err(|e| Error::Io {
-                    path: mpath.clone(),
-                    source: e,
-                })
-            })()
-        } else {
-            Ok(())
+        let committed = match writer.take() {
+            Some(mut w) => (|| {
+                retire_vectors(&mut w, problem, req.vectors);
+                w.add_vector(values_name, &values)?;
+                for (name, l, _) in &blocks {
+                    w.add_written::<T>(name, vec![l.rows.n, l.cols.n])?;
+                }
+                w.commit(manifest_fields::<T>(
+                    req,
+                    m,
+                    n,
+                    grid.ranks(),
+                    grid.shape,
+                    nb,
+                ))
+            })(),
+            None => Ok(Vec::new()),
         };
-        grid.agree(finished)?;
+        files = grid.agree(committed)?;
     }
     let write_s = t.elapsed().as_secs_f64();
     let seconds = start.elapsed().as_secs_f64();
@@ -451,6 +500,7 @@ fn eigh_f64<T: Scalar>(
 fn tiny<T: Scalar>(
     problem: Problem,
     req: &Request,
+    out: Option<&OutputDir>,
     m: usize,
     n: usize,
     ranks: usize,
@@ -483,20 +533,15 @@ fn tiny<T: Scalar>(
         Problem::Svd => crate::svdvals(a.as_ref())?,
     };
     let mut files = Vec::new();
-    if let Some(dir) = &req.output {
-        let (values_name, vector_names): (&str, &[&str]) = match problem {
-            Problem::Evd => ("eigenvalues.npy", &["eigenvectors.npy"]),
-            Problem::Svd => ("singular_values.npy", &["u.npy", "vt.npy"]),
-        };
-        for name in vector_names.iter().chain([&values_name]) {
-            remove(&dir.join(name))?;
-        }
-        npy::write_vector(&dir.join(values_name), &values)?;
-        files.push(dir.join(values_name));
+    if let Some(out) = out {
+        let names = result_arrays(problem, req.vectors, m, n);
+        let mut w = out.begin()?;
+        retire_vectors(&mut w, problem, req.vectors);
+        w.add_vector(names[0].0, &values)?;
         for (name, x) in &arrays {
-            npy::write_matrix(&dir.join(name), x.as_ref())?;
-            files.push(dir.join(name));
+            w.add_matrix(name, x.as_ref())?;
         }
+        files = w.commit(manifest_fields::<T>(req, m, n, ranks, shape, 0))?;
     }
     let seconds = start.elapsed().as_secs_f64();
     let files: Option<Vec<String>> = req

@@ -167,16 +167,57 @@ impl<'a> ResultWriter<'a> {
         self.add::<T>(name, shape, move |w| npy::write_c_order_to(w, &s, elems))
     }
 
-    fn stopped(&self) -> bool {
-        self.stop.as_ref().is_some_and(|s| s())
+    /// The set's directory, where [`add_written`](Self::add_written) expects
+    /// files that other processes wrote (e.g. every rank of a distributed run
+    /// writing its blocks into one shared `.npy`). Nothing in it is visible
+    /// under the directory's result names before [`commit`](Self::commit).
+    pub fn set_dir(&self) -> &Path {
+        &self.set_dir
     }
 
-    fn add<T: Scalar>(
-        &mut self,
-        name: &str,
-        shape: Vec<usize>,
-        write: impl FnOnce(&mut BufWriter<PartWriter<'_>>) -> std::io::Result<()>,
-    ) -> Result<()> {
+    /// Adds the array `name` of element type `T` and `shape` that was written
+    /// directly into [`set_dir`](Self::set_dir) by someone else: checks that
+    /// the file has exactly the size of such an `.npy`, `fsync`s it and takes
+    /// its SHA-256 by reading it back (so the manifest describes the bytes on
+    /// disk, whoever wrote them).
+    pub fn add_written<T: Scalar>(&mut self, name: &str, shape: Vec<usize>) -> Result<()> {
+        self.check_name(name)?;
+        let path = self.set_dir.join(name);
+        let expected = npy::file_bytes::<T>(&shape);
+        let mut file = File::open(&path).map_err(|e| io_err(&path, e))?;
+        let bytes = file.metadata().map_err(|e| io_err(&path, e))?.len();
+        if bytes != expected {
+            return Err(Error::Npy {
+                path,
+                reason: format!("{bytes} bytes written, expected {expected} for shape {shape:?}"),
+            });
+        }
+        let mut digest = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            if self.stopped() {
+                return Err(Error::Cancelled);
+            }
+            let got = std::io::Read::read(&mut file, &mut buf).map_err(|e| io_err(&path, e))?;
+            if got == 0 {
+                break;
+            }
+            digest.update(&buf[..got]);
+        }
+        file.sync_all().map_err(|e| io_err(&path, e))?;
+        self.parts.push(Part {
+            name: name.to_string(),
+            dtype: Dtype::of::<T>(),
+            shape,
+            bytes,
+            sha256: hex(&digest.finalize()),
+        });
+        Ok(())
+    }
+
+    /// Refuses a part name that is empty, hidden, a path, the manifest's or
+    /// already taken, and any part after a stop request.
+    fn check_name(&self, name: &str) -> Result<()> {
         let bad = name.is_empty()
             || name.starts_with('.')
             || name.contains('/')
@@ -190,6 +231,20 @@ impl<'a> ResultWriter<'a> {
         if self.stopped() {
             return Err(Error::Cancelled);
         }
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s())
+    }
+
+    fn add<T: Scalar>(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        write: impl FnOnce(&mut BufWriter<PartWriter<'_>>) -> std::io::Result<()>,
+    ) -> Result<()> {
+        self.check_name(name)?;
         let expected = npy::file_bytes::<T>(&shape);
         let index = self.parts.len();
         let (bytes, sha256) = self.write_file(name, expected, index, write)?;

@@ -155,3 +155,33 @@ fn an_input_rewritten_during_the_read_is_refused() {
     let err = InputFile::stat(&tmp.0).unwrap_err().to_string();
     assert!(err.contains("not a regular file"), "{err}");
 }
+
+#[test]
+fn a_file_written_into_the_set_by_others_is_checked_and_digested() {
+    let tmp = Scratch::new("written");
+    let out = OutputDir::lock(&tmp.0).unwrap();
+    let m = faer::Mat::<f64>::from_fn(4, 3, |i, j| (i * 10 + j) as f64);
+    // The digest of the same array written through the writer: the oracle.
+    let mut set = out.begin().unwrap();
+    set.add_matrix("x.npy", m.as_ref()).unwrap();
+    set.commit(serde_json::Map::new()).unwrap();
+    let manifest = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(MANIFEST)).unwrap()).unwrap()
+    };
+    let want = manifest(&tmp.0)["files"][0]["sha256"].clone();
+
+    let mut set = out.begin().unwrap();
+    npy::write_matrix(&set.set_dir().join("x.npy"), m.as_ref()).unwrap();
+    // Not visible before the commit: the directory still shows the old set.
+    assert_eq!(visible(&tmp.0), ["result.json", "x.npy"]);
+    // A wrong shape (so a wrong size) is refused, naming the file.
+    let err = set.add_written::<f64>("x.npy", vec![4, 4]).unwrap_err();
+    assert!(err.to_string().contains("x.npy"), "{err}");
+    set.add_written::<f64>("x.npy", vec![4, 3]).unwrap();
+    set.commit(serde_json::Map::new()).unwrap();
+    let got = manifest(&tmp.0);
+    assert_eq!(got["files"][0]["sha256"], want, "{got}");
+    assert_eq!(got["files"][0]["shape"], serde_json::json!([4, 3]));
+    let back: faer::Mat<f64> = npy::read_matrix(&tmp.0.join("x.npy")).unwrap();
+    assert_eq!(back, m);
+}
