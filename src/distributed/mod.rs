@@ -11,9 +11,39 @@
 //! Data are never gathered: each rank reads its own blocks of the input
 //! (`io`), the engines work on the block-cyclic shares, and each rank writes
 //! its blocks of `eigenvectors.npy` / `u.npy` / `vt.npy` into one shared file
-//! whose header rank 0 wrote first; the values are written by rank 0. Every
+//! of a new result set (whose header rank 0 wrote first); rank 0 writes the
+//! values and commits the set (`crate::results`). Every
 //! step that can fail on one rank ends with an agreement (`Grid::agree`) so
 //! that all ranks stop together and rank 0 reports the error once.
+//!
+//! The examples' `--distributed` calls [`run_example`]; a program of one's
+//! own, started under `mpirun`, calls [`run`] on every rank and gets an
+//! [`Outcome`] (values, files, timings) back:
+//!
+//! ```no_run
+//! # #[cfg(feature = "mpi")]
+//! # fn main() -> eigenflow::Result<()> {
+//! use eigenflow::distributed::{run, Mpi, Problem, Request, DEFAULT_BLOCK};
+//! let mpi = Mpi::init()?;
+//! let req = Request {
+//!     input: Some("A.npy".into()), // each rank reads only its blocks
+//!     m: 0, n: 0, seed: 0,         // (only for a generated matrix)
+//!     f32: None,                   // follow the input's dtype
+//!     vectors: true,
+//!     output: Some("out".into()),  // a result set, as the single-node path
+//!     json: false,
+//!     grid: None,                  // near-square from the rank count
+//!     block: DEFAULT_BLOCK,
+//! };
+//! let done = run(&mpi, Problem::Evd, &req)?;
+//! if mpi.rank() == 0 {
+//!     println!("{} eigenvalues in {:.3} s", done.values.len(), done.seconds);
+//! }
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "mpi"))]
+//! # fn main() {}
+//! ```
 
 pub mod layout;
 
@@ -33,7 +63,7 @@ mod scalapack;
 #[cfg(feature = "mpi")]
 pub use grid::{Grid, Mpi};
 #[cfg(feature = "mpi")]
-pub use run::{run_example, Problem, Request};
+pub use run::{run, run_example, Outcome, Problem, Request};
 
 /// The default block size (rows and columns of one square block of the
 /// block-cyclic layout): ELPA's and ScaLAPACK's usual choice for CPUs.

@@ -42,12 +42,122 @@ pub struct Request {
     pub vectors: bool,
     /// `--output DIR`.
     pub output: Option<PathBuf>,
-    /// `--json`.
+    /// `--json`: how [`run_example`] reports (ignored by [`run`]).
     pub json: bool,
     /// `--grid PxQ` (default: near-square from the rank count).
     pub grid: Option<(usize, usize)>,
     /// `--block NB`.
     pub block: usize,
+}
+
+/// What a distributed run did, as every rank returns it from [`run`].
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Which problem.
+    pub problem: Problem,
+    /// Rows of the matrix.
+    pub m: usize,
+    /// Columns of the matrix.
+    pub n: usize,
+    /// `"f64"` or `"f32"`: the precision of the results.
+    pub precision: &'static str,
+    /// Whether vectors were computed.
+    pub vectors: bool,
+    /// The eigenvalues (ascending) or singular values (descending), widened to
+    /// `f64`; the same on every rank.
+    pub values: Vec<f64>,
+    /// With an output directory: the paths of the result set (`DIR/<name>`,
+    /// `result.json` last); the same on every rank.
+    pub files: Option<Vec<PathBuf>>,
+    /// Number of ranks.
+    pub ranks: usize,
+    /// The process grid, rows x columns.
+    pub grid: (usize, usize),
+    /// The block size used (0 when the matrix was smaller than the grid).
+    pub block: usize,
+    /// The engine that solved it.
+    pub engine: String,
+    /// Wall seconds of the whole run on this rank.
+    pub seconds: f64,
+    /// Seconds reading (or generating) this rank's blocks.
+    pub read_s: f64,
+    /// Seconds in the engine.
+    pub solve_s: f64,
+    /// Seconds writing the result set.
+    pub write_s: f64,
+}
+
+impl Outcome {
+    /// The examples' one-line JSON: the single-node fields plus `ranks`,
+    /// `grid`, `block`, `engine` and the per-phase seconds (docs/cli.md,
+    /// docs/DISTRIBUTED.md).
+    pub fn to_json(&self) -> serde_json::Value {
+        let files: Option<Vec<String>> = self
+            .files
+            .as_ref()
+            .map(|f| f.iter().map(|p| p.display().to_string()).collect());
+        let mut line = serde_json::json!({
+            "n": self.n, "precision": self.precision, "job": self.job_name(), "threads": 1,
+            "seconds": self.seconds,
+            "stages": { "read": self.read_s, "solve": self.solve_s, "write": self.write_s },
+            "files": files, "trace": null, "k": self.values.len(),
+            "ranks": self.ranks, "grid": self.grid_name(), "block": self.block,
+            "read_s": self.read_s, "solve_s": self.solve_s, "write_s": self.write_s,
+            "engine": self.engine, "residual": null,
+        });
+        let obj = line.as_object_mut().expect("an object");
+        match self.problem {
+            Problem::Evd => {
+                obj.insert("orthogonality".into(), serde_json::Value::Null);
+            }
+            Problem::Svd => {
+                obj.insert("m".into(), self.m.into());
+                obj.insert("orthogonality_u".into(), serde_json::Value::Null);
+                obj.insert("orthogonality_v".into(), serde_json::Value::Null);
+            }
+        }
+        line
+    }
+
+    fn job_name(&self) -> &'static str {
+        if self.vectors {
+            "vectors"
+        } else {
+            "values"
+        }
+    }
+
+    fn grid_name(&self) -> String {
+        format!("{}x{}", self.grid.0, self.grid.1)
+    }
+
+    /// The examples' human-readable summary on stdout.
+    fn print_text(&self) {
+        println!(
+            "{} x {} ({}), {}, {} ranks on a {} grid ({}): {:.3} s \
+             (read {:.3} s, solve {:.3} s, write {:.3} s)",
+            self.m,
+            self.n,
+            self.precision,
+            self.job_name(),
+            self.ranks,
+            self.grid_name(),
+            self.engine,
+            self.seconds,
+            self.read_s,
+            self.solve_s,
+            self.write_s
+        );
+        if let (Some(lo), Some(hi)) = (self.values.first(), self.values.last()) {
+            println!(
+                "{} values: first {lo:.6e}, last {hi:.6e}",
+                self.values.len()
+            );
+        }
+        for f in self.files.iter().flatten() {
+            println!("wrote {}", f.display());
+        }
+    }
 }
 
 /// Runs `problem` as one rank of a distributed job and ends the process: 0 on
@@ -63,9 +173,16 @@ pub fn run_example(problem: Problem, req: &Request) -> ! {
         }
     };
     let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drive(&mpi, problem, req)));
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&mpi, problem, req)));
     match outcome {
-        Ok(Ok(())) => {
+        Ok(Ok(done)) => {
+            if mpi.rank() == 0 {
+                if req.json {
+                    println!("{}", done.to_json());
+                } else {
+                    done.print_text();
+                }
+            }
             drop(mpi);
             std::process::exit(0)
         }
@@ -81,7 +198,18 @@ pub fn run_example(problem: Problem, req: &Request) -> ! {
     }
 }
 
-fn drive(mpi: &Mpi, problem: Problem, req: &Request) -> Result<()> {
+/// Runs `problem` as one rank of a distributed job: every rank of the MPI
+/// job calls it with the same `problem` and `req`. Reads each rank's blocks
+/// of `req.input` (or generates them from `req.seed`), solves with ELPA2 (EVD)
+/// or ScaLAPACK `p?gesvd` (SVD), and with `req.output` writes the result set
+/// (see docs/DISTRIBUTED.md). Prints nothing (a note on stderr when the block
+/// size is lowered): the caller reports the [`Outcome`].
+///
+/// Every failure is agreed on by all ranks before it is returned, so every
+/// rank returns an error together and none is left waiting in a collective
+/// call; rank 0's error is the failing rank's own (the others carry its
+/// message).
+pub fn run(mpi: &Mpi, problem: Problem, req: &Request) -> Result<Outcome> {
     let shape = req.grid.unwrap_or_else(|| near_square(mpi.size()));
     if req.block == 0 {
         return Err(Error::InvalidArgument("--block must be at least 1".into()));
@@ -193,6 +321,20 @@ fn result_arrays(
     }
 }
 
+/// The paths of the result set as every rank reports them: `DIR/<name>` of
+/// each array, values first, then `DIR/result.json` (the order of
+/// `ResultWriter::commit`).
+fn result_paths(req: &Request, problem: Problem, m: usize, n: usize) -> Vec<PathBuf> {
+    let Some(dir) = &req.output else {
+        return Vec::new();
+    };
+    result_arrays(problem, req.vectors, m, n)
+        .into_iter()
+        .map(|(name, _)| dir.join(name))
+        .chain([dir.join(crate::results::MANIFEST)])
+        .collect()
+}
+
 /// A values-only result has no vector arrays: a file of theirs left in the
 /// directory by an earlier eigenflow is removed at the commit.
 fn retire_vectors(w: &mut ResultWriter<'_>, problem: Problem, vectors: bool) {
@@ -230,7 +372,7 @@ fn solve<T: Engine>(
     problem: Problem,
     req: &Request,
     input: Option<&Input<'_>>,
-) -> Result<()> {
+) -> Result<Outcome> {
     let start = Instant::now();
     let (m, n) = match input {
         Some(i) => (i.header().shape[0], i.header().shape[1]),
@@ -284,11 +426,7 @@ fn solve<T: Engine>(
         // Fewer rows or columns than the grid has: some rank could hold no
         // block at all, which ELPA refuses. Such a matrix has a handful of
         // entries; rank 0 solves it with the single-node eigenflow.
-        let solved = if grid.rank() == 0 {
-            tiny::<T>(problem, req, out.as_ref(), m, n, grid.ranks(), grid.shape)
-        } else {
-            Ok(())
-        };
+        let solved = tiny::<T>(problem, req, out.as_ref(), m, n, grid.ranks(), grid.shape);
         return grid.agree(solved);
     }
     if nb < req.block && grid.rank() == 0 {
@@ -338,7 +476,6 @@ fn solve<T: Engine>(
     // writes its blocks, and rank 0 adds the values, digests the shared files
     // and commits the set (the one step that makes the result visible).
     let t = Instant::now();
-    let mut files = Vec::new();
     if req.output.is_some() {
         let names = result_arrays(problem, req.vectors, m, n);
         let (values_name, _) = &names[0];
@@ -387,64 +524,34 @@ fn solve<T: Engine>(
             })(),
             None => Ok(Vec::new()),
         };
-        files = grid.agree(committed)?;
+        grid.agree(committed)?;
     }
     let write_s = t.elapsed().as_secs_f64();
     let seconds = start.elapsed().as_secs_f64();
 
-    if grid.rank() == 0 {
-        let job_name = if req.vectors { "vectors" } else { "values" };
-        let grid_s = format!("{}x{}", grid.shape.0, grid.shape.1);
-        let files: Option<Vec<String>> = req
+    Ok(Outcome {
+        problem,
+        m,
+        n,
+        precision: T::NAME,
+        vectors: req.vectors,
+        values: values.iter().map(|v| v.f64()).collect(),
+        files: req
             .output
             .as_ref()
-            .map(|_| files.iter().map(|p| p.display().to_string()).collect());
-        if req.json {
-            let mut line = serde_json::json!({
-                "n": n, "precision": T::NAME, "job": job_name, "threads": 1,
-                "seconds": seconds,
-                "stages": { "read": read_s, "solve": solve_s, "write": write_s },
-                "files": files, "trace": null, "k": values.len(),
-                "ranks": grid.ranks(), "grid": grid_s, "block": nb,
-                "read_s": read_s, "solve_s": solve_s, "write_s": write_s,
-            });
-            let obj = line.as_object_mut().expect("an object");
-            match problem {
-                Problem::Evd => {
-                    obj.insert("engine".into(), "ELPA2 (2-stage)".into());
-                    obj.insert("residual".into(), serde_json::Value::Null);
-                    obj.insert("orthogonality".into(), serde_json::Value::Null);
-                }
-                Problem::Svd => {
-                    obj.insert("m".into(), m.into());
-                    obj.insert("engine".into(), format!("ScaLAPACK {}", T::PGESVD).into());
-                    obj.insert("residual".into(), serde_json::Value::Null);
-                    obj.insert("orthogonality_u".into(), serde_json::Value::Null);
-                    obj.insert("orthogonality_v".into(), serde_json::Value::Null);
-                }
-            }
-            println!("{line}");
-        } else {
-            println!(
-                "{m} x {n} ({}), {job_name}, {} ranks on a {grid_s} grid, block {nb}: \
-                 {seconds:.3} s (read {read_s:.3} s, solve {solve_s:.3} s, write {write_s:.3} s)",
-                T::NAME,
-                grid.ranks()
-            );
-            if let (Some(lo), Some(hi)) = (values.first(), values.last()) {
-                println!(
-                    "{} values: first {:.6e}, last {:.6e}",
-                    values.len(),
-                    lo.f64(),
-                    hi.f64()
-                );
-            }
-            for f in files.iter().flatten() {
-                println!("wrote {f}");
-            }
-        }
-    }
-    Ok(())
+            .map(|_| result_paths(req, problem, m, n)),
+        ranks: grid.ranks(),
+        grid: grid.shape,
+        block: nb,
+        engine: match problem {
+            Problem::Evd => "ELPA2 (2-stage)".to_string(),
+            Problem::Svd => format!("ScaLAPACK {}", T::PGESVD),
+        },
+        seconds,
+        read_s,
+        solve_s,
+        write_s,
+    })
 }
 
 fn input_json(req: &Request) -> serde_json::Value {
@@ -495,8 +602,9 @@ fn eigh_f64<T: Scalar>(
     Ok((back(ev), q.map(back)))
 }
 
-/// A matrix smaller than the process grid, solved on rank 0 by the
-/// single-node eigenflow and written there.
+/// A matrix smaller than the process grid: every rank solves it with the
+/// single-node eigenflow (a handful of entries, and the same bits on every
+/// rank), rank 0 (the holder of `out`) writes it.
 fn tiny<T: Scalar>(
     problem: Problem,
     req: &Request,
@@ -505,7 +613,7 @@ fn tiny<T: Scalar>(
     n: usize,
     ranks: usize,
     shape: (usize, usize),
-) -> Result<()> {
+) -> Result<Outcome> {
     let start = Instant::now();
     let a: faer::Mat<T> = match &req.input {
         Some(p) => npy::read_matrix(p)?,
@@ -532,7 +640,6 @@ fn tiny<T: Scalar>(
         }
         Problem::Svd => crate::svdvals(a.as_ref())?,
     };
-    let mut files = Vec::new();
     if let Some(out) = out {
         let names = result_arrays(problem, req.vectors, m, n);
         let mut w = out.begin()?;
@@ -541,29 +648,27 @@ fn tiny<T: Scalar>(
         for (name, x) in &arrays {
             w.add_matrix(name, x.as_ref())?;
         }
-        files = w.commit(manifest_fields::<T>(req, m, n, ranks, shape, 0))?;
+        w.commit(manifest_fields::<T>(req, m, n, ranks, shape, 0))?;
     }
     let seconds = start.elapsed().as_secs_f64();
-    let files: Option<Vec<String>> = req
-        .output
-        .as_ref()
-        .map(|_| files.iter().map(|p| p.display().to_string()).collect());
-    let job_name = if req.vectors { "vectors" } else { "values" };
-    if req.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "m": m, "n": n, "precision": T::NAME, "job": job_name, "seconds": seconds,
-                "files": files, "k": values.len(), "ranks": ranks, "grid": format!("{}x{}", shape.0, shape.1), "block": 0,
-                "read_s": 0.0, "solve_s": seconds, "write_s": 0.0,
-                "engine": "single-node eigenflow on rank 0 (matrix smaller than the grid)",
-            })
-        );
-    } else {
-        println!(
-            "{m} x {n} ({}), {job_name}: smaller than the grid, solved on rank 0 in {seconds:.3} s",
-            T::NAME
-        );
-    }
-    Ok(())
+    Ok(Outcome {
+        problem,
+        m,
+        n,
+        precision: T::NAME,
+        vectors: req.vectors,
+        values: values.iter().map(|v| v.f64()).collect(),
+        files: req
+            .output
+            .as_ref()
+            .map(|_| result_paths(req, problem, m, n)),
+        ranks,
+        grid: shape,
+        block: 0,
+        engine: "single-node eigenflow on every rank (matrix smaller than the grid)".into(),
+        seconds,
+        read_s: 0.0,
+        solve_s: seconds,
+        write_s: 0.0,
+    })
 }
