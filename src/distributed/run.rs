@@ -88,6 +88,40 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a run of `problem` on an `m x n` matrix that found
+    /// `values`, on `(ranks, grid, block)`, solved by `engine`, with `[total,
+    /// read, solve, write]` seconds.
+    fn of<T: Scalar>(
+        problem: Problem,
+        req: &Request,
+        (m, n): (usize, usize),
+        values: &[T],
+        (ranks, grid, block): (usize, (usize, usize), usize),
+        engine: String,
+        [seconds, read_s, solve_s, write_s]: [f64; 4],
+    ) -> Outcome {
+        Outcome {
+            problem,
+            m,
+            n,
+            precision: T::NAME,
+            vectors: req.vectors,
+            values: values.iter().map(|v| v.f64()).collect(),
+            files: req
+                .output
+                .as_ref()
+                .map(|_| result_paths(req, problem, m, n)),
+            ranks,
+            grid,
+            block,
+            engine,
+            seconds,
+            read_s,
+            solve_s,
+            write_s,
+        }
+    }
+
     /// The examples' one-line JSON: the single-node fields plus `ranks`,
     /// `grid`, `block`, `engine` and the per-phase seconds (docs/cli.md,
     /// docs/DISTRIBUTED.md).
@@ -529,29 +563,18 @@ fn solve<T: Engine>(
     let write_s = t.elapsed().as_secs_f64();
     let seconds = start.elapsed().as_secs_f64();
 
-    Ok(Outcome {
+    Ok(Outcome::of::<T>(
         problem,
-        m,
-        n,
-        precision: T::NAME,
-        vectors: req.vectors,
-        values: values.iter().map(|v| v.f64()).collect(),
-        files: req
-            .output
-            .as_ref()
-            .map(|_| result_paths(req, problem, m, n)),
-        ranks: grid.ranks(),
-        grid: grid.shape,
-        block: nb,
-        engine: match problem {
+        req,
+        (m, n),
+        &values,
+        (grid.ranks(), grid.shape, nb),
+        match problem {
             Problem::Evd => "ELPA2 (2-stage)".to_string(),
             Problem::Svd => format!("ScaLAPACK {}", T::PGESVD),
         },
-        seconds,
-        read_s,
-        solve_s,
-        write_s,
-    })
+        [seconds, read_s, solve_s, write_s],
+    ))
 }
 
 fn input_json(req: &Request) -> serde_json::Value {
@@ -651,24 +674,13 @@ fn tiny<T: Scalar>(
         w.commit(manifest_fields::<T>(req, m, n, ranks, shape, 0))?;
     }
     let seconds = start.elapsed().as_secs_f64();
-    Ok(Outcome {
+    Ok(Outcome::of::<T>(
         problem,
-        m,
-        n,
-        precision: T::NAME,
-        vectors: req.vectors,
-        values: values.iter().map(|v| v.f64()).collect(),
-        files: req
-            .output
-            .as_ref()
-            .map(|_| result_paths(req, problem, m, n)),
-        ranks,
-        grid: shape,
-        block: 0,
-        engine: "single-node eigenflow on every rank (matrix smaller than the grid)".into(),
-        seconds,
-        read_s: 0.0,
-        solve_s: seconds,
-        write_s: 0.0,
-    })
+        req,
+        (m, n),
+        &values,
+        (ranks, shape, 0),
+        "single-node eigenflow on every rank (matrix smaller than the grid)".into(),
+        [seconds, 0.0, seconds, 0.0],
+    ))
 }
