@@ -5,6 +5,7 @@
 //! is free of data races (see `docs/ARCHITECTURE.md`).
 
 pub mod batched;
+mod bisect;
 pub mod columns;
 pub mod evd;
 mod options;

@@ -18,9 +18,10 @@ use super::{
     back_transform, finish, reduce_to_tridiagonal, EvdGraph, EvdJob, Reduced, Slot, TRIDIAG,
 };
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
-use crate::linalg::stebz::{split_indices, Sturm};
+use crate::linalg::stebz::Sturm;
 use crate::linalg::stein::stein_columns;
 use crate::matrix::{MatrixId, SharedMatrix};
+use crate::pipeline::bisect::{add_bisections, bisect_parts, gather_parts, BisectParts};
 use crate::pipeline::task::{check_owned, with_access};
 use crate::pipeline::EvdOptions;
 use crate::{Error, Result, Scalar};
@@ -116,11 +117,6 @@ impl Selection {
     }
 }
 
-/// Bisection tasks for `k` selected eigenvalues: one per 64, at most 8.
-fn bisect_parts(k: usize) -> usize {
-    (k / 64).clamp(1, 8)
-}
-
 /// The diagonal and off-diagonal of the tridiagonal from its band storage.
 fn read_tridiagonal<T: Scalar>(
     view: &crate::matrix::band::BandRef<'_, T>,
@@ -195,46 +191,24 @@ pub fn select<T: Scalar>(
         )
     };
     g.succeed(plan_task, &tri.all_done);
-    let results: Arc<Vec<Mutex<Option<Vec<T>>>>> =
-        Arc::new((0..parts).map(|_| Mutex::new(None)).collect());
-    let mut bisects = Vec::new();
-    for p in 0..parts {
-        let (plan, results) = (plan.clone(), results.clone());
-        let body = move |_: &crate::graph::TaskContext| -> Result<()> {
-            let (sturm, range) = plan
-                .lock()
-                .clone()
-                .ok_or_else(|| Error::InvalidArgument("bisection before its plan".into()))?;
-            // The same cut as every other part: part p of the range.
-            let mine = split_indices(range.clone(), parts)
-                .get(p)
-                .cloned()
-                .unwrap_or(range.end..range.end);
-            *results[p].lock() = Some(sturm.bisect(mine, T::zero())?);
-            Ok(())
-        };
-        let t = g.add(
-            Task::new(format!("select.bisect[{p}]"), body)
-                .stage(TRIDIAG)
-                .cost((60 * n * cap.div_ceil(parts)) as f64, (16 * n) as f64)
-                .footprint(
-                    Footprint::new()
-                        .read(Region::new(plan_id, 0..1, 0..1))
-                        .write(Region::new(parts_id, p..p + 1, 0..1)),
-                ),
-        );
-        g.succeed(t, &[plan_task]);
-        bisects.push(t);
-    }
+    let layout = BisectParts {
+        prefix: "select",
+        stage: TRIDIAG,
+        parts,
+        flops: (60 * n * cap.div_ceil(parts)) as f64,
+        bytes: (16 * n) as f64,
+        plan_id,
+        parts_id,
+        plan_task,
+    };
+    let plan2 = plan.clone();
+    let (results, bisects) = add_bisections(g, &layout, move || plan2.lock().clone());
     let cell = Arc::new(Mutex::new(None));
     let count = Arc::new(AtomicUsize::new(0));
     let gather = {
         let (results, cell, count) = (results.clone(), cell.clone(), count.clone());
         let body = move |_: &crate::graph::TaskContext| -> Result<()> {
-            let mut w = Vec::new();
-            for r in results.iter() {
-                w.extend(r.lock().take().unwrap_or_default());
-            }
+            let w = gather_parts(&results);
             count.store(w.len(), Ordering::Release);
             *cell.lock() = Some(w);
             Ok(())

@@ -37,9 +37,10 @@
 use super::gb2bd::Bidiagonal;
 use super::BDSVD;
 use crate::graph::{Footprint, Region, Task, TaskGraph};
-use crate::linalg::stebz::{split_indices, Sturm};
+use crate::linalg::stebz::Sturm;
 use crate::linalg::stein::{clusters, one_norm, stein_columns};
 use crate::matrix::{MatrixId, SharedMatrix};
+use crate::pipeline::bisect::{add_bisections, bisect_parts, gather_parts, BisectParts};
 use crate::pipeline::columns::ColumnBlocks;
 use crate::pipeline::task::{check_owned, with_access, Slot};
 use crate::{Error, Result, Scalar};
@@ -81,11 +82,6 @@ impl SvdSelection {
             SvdSelection::Index(ref r) => Ok(r.clone()),
         }
     }
-}
-
-/// Bisection tasks for `k` selected values: one per 64, at most 8.
-fn bisect_parts(k: usize) -> usize {
-    (k / 64).clamp(1, 8)
 }
 
 /// The Golub–Kahan tridiagonal of the upper bidiagonal `(d, e)`: zero
@@ -192,31 +188,21 @@ pub fn select_bidiagonal<T: Scalar>(
         )
     };
     g.succeed(plan_task, &bd.all_done);
-    let results: Arc<Vec<Mutex<Option<Vec<T>>>>> =
-        Arc::new((0..parts).map(|_| Mutex::new(None)).collect());
-    let mut bisects = Vec::new();
-    for (p, mine) in split_indices(tgk.clone(), parts).into_iter().enumerate() {
-        let (plan, results) = (plan.clone(), results.clone());
-        let body = move |_: &crate::graph::TaskContext| -> Result<()> {
-            let sturm = plan.lock().as_ref().map(|p| p.0.clone());
-            let sturm =
-                sturm.ok_or_else(|| Error::InvalidArgument("bisection before its plan".into()))?;
-            *results[p].lock() = Some(sturm.bisect(mine, T::zero())?);
-            Ok(())
-        };
-        let t = g.add(
-            Task::new(format!("svd.select.bisect[{p}]"), body)
-                .stage(BDSVD)
-                .cost((120 * n * k.div_ceil(parts)) as f64, (32 * n) as f64)
-                .footprint(
-                    Footprint::new()
-                        .read(Region::new(plan_id, 0..1, 0..1))
-                        .write(Region::new(parts_id, p..p + 1, 0..1)),
-                ),
-        );
-        g.succeed(t, &[plan_task]);
-        bisects.push(t);
-    }
+    let layout = BisectParts {
+        prefix: "svd.select",
+        stage: BDSVD,
+        parts,
+        flops: (120 * n * k.div_ceil(parts)) as f64,
+        bytes: (32 * n) as f64,
+        plan_id,
+        parts_id,
+        plan_task,
+    };
+    let (plan2, tgk2) = (plan.clone(), tgk.clone());
+    let (results, bisects) = add_bisections(g, &layout, move || {
+        let sturm = plan2.lock().as_ref().map(|p| p.0.clone())?;
+        Some((sturm, tgk2.clone()))
+    });
     let cell = Arc::new(Mutex::new(None));
     let resolved: Arc<Mutex<Option<Resolved<T>>>> = Arc::new(Mutex::new(None));
     let gather = {
@@ -227,10 +213,7 @@ pub fn select_bidiagonal<T: Scalar>(
             resolved.clone(),
         );
         let body = move |_: &crate::graph::TaskContext| -> Result<()> {
-            let mut w = Vec::new();
-            for r in results.iter() {
-                w.extend(r.lock().take().unwrap_or_default());
-            }
+            let w = gather_parts(&results);
             let sturm = plan.lock().as_ref().map(|p| p.0.clone());
             let sturm =
                 sturm.ok_or_else(|| Error::InvalidArgument("values before their plan".into()))?;
