@@ -14,5 +14,8 @@ pub mod svd;
 mod task;
 
 pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
-pub use options::{ChaseGrain, EvdOptions, Side, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VECTORS};
+pub use options::{
+    ChaseGrain, EvdOptions, Side, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VALUES_ONE_THREAD,
+    ONE_STAGE_BELOW_VECTORS,
+};
 pub use svd::{svd, svd_graph, BandPrecision, SvdJob, SvdOptions};

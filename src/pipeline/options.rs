@@ -2,19 +2,28 @@
 
 pub use faer::Side;
 
-/// Automatic crossover of the eigenvalues-only job: below this order the
-/// one-stage path is taken. Measured with `benches/evd_small.rs` (f64, 2-core
-/// AVX-512 EPYC, shared and loaded): one-stage / two-stage on 2 threads 0.88
-/// at n = 512, 1.04 at 768, 1.18 at 1024; re-measured after the one-stage
-/// path split its SYR2K, D&C root and `ormtr` over two threads (issue 17):
-/// 0.80 / 1.01 / 1.30 on 2 threads, 0.93 / 1.07 / 1.57 on 1 thread.
-pub const ONE_STAGE_BELOW_VALUES: usize = 768;
+/// Automatic crossover of the eigenvalues-only job on two or more threads:
+/// below this order the one-stage path is taken. Measured with
+/// `benches/evd_small.rs` (f64, one-stage / two-stage, same run): on a 2-core
+/// AVX-512 EPYC, after the one-stage path split its SYR2K, D&C root and
+/// `ormtr` over two threads (issue 17), 0.80 at n = 512, 1.01 at 768, 1.30 at
+/// 1024 on 2 threads; after the faster `sytrd` (column-pair `symv`, one-GEMM
+/// SYR2K), on a quiet 2-core machine (2026-11-24): 0.75 at 512, 0.92 at 768,
+/// 0.99 at 1024, 1.33 at 1536 on 2 threads.
+pub const ONE_STAGE_BELOW_VALUES: usize = 1024;
+/// The eigenvalues-only crossover on one thread, where the two-stage graph has
+/// no second thread to overlap its stages: same run as
+/// [`ONE_STAGE_BELOW_VALUES`], one-stage / two-stage 0.70 at n = 512, 0.76 at
+/// 768, 0.92 at 1024, 0.99 at 1536.
+pub const ONE_STAGE_BELOW_VALUES_ONE_THREAD: usize = 1536;
 /// Automatic crossover with eigenvectors: below this order the one-stage
-/// path is taken. Measured as [`ONE_STAGE_BELOW_VALUES`]: one-stage /
-/// two-stage on 2 threads 0.73 at n = 1024, 0.79 at 1536, 0.99 at 2048 (the
-/// two-stage path does about 2n^3 more flops with vectors); re-measured (issue
-/// 17): 0.79 / 0.98 / 1.19 on 2 threads, 0.74 / 0.95 / 1.11 on 1 thread.
-pub const ONE_STAGE_BELOW_VECTORS: usize = 2048;
+/// path is taken (the two-stage path does about 2n^3 more flops with
+/// vectors). Measured as [`ONE_STAGE_BELOW_VALUES`]; earlier figures 0.79 /
+/// 0.98 / 1.19 at n = 1024 / 1536 / 2048 on 2 threads. After the faster
+/// `sytrd`, quiet machine (2026-11-24), f64 on 2 threads: 0.76 at 2048, 0.89
+/// at 2560, 0.82 at 3072, 0.92 at 4096, 1.04 at 5120; f32 on 2 threads 0.66
+/// at 2048, 0.92 at 4096; f64 on 1 thread 0.70 at 2048, 0.82 at 3072.
+pub const ONE_STAGE_BELOW_VECTORS: usize = 4608;
 
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
 /// ([`EvdOptions::auto`]) are what the benchmarks found best on a 2-core
@@ -128,19 +137,18 @@ impl EvdOptions {
     /// Whether [`crate::pipeline::eigh`] takes the one-stage path for order `n`,
     /// job `job` on a runtime of `threads` workers (see
     /// [`EvdOptions::one_stage_below`]). The automatic crossovers are
-    /// [`ONE_STAGE_BELOW_VALUES`] and [`ONE_STAGE_BELOW_VECTORS`] (measured
+    /// [`ONE_STAGE_BELOW_VALUES`] ([`ONE_STAGE_BELOW_VALUES_ONE_THREAD`] on
+    /// one thread) and [`ONE_STAGE_BELOW_VECTORS`] (measured
     /// against the two-stage graph on the same runtime; the one-stage path
     /// runs its panels and symmetric matrix-vector products on the calling
     /// thread and splits its GEMM-rich parts in two tasks).
     pub fn one_stage_for(&self, n: usize, job: super::EvdJob, threads: usize) -> bool {
         let below = match self.one_stage_below {
-            0 => {
-                let _ = threads;
-                match job {
-                    super::EvdJob::Values => ONE_STAGE_BELOW_VALUES,
-                    super::EvdJob::Vectors => ONE_STAGE_BELOW_VECTORS,
-                }
-            }
+            0 => match job {
+                super::EvdJob::Values if threads <= 1 => ONE_STAGE_BELOW_VALUES_ONE_THREAD,
+                super::EvdJob::Values => ONE_STAGE_BELOW_VALUES,
+                super::EvdJob::Vectors => ONE_STAGE_BELOW_VECTORS,
+            },
             v => v,
         };
         n < below
