@@ -184,3 +184,83 @@ pub fn run_distributed(dist: &DistArgs, job: DistJob) -> ! {
         std::process::exit(1)
     }
 }
+
+/// The input of `--input`, looked at without opening anything but a regular
+/// file (its `.npy` header), and the precision of the run: `--precision` if
+/// given, else f32 for an f2/f4 input, else f64.
+#[allow(clippy::type_complexity)]
+pub fn inspect_input(
+    input: Option<&Path>,
+    precision: Option<Precision>,
+) -> eigenflow::Result<(
+    Option<(
+        eigenflow::results::InputFile,
+        eigenflow::matrix::npy::Header,
+    )>,
+    Precision,
+)> {
+    use eigenflow::matrix::npy;
+    let input = match input {
+        Some(path) => {
+            let file = eigenflow::results::InputFile::stat(path)?;
+            let header = npy::read_header(path)?;
+            Some((file, header))
+        }
+        None => None,
+    };
+    let precision = precision.unwrap_or(match &input {
+        Some((_, h)) if h.dtype != npy::Dtype::F64 => Precision::F32,
+        _ => Precision::F64,
+    });
+    Ok((input, precision))
+}
+
+/// The largest order below `limit`, rounded down to a multiple of 1024, for
+/// which `fits(n)` holds (`fits` must be monotone: true up to some n).
+pub fn largest_fitting(limit: usize, fits: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0usize, limit);
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo / 1024 * 1024
+}
+
+/// Checks that `problem` fits before anything is allocated: `run` is the
+/// pipeline's memory figure and `copy` that of the input copy `--check` keeps
+/// (`None` when a figure overflows `u64`). Returns the bytes needed, or an
+/// error that says what fits on this machine (`suggestion` of the available
+/// bytes).
+pub fn check_run_memory(
+    problem: &str,
+    run: Option<u64>,
+    copy: Option<u64>,
+    suggestion: impl Fn(u64) -> String,
+) -> eigenflow::Result<u64> {
+    use eigenflow::sysinfo;
+    let Some(needed) = run.zip(copy).and_then(|(a, b)| a.checked_add(b)) else {
+        let hint = sysinfo::available_memory_bytes()
+            .map(|avail| format!("; {}", suggestion(avail)))
+            .unwrap_or_default();
+        return Err(eigenflow::Error::InvalidArgument(format!(
+            "{problem} is too large: the memory it needs does not fit in 64 bits{hint}"
+        )));
+    };
+    sysinfo::check_fits(needed, problem, suggestion)?;
+    Ok(needed)
+}
+
+/// Bytes of the `m x n` copy of the input that `--check` keeps (0 without
+/// `--check`); `None` if the figure overflows.
+pub fn check_copy_bytes<T>(m: usize, n: usize, check: bool) -> Option<u64> {
+    if !check {
+        return Some(0);
+    }
+    (m as u64)
+        .checked_mul(n as u64)
+        .and_then(|w| w.checked_mul(std::mem::size_of::<T>() as u64))
+}

@@ -210,18 +210,7 @@ fn main() {
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
     args::choose_device(args.device, "EVD")?;
-    let input = match &args.input {
-        Some(path) => {
-            let file = InputFile::stat(path)?;
-            let header = npy::read_header(path)?;
-            Some((file, header))
-        }
-        None => None,
-    };
-    let precision = args.precision.unwrap_or(match &input {
-        Some((_, h)) if h.dtype != npy::Dtype::F64 => Precision::F32,
-        _ => Precision::F64,
-    });
+    let (input, precision) = args::inspect_input(args.input.as_deref(), args.precision)?;
     match precision {
         Precision::F64 => run::<f64>(args, input, stop),
         Precision::F32 => run::<f32>(args, input, stop),
@@ -290,16 +279,9 @@ fn largest_fitting<T: Scalar>(
     opts: &EvdOptions,
     threads: usize,
 ) -> usize {
-    let (mut lo, mut hi) = (0usize, 1usize << 20);
-    while lo + 1 < hi {
-        let mid = (lo + hi) / 2;
-        if memory_bytes::<T>(mid, job, opts, threads).is_some_and(|b| b <= available) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo / 1024 * 1024
+    args::largest_fitting(1 << 20, |n| {
+        memory_bytes::<T>(n, job, opts, threads).is_some_and(|b| b <= available)
+    })
 }
 
 /// Bytes the run needs (the copy kept for `--check` included); fails if they
@@ -330,26 +312,12 @@ fn check_memory<T: Scalar>(
              --n {e64} (f64) or {e32} (f32) with --values-only"
         )
     };
-    let copy = if check {
-        (n as u64)
-            .checked_mul(n as u64)
-            .and_then(|w| w.checked_mul(std::mem::size_of::<T>() as u64))
-    } else {
-        Some(0)
-    };
-    let Some(needed) = memory_bytes::<T>(n, job, opts, threads)
-        .zip(copy)
-        .and_then(|(a, b)| a.checked_add(b))
-    else {
-        let hint = sysinfo::available_memory_bytes()
-            .map(|avail| format!("; {}", suggestion(avail)))
-            .unwrap_or_default();
-        return Err(Error::InvalidArgument(format!(
-            "{problem} is too large: the memory it needs does not fit in 64 bits{hint}"
-        )));
-    };
-    sysinfo::check_fits(needed, &problem, suggestion)?;
-    Ok(needed)
+    args::check_run_memory(
+        &problem,
+        memory_bytes::<T>(n, job, opts, threads),
+        args::check_copy_bytes::<T>(n, n, check),
+        suggestion,
+    )
 }
 
 /// The order of the square matrix in `path`, from its header alone (the data

@@ -166,18 +166,7 @@ fn main() {
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
     args::choose_device(args.device, "SVD")?;
-    let input = match &args.input {
-        Some(path) => {
-            let file = InputFile::stat(path)?;
-            let header = npy::read_header(path)?;
-            Some((file, header))
-        }
-        None => None,
-    };
-    let precision = args.precision.unwrap_or(match &input {
-        Some((_, h)) if h.dtype != npy::Dtype::F64 => Precision::F32,
-        _ => Precision::F64,
-    });
+    let (input, precision) = args::inspect_input(args.input.as_deref(), args.precision)?;
     match precision {
         Precision::F64 => run::<f64>(args, input, stop),
         Precision::F32 => run::<f32>(args, input, stop),
@@ -197,16 +186,9 @@ fn matrix_shape(path: &std::path::Path, header: &npy::Header) -> Result<(usize, 
 
 /// The largest square order (a multiple of 1024) whose run fits in `available`.
 fn largest_fitting<T: Scalar>(available: u64, job: SvdJob, opts: &SvdOptions) -> usize {
-    let (mut lo, mut hi) = (0usize, 1usize << 21);
-    while lo + 1 < hi {
-        let mid = (lo + hi) / 2;
-        if memory_bytes::<T>(mid, mid, job, opts).is_some_and(|b| b <= available) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo / 1024 * 1024
+    args::largest_fitting(1 << 21, |n| {
+        memory_bytes::<T>(n, n, job, opts).is_some_and(|b| b <= available)
+    })
 }
 
 /// Bytes the run needs (the copy kept for `--check` included); fails, saying
@@ -237,26 +219,12 @@ fn check_memory<T: Scalar>(
              --n {e64} (f64) or {e32} (f32) with --values-only"
         )
     };
-    let copy = if check {
-        (m as u64)
-            .checked_mul(n as u64)
-            .and_then(|w| w.checked_mul(std::mem::size_of::<T>() as u64))
-    } else {
-        Some(0)
-    };
-    let Some(needed) = memory_bytes::<T>(m, n, job, opts)
-        .zip(copy)
-        .and_then(|(a, b)| a.checked_add(b))
-    else {
-        let hint = sysinfo::available_memory_bytes()
-            .map(|avail| format!("; {}", suggestion(avail)))
-            .unwrap_or_default();
-        return Err(Error::InvalidArgument(format!(
-            "{problem} is too large: the memory it needs does not fit in 64 bits{hint}"
-        )));
-    };
-    sysinfo::check_fits(needed, &problem, suggestion)?;
-    Ok(needed)
+    args::check_run_memory(
+        &problem,
+        memory_bytes::<T>(m, n, job, opts),
+        args::check_copy_bytes::<T>(m, n, check),
+        suggestion,
+    )
 }
 
 fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &Stop) -> Result<()> {
