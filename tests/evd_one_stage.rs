@@ -330,3 +330,63 @@ fn one_stage_is_bitwise_identical_across_thread_counts() {
         }
     }
 }
+
+/// The closed form of the 2 x 2 order (one Jacobi rotation) against faer on
+/// the cases a rotation can get wrong: a diagonal input in either order, equal
+/// diagonal entries, an off-diagonal far below or above the diagonal, signs,
+/// extreme scales, and many random matrices; both precisions.
+fn check_2x2<T: Scalar>() {
+    let rt = Runtime::builder().threads(1).build();
+    let mut cases: Vec<[f64; 3]> = vec![
+        [1.0, 0.0, 2.0],
+        [2.0, 0.0, 1.0],
+        [-3.0, 0.0, -3.0],
+        [1.0, 2.0, 1.0],
+        [0.0, 1.0, 0.0],
+        [1.0, 1e-30, 1.0 + 1e-15],
+        [1e-20, 1.0, -1e-20],
+        [1.0, 1e-200, -1.0],
+        [0.0, 0.0, 0.0],
+        [5.0, -7.0, 3.0],
+    ];
+    let mut rng = gallery::Rng::new(11);
+    for _ in 0..500 {
+        let e = (rng.uniform() * 40.0 - 20.0).round();
+        let s = 2f64.powf(e);
+        cases.push([
+            rng.uniform() * 2.0 - 1.0,
+            (rng.uniform() * 2.0 - 1.0) * s,
+            (rng.uniform() * 2.0 - 1.0) * s * s,
+        ]);
+    }
+    for scale in [1.0, 2f64.powi(-60), 2f64.powi(60)] {
+        for &[p, q, r] in &cases {
+            let a = Mat::<T>::from_fn(2, 2, |i, j| T::of(scale * [[p, q], [q, r]][i][j]));
+            let a64 = symmetric_f64(a.as_ref());
+            let want = reference(a.as_ref());
+            let eig = eigh(a.as_ref(), EvdJob::Vectors, &EvdOptions::auto(), &rt).unwrap();
+            let v = eig.vectors.as_ref().expect("vectors");
+            let (res, orth) = ratios(a64.as_ref(), &eig.values, v.as_ref());
+            let val = value_ratio(&eig.values, &want);
+            let what = format!("{} [[{p:e}, {q:e}], [{q:e}, {r:e}]] x {scale:e}", T::NAME);
+            assert!(eig.values[0] <= eig.values[1], "{what}: ascending");
+            assert!(
+                res < 30.0 && orth < 30.0,
+                "{what}: residual {res}, orthogonality {orth}"
+            );
+            assert!(val <= 5.0, "{what}: eigenvalue ratio {val}");
+            let w = eigh(a.as_ref(), EvdJob::Values, &EvdOptions::auto(), &rt).unwrap();
+            assert!(w.values == eig.values, "{what}: values-only differs");
+        }
+    }
+}
+
+#[test]
+fn two_by_two_closed_form_f64() {
+    check_2x2::<f64>();
+}
+
+#[test]
+fn two_by_two_closed_form_f32() {
+    check_2x2::<f32>();
+}
