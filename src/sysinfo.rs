@@ -70,6 +70,21 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The peak resident memory of this process so far, in bytes: `VmHWM` of
+/// `/proc/self/status` (the high-water mark of the resident set, as the
+/// kernel measures it). `None` where that is not available.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    parse_meminfo(&text, "VmHWM")
+}
+
+/// The resident memory of this process now, in bytes (`VmRSS` of
+/// `/proc/self/status`); `None` where that is not available.
+pub fn rss_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    parse_meminfo(&text, "VmRSS")
+}
+
 /// Total physical memory in bytes (`MemTotal` of `/proc/meminfo`); `None` where
 /// that is not available.
 pub fn total_memory_bytes() -> Option<u64> {

@@ -377,6 +377,11 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     let threads = args
         .threads
         .unwrap_or_else(|| sysinfo::default_threads().min(MAX_THREADS));
+    // The process's own resident memory before the run allocates anything
+    // (binary, libraries, runtime threads' stacks touched so far): the JSON
+    // reports it next to the peak, so that the run's share can be compared
+    // with the accounted figure.
+    let start_rss = sysinfo::rss_bytes();
     // Everything that can fail before the run fails here, cheapest first.
     let out = args.output.as_deref().map(OutputDir::lock).transpose()?;
     let n = match &input {
@@ -504,6 +509,9 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             "trace": args.trace.as_ref().map(|p| p.display().to_string()),
             "k": values.len(),
             "selection": opts.selection.as_ref().map(|s| format!("{s:?}")),
+            "memory_bytes": needed,
+            "peak_rss_bytes": sysinfo::peak_rss_bytes(),
+            "start_rss_bytes": start_rss,
         });
         println!("{line}");
     } else {
