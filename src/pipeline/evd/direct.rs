@@ -63,23 +63,39 @@ pub(super) fn run<T: Scalar>(
 ) -> Result<SymmetricEigen<T>> {
     let start = Instant::now();
     let (scale, _) = prepare(&mut a)?;
-    let n = a.nrows();
-    if n == 2 && opts.selection.is_none() {
-        let (mut values, vectors) = eigh_2x2(a[(0, 0)], a[(1, 0)], a[(1, 1)], job);
-        for x in values.iter_mut() {
+    let (mut d, vectors) = if a.nrows() == 2 && opts.selection.is_none() {
+        eigh_2x2(a[(0, 0)], a[(1, 0)], a[(1, 1)], job)
+    } else {
+        reduce_and_solve(&mut a, scale, job, opts, rt)?
+    };
+    if scale != T::one() {
+        for x in d.iter_mut() {
             *x /= scale;
         }
-        return Ok(SymmetricEigen {
-            values,
-            vectors,
-            report: RunReport {
-                tasks: Vec::new(),
-                wall: start.elapsed(),
-                threads: 1,
-                streams: 0,
-            },
-        });
     }
+    Ok(SymmetricEigen {
+        values: d,
+        vectors,
+        report: RunReport {
+            tasks: Vec::new(),
+            wall: start.elapsed(),
+            threads: 1,
+            streams: 0,
+        },
+    })
+}
+
+/// `dsytrd`, then `dsterf` (values), D&C and `dormtr` (vectors), or bisection
+/// and inverse iteration for a selection, on the scaled working copy `a`:
+/// the (scaled) eigenvalues ascending and the eigenvectors.
+fn reduce_and_solve<T: Scalar>(
+    a: &mut Mat<T>,
+    scale: T,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+) -> Result<(Vec<T>, Option<Mat<T>>)> {
+    let n = a.nrows();
     let m = n.saturating_sub(1);
     let (mut d, mut e, mut tau) = (vec![T::zero(); n], vec![T::zero(); m], vec![T::zero(); m]);
     let rt = Some(rt);
@@ -121,21 +137,7 @@ pub(super) fn run<T: Scalar>(
             }
         }
     };
-    if scale != T::one() {
-        for x in d.iter_mut() {
-            *x /= scale;
-        }
-    }
-    Ok(SymmetricEigen {
-        values: d,
-        vectors,
-        report: RunReport {
-            tasks: Vec::new(),
-            wall: start.elapsed(),
-            threads: 1,
-            streams: 0,
-        },
-    })
+    Ok((d, vectors))
 }
 
 /// The eigenvalues (ascending) and, for [`EvdJob::Vectors`], the orthonormal
