@@ -3,18 +3,27 @@ line, loading scipy and threadpoolctl (and printing which BLAS kernel runs),
 the GEMM rate for T_gemm, and the loop over precisions and
 thread counts under threadpoolctl's limit."""
 import argparse
+import ctypes
+import glob
+import os
+import sys
 import time
 
 
 def parse(sizes, reps):
     """The common flags, with this script's default sizes and repeats."""
+    return parser(sizes, reps).parse_args()
+
+
+def parser(sizes, reps):
+    """The parser of the common flags (for scripts that add their own)."""
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", default=sizes)
     p.add_argument("--reps", type=int, default=reps)
     p.add_argument("--threads", default="1,2")
     p.add_argument("--precisions", default="f64,f32")
     p.add_argument("--jobs", default="values,vectors")
-    return p.parse_args()
+    return p
 
 
 def load():
@@ -57,3 +66,47 @@ def settings(args, np, threadpool_limits):
         for threads in [int(t) for t in args.threads.split(",")]:
             with threadpool_limits(limits=threads):
                 yield prec, dtype, threads, gemm_rate(np, dtype)
+
+
+def load_mkl(np):
+    """A function `syevd(a, values_only, threads)` that runs MKL's LAPACKE
+    `?syevd` (column-major, lower triangle) on a copy of the Fortran-ordered
+    `a` and returns the eigenvalues, from the `mkl` pip package's
+    `libmkl_rt` (or the library named by $EIGENFLOW_MKL); None (and a line
+    saying why) when it is not installed."""
+    names = [os.environ.get("EIGENFLOW_MKL", "")]
+    for root in [sys.prefix, os.path.expanduser("~/.local")]:
+        names += sorted(glob.glob(os.path.join(root, "lib", "libmkl_rt.so*")))
+    lib = None
+    for name in [n for n in names if n]:
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    if lib is None:
+        print("# MKL: not available (pip install mkl, or set EIGENFLOW_MKL)")
+        return None
+    version = ctypes.create_string_buffer(256)
+    lib.MKL_Get_Version_String(version, 256)
+    print(f"# MKL: {version.value.decode(errors='replace')} ({name})")
+    col_major, ptr = 102, ctypes.c_void_p
+    fns = {np.dtype(np.float64): lib.LAPACKE_dsyevd, np.dtype(np.float32): lib.LAPACKE_ssyevd}
+    for f in fns.values():
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_int, ctypes.c_char, ctypes.c_char, ctypes.c_int, ptr, ctypes.c_int, ptr]
+
+    def syevd(a, values_only, threads):
+        lib.MKL_Set_Num_Threads(ctypes.c_int(threads))
+        n = a.shape[0]
+        work = np.array(a, order="F", copy=True)
+        w = np.empty(n, dtype=a.dtype)
+        info = fns[a.dtype](
+            col_major, b"N" if values_only else b"V", b"L", n,
+            work.ctypes.data, max(1, n), w.ctypes.data,
+        )
+        if info != 0:
+            raise RuntimeError(f"MKL ?syevd info = {info}")
+        return w
+
+    return syevd
