@@ -295,7 +295,7 @@ fn f64_input_beyond_f32_range_is_refused_in_f32() {
 /// with vectors the share was 0.85 and 0.80 of the figure when measured.)
 #[test]
 fn accounted_memory_bounds_the_measured_peak() {
-    let Some(o) = evd(&["--n", "2000", "--json"]) else {
+    let Some(o) = evd(&["--n", "2000", "--threads", "2", "--json"]) else {
         return;
     };
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -316,5 +316,11 @@ fn accounted_memory_bounds_the_measured_peak() {
     assert!(
         share <= figure,
         "run used {share} B, accounted {figure} B: {line}"
+    );
+    // Issue 10: the accounting within 10% of the measured peak (measured 0.95
+    // at this size, 0.92-0.95 up to n = 6144).
+    assert!(
+        share as f64 >= 0.9 * figure as f64,
+        "run used {share} B, accounted {figure} B (over 10% more): {line}"
     );
 }

@@ -80,7 +80,7 @@ impl<T: Clone> Slot<T> {
 }
 
 /// A divide-and-conquer merge's problem, shared by the merge's tasks
-/// (deflate -> roots -> lowner -> apply -> free) in the EVD's `stedc` and the
+/// (deflate -> roots -> [order ->] lowner -> apply -> free) in the EVD's `stedc` and the
 /// SVD's `bdsdc`. The graph orders them (footprints on the pseudo-matrix `id`);
 /// the lock makes any order sound, and is never contended in a correct graph.
 pub(crate) struct MergeSlot<P> {

@@ -130,7 +130,8 @@ fn merge_split<T: Scalar>(
     rt: Option<&Runtime>,
 ) -> Result<(), Error> {
     let n = d.len();
-    let mut prob = MergeProblem::new(d, q.rb_mut(), n1, beta)?;
+    let mut work = vec![T::zero(); MergeProblem::<T>::workspace_len(n, n1)];
+    let mut prob = MergeProblem::new(d, q.rb_mut(), n1, beta, &mut work)?;
     let k = prob.k();
     {
         let pr = &prob;
@@ -140,21 +141,23 @@ fn merge_split<T: Scalar>(
             move || pr.solve_roots_range(k / 2..k),
         )?;
     }
-    prob.lowner()?;
-    let half = n / 2;
+    prob.order_output(q.rb_mut())?;
     {
         let pr = &prob;
+        join(
+            rt,
+            move || pr.lowner_range(0..k / 2),
+            move || pr.lowner_range(k / 2..k),
+        )?;
+    }
+    let half = n / 2;
+    {
+        let (pr, work) = (&prob, &work[..]);
         let (qa, qb) = q.split_at_col_mut(half);
         join(
             rt,
-            move || {
-                pr.apply_cols(0..half, qa);
-                Ok(())
-            },
-            move || {
-                pr.apply_cols(half..n, qb);
-                Ok(())
-            },
+            move || pr.apply_cols(0..half, work, qa),
+            move || pr.apply_cols(half..n, work, qb),
         )?;
     }
     prob.eigenvalues_into(d);

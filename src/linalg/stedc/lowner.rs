@@ -1,39 +1,51 @@
 //! The Löwner step of the EVD merge (Gu and Eisenstat 1994; LAPACK `dlaed3`)
 //! in a form the compiler vectorises.
 
-use faer::MatRef;
+use std::ops::Range;
 
+use super::secular::{Root, Secular};
 use crate::scalar::Scalar;
 
-/// Gu–Eisenstat / Löwner weights of the EVD merge (LAPACK `dlaed3`):
-/// `z-hat_i^2 = -delta[(i, i)] prod_{j != i} delta[(i, j)] / (dl[i] - dl[j])`
-/// (`delta[(i, j)] = D_i - lambda_j`), signed like `z_i`. The product runs over
-/// roots `j` in the outer loop, each root's factors formed over its contiguous
-/// column, which the compiler vectorises (the `k^2` divisions are most of the
-/// step's time). The bidiagonal SVD's merge has its own form of this loop.
-pub(crate) fn lowner_zhat_cols<T: Scalar>(z: &[T], delta: MatRef<'_, T>, dl: &[T]) -> Vec<T> {
-    let k = z.len();
+/// Gu–Eisenstat / Löwner weights of the EVD merge (LAPACK `dlaed3`) for the
+/// entries `rows` of `z-hat`:
+/// `z-hat_i^2 = -delta_i(i) prod_{j != i} delta_i(j) / (d_i - d_j)` with
+/// `delta_i(j) = d_i - lambda_j` from [`Root::delta`], signed like `z_i`. The
+/// product runs over roots `j` in the outer loop, each root's factors formed
+/// over the contiguous `rows`, which the compiler vectorises (the
+/// `k * rows.len()` divisions are most of the step's time). Each entry's factors
+/// are multiplied in the same order whatever `rows` is, so any partition of
+/// `0..k` gives bitwise the same `z-hat`. The bidiagonal SVD's merge has its own
+/// form of this loop.
+pub(crate) fn lowner_zhat<T: Scalar>(
+    sec: &Secular<T>,
+    roots: &[Root<T>],
+    rows: Range<usize>,
+) -> Vec<T> {
+    let (d, z) = (&sec.d, &sec.z);
     let zero = T::zero();
-    let mut w: Vec<T> = (0..k).map(|i| delta[(i, i)]).collect();
-    for j in 0..k {
-        let col = delta
-            .col(j)
-            .try_as_col_major()
-            .expect("unit row stride")
-            .as_slice();
-        let dj = dl[j];
-        let (wl, wr) = w.split_at_mut(j);
-        for ((wi, &c), &di) in wl.iter_mut().zip(&col[..j]).zip(&dl[..j]) {
-            *wi *= c / (di - dj);
+    let (lo, hi) = (rows.start, rows.end);
+    let mut w: Vec<T> = rows.clone().map(|i| roots[i].delta(d, i)).collect();
+    let dr = &d[lo..hi];
+    for (j, root) in roots.iter().enumerate() {
+        let (dj, dorigin, tau) = (d[j], d[root.origin], root.tau);
+        let factor = |wi: &mut T, di: T| *wi *= ((di - dorigin) - tau) / (di - dj);
+        // Entries before and after j (the factor of entry j itself is its
+        // initial value).
+        let split = j.clamp(lo, hi) - lo;
+        let skip = usize::from((lo..hi).contains(&j));
+        let (wl, wr) = w.split_at_mut(split);
+        for (wi, &di) in wl.iter_mut().zip(&dr[..split]) {
+            factor(wi, di);
         }
-        for ((wi, &c), &di) in wr[1..].iter_mut().zip(&col[j + 1..k]).zip(&dl[j + 1..k]) {
-            *wi *= c / (di - dj);
+        for (wi, &di) in wr[skip..].iter_mut().zip(&dr[split + skip..]) {
+            factor(wi, di);
         }
     }
-    (0..k)
-        .map(|i| {
-            let m = (-w[i]).max(zero).sqrt();
-            if z[i] < zero {
+    w.iter()
+        .zip(&z[lo..hi])
+        .map(|(&wi, &zi)| {
+            let m = (-wi).max(zero).sqrt();
+            if zi < zero {
                 -m
             } else {
                 m

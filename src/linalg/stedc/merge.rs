@@ -4,22 +4,32 @@
 //! tear) and `Ti = Qi Di Qi^T`, we have
 //! `T = blockdiag(Q1, Q2) (D + rho z z^T) blockdiag(Q1, Q2)^T` with
 //! `z = (last row of Q1, sign(beta) first row of Q2) / sqrt(2)` and `rho = 2 |beta|`
-//! (Cuppen 1981; LAPACK `dlaed1`). The merge runs in four steps, each a separate call so a
+//! (Cuppen 1981; LAPACK `dlaed1`). The merge runs in five steps, each a separate call so a
 //! task graph can schedule them:
 //!
 //! 1. [`MergeProblem::new`]: form `z`, deflate (LAPACK `dlaed2`: tiny `rho |z_i|` and
 //!    close pairs removed by Givens rotations applied to the eigenvector columns), and copy
-//!    the eigenvector columns into the problem's own workspace, grouped by sparsity type
-//!    (top-only, dense, bottom-only, deflated) as `dlaed2`/`dlaed3` do.
-//! 2. [`solve_roots`] (or [`secular::solve_roots_into`] on split output buffers):
-//!    the secular equation, independently per root.
-//! 3. [`MergeProblem::lowner`]: Gu–Eisenstat (1994): recompute `z-hat` from all roots by
-//!    the Löwner formula so that the eigenvectors `u_i = (D - lambda_i)^{-1} z-hat` of the
-//!    computed rank-one problem are numerically orthogonal (LAPACK `dlaed3`), and normalise
-//!    them into the `k x k` block `U`.
-//! 4. [`MergeProblem::apply_cols`] per output column tile: `Q = blockdiag(Q1, Q2) U` with
-//!    the deflated columns copied, written in ascending eigenvalue order; and
-//!    [`MergeProblem::eigenvalues_into`].
+//!    the halves of the non-deflated eigenvector columns into the problem's own workspace,
+//!    grouped by sparsity type (top-only, dense, bottom-only) as `dlaed2`/`dlaed3` do. The
+//!    deflated columns stay where they are.
+//! 2. [`MergeProblem::solve_roots_range`]: the secular equation, independently per root.
+//!    A root is kept as its origin pole and offset ([`Root`]), not as the `k` differences
+//!    `d_j - lambda` LAPACK stores: those are recomputed, bitwise the same, where needed,
+//!    so the merge holds no `k x k` array.
+//! 3. [`MergeProblem::order_output`]: the output order (ascending merge of roots and
+//!    deflated values), and the deflated columns moved in place to their output columns.
+//! 4. [`MergeProblem::lowner_range`]: Gu–Eisenstat (1994): recompute `z-hat` from all roots
+//!    by the Löwner formula so that the eigenvectors `u_i = (D - lambda_i)^{-1} z-hat` of
+//!    the computed rank-one problem are numerically orthogonal (LAPACK `dlaed3`), over any
+//!    partition of its entries.
+//! 5. [`MergeProblem::apply_cols`] per output column tile: the normalised `u_r` of the
+//!    tile's roots, then `blockdiag(Q1, Q2) U` into the root columns (the deflated ones
+//!    were placed by step 3); and [`MergeProblem::eigenvalues_into`].
+//!
+//! The largest workspace is the copy of the non-deflated halves, at most
+//! `max(n1, n2) n` entries (a dense column comes from a rotation that deflates another
+//! column, so top-or-dense plus dense-or-bottom columns number at most `n`), where
+//! LAPACK's `dlaed2`/`dlaed3` take `n1^2 + n2^2` for it plus `k^2` for the differences.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +38,7 @@ use faer::linalg::matmul::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
-use super::secular::{self, Secular};
+use super::secular::{self, Root, Secular};
 use crate::error::Error;
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
@@ -54,6 +64,9 @@ pub enum OutCol {
     Deflated(usize),
 }
 
+/// The roots of one [`MergeProblem::solve_roots_range`] call.
+type SolvedRange<T> = (Range<usize>, Vec<Root<T>>);
+
 /// Everything one merge needs between its steps; owns its workspace, so the node's
 /// eigenvector block may be overwritten by [`MergeProblem::apply_cols`] after
 /// [`MergeProblem::new`] returns.
@@ -62,49 +75,67 @@ pub struct MergeProblem<T> {
     n1: usize,
     /// The non-deflated rank-one problem (poles ascending).
     secular: Secular<T>,
-    /// Roots, ascending (`lambda[r]` is root `r`), copied out of `delta` by step 3.
-    lambda: Vec<T>,
-    /// `(k + 1) x k`: column `r` holds `d_j - lambda_r` in its first `k` rows
-    /// and `lambda_r` in row `k` after step 2, and the normalised eigenvector
-    /// `u_r` (rows in type order) after step 3. Step 2 fills disjoint column
-    /// ranges concurrently ([`MergeProblem::solve_roots_range`]).
-    delta: SplitColumns<T>,
+    /// Roots solved by step 2, one entry per [`MergeProblem::solve_roots_range`] call.
+    solved: parking_lot::Mutex<Vec<SolvedRange<T>>>,
+    /// All roots, ascending (`roots[r]` is root `r`), gathered by step 3.
+    roots: Vec<Root<T>>,
+    /// `1 x k`: `z-hat` (step 4 fills disjoint ranges concurrently).
+    zhat: SplitColumns<T>,
+    /// Number of `z-hat` entries formed by step 4.
+    zhat_done: AtomicUsize,
     /// Number of non-deflated columns of each type (top, dense, bottom).
     ctot: [usize; 3],
     /// Row of non-deflated entry `j` (in pole order) in the type-ordered `U`.
     type_row: Vec<usize>,
-    /// `n1 x (ctot[0] + ctot[1])`: top halves of the top-only and dense columns.
-    qtop: Mat<T>,
-    /// `n2 x (ctot[1] + ctot[2])`: bottom halves of the dense and bottom-only columns.
-    qbot: Mat<T>,
-    /// `n x (n - k)`: deflated columns, in ascending order of their eigenvalues.
-    qdefl: Mat<T>,
+    /// Column of the node's block holding each deflated eigenvector (rotated in
+    /// place by step 1), in ascending order of their eigenvalues.
+    defl_cols: Vec<usize>,
     /// Deflated eigenvalues, ascending.
     ddefl: Vec<T>,
-    /// Output column sources, ascending eigenvalue order; filled by `lowner`.
+    /// Output column sources, ascending eigenvalue order; filled by step 3.
     out: Vec<OutCol>,
-    /// Number of roots solved through [`MergeProblem::solve_roots_range`].
-    roots_solved: AtomicUsize,
-    vectors_done: bool,
 }
 
 impl<T: Scalar> MergeProblem<T> {
+    /// Words of the workspace a merge of order `n` with a left half of `n1`
+    /// needs ([`MergeProblem::new`]): `max(n1, n - n1) n`.
+    pub fn workspace_len(n: usize, n1: usize) -> usize {
+        n1.max(n.saturating_sub(n1)).saturating_mul(n)
+    }
+
     /// Step 1: forms the rank-one problem of a merge and deflates it.
     ///
     /// * `d` (length `n`): eigenvalues of the left half (ascending, `n1` of them) followed by
     ///   those of the right half (ascending).
     /// * `q` (`n x n`): the node's eigenvector block; its top-left `n1 x n1` block holds
     ///   `Q1` and its bottom-right block `Q2`. The off-diagonal blocks are ignored (they
-    ///   are overwritten). On return the whole block is scratch: the problem owns copies
-    ///   of everything it needs.
+    ///   are overwritten). On return it holds the deflated eigenvectors (rotated) in
+    ///   their columns; the other columns are scratch.
     /// * `beta`: the off-diagonal entry `e[cut - 1]` the tear removed.
-    pub fn new(d: &[T], mut q: MatMut<'_, T>, n1: usize, beta: T) -> Result<Self, Error> {
+    /// * `work`: at least [`MergeProblem::workspace_len`]`(n, n1)` words; receives the
+    ///   halves of the non-deflated eigenvectors, which [`MergeProblem::apply_cols`]
+    ///   reads from it: the caller keeps it unchanged until the last apply.
+    pub fn new(
+        d: &[T],
+        mut q: MatMut<'_, T>,
+        n1: usize,
+        beta: T,
+        work: &mut [T],
+    ) -> Result<Self, Error> {
         let n = d.len();
-        if q.nrows() != n || q.ncols() != n || n1 == 0 || n1 >= n {
+        if q.nrows() != n
+            || q.ncols() != n
+            || n1 == 0
+            || n1 >= n
+            || work.len() < Self::workspace_len(n, n1)
+        {
             return Err(Error::Shape(format!(
-                "MergeProblem::new: d has {n} entries, q is {}x{}, n1 = {n1}",
+                "MergeProblem::new: d has {n} entries, q is {}x{}, n1 = {n1}, \
+                 workspace {} of {} words",
                 q.nrows(),
-                q.ncols()
+                q.ncols(),
+                work.len(),
+                Self::workspace_len(n, n1)
             )));
         }
         let n2 = n - n1;
@@ -173,14 +204,18 @@ impl<T: Scalar> MergeProblem<T> {
         let qr = q.rb();
         let top_cols: Vec<usize> = by_row[..ntop].iter().map(|&j| perm[j]).collect();
         let bot_cols: Vec<usize> = by_row[ctot[0]..].iter().map(|&j| perm[j]).collect();
-        let qtop = gather_cols(qr, 0..n1, &top_cols);
-        let qbot = gather_cols(qr, n1..n, &bot_cols);
+        // `n1 x ntop` top halves of the top-only and dense columns, then the
+        // `n2 x nbot` bottom halves of the dense and bottom-only columns: at most
+        // `max(n1, n2) n` words, since a dense column comes from a rotation that
+        // deflated another column (see the module docs).
+        let (top, bot) = work.split_at_mut(n1 * top_cols.len());
+        gather_cols_into(qr, 0..n1, &top_cols, top);
+        gather_cols_into(qr, n1..n, &bot_cols, bot);
 
         // Deflated pairs, ascending (stable: ties keep pole order).
         let defl = sorted_by_value(defl, &dl);
         let ddefl: Vec<T> = defl.iter().map(|&j| dl[j]).collect();
         let defl_cols: Vec<usize> = defl.iter().map(|&j| perm[j]).collect();
-        let qdefl = gather_cols(qr, 0..n, &defl_cols);
 
         let secular = Secular {
             d: nondefl.iter().map(|&j| dl[j]).collect(),
@@ -191,17 +226,15 @@ impl<T: Scalar> MergeProblem<T> {
             n,
             n1,
             secular,
-            lambda: vec![zero; k],
-            delta: SplitColumns::new(Mat::zeros(k + 1, k)),
+            solved: parking_lot::Mutex::new(Vec::new()),
+            roots: Vec::new(),
+            zhat: SplitColumns::new(Mat::zeros(1, k)),
+            zhat_done: AtomicUsize::new(0),
             ctot,
             type_row,
-            qtop,
-            qbot,
-            qdefl,
+            defl_cols,
             ddefl,
             out: Vec::new(),
-            roots_solved: AtomicUsize::new(0),
-            vectors_done: false,
         })
     }
 
@@ -225,10 +258,10 @@ impl<T: Scalar> MergeProblem<T> {
         &self.secular
     }
 
-    /// Step 2 for roots `range` (`range.end <= k`): solves them and stores
-    /// them in the problem. Several ranges may be solved concurrently through
-    /// `&self` (each borrows only its own columns); the results do not depend on
-    /// how `0..k` is split. [`MergeProblem::lowner`] needs every root solved.
+    /// Step 2 for roots `range` (`range.end <= k`): solves them and keeps them in
+    /// the problem. Several disjoint ranges may be solved concurrently through
+    /// `&self`; the results do not depend on how `0..k` is split.
+    /// [`MergeProblem::order_output`] needs every root solved, once.
     pub fn solve_roots_range(&self, range: Range<usize>) -> Result<(), Error> {
         let k = self.k();
         if range.start > range.end || range.end > k {
@@ -236,51 +269,187 @@ impl<T: Scalar> MergeProblem<T> {
                 "solve_roots: range {range:?} of {k} roots"
             )));
         }
-        let mut cols = self.delta.cols_mut(range.clone());
-        let mut block = cols.mat();
-        let mut lambda = vec![T::zero(); range.len()];
-        secular::solve_roots_into(
-            &self.secular,
-            range.clone(),
-            &mut lambda,
-            block.rb_mut().subrows_mut(0, k),
-        )?;
-        for (c, x) in lambda.into_iter().enumerate() {
-            block[(k, c)] = x;
-        }
-        self.roots_solved.fetch_add(range.len(), Ordering::AcqRel);
+        let sec = &self.secular;
+        let mut work = vec![T::zero(); k];
+        let roots = range
+            .clone()
+            .map(|r| secular::locate_root(&sec.d, &sec.z, sec.rho, r, &mut work))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.solved.lock().push((range, roots));
         Ok(())
     }
 
-    /// Step 3: Löwner / Gu–Eisenstat. Recomputes `z-hat` from all roots (LAPACK
-    /// `dlaed3`):
-    ///
-    /// `z-hat_i^2 = prod_j (lambda_j - d_i) / prod_{j != i} (d_j - d_i)` (up to the factor
-    /// `rho`, which the normalisation removes), formed as
-    /// `-(d_i - lambda_i) prod_{j != i} (d_i - lambda_j)/(d_i - d_j)` from the accurate
-    /// differences of step 2, with the sign of the original `z_i`; then
-    /// `u_r = (D - lambda_r)^{-1} z-hat / norm`, stored with rows in type order.
-    /// Also fixes the output order (ascending merge of roots and deflated values).
-    pub fn lowner(&mut self) -> Result<(), Error> {
+    /// Step 3: gathers the roots of step 2 (an error unless they cover `0..k`
+    /// exactly once), fixes the output order (the ascending merge of roots and
+    /// deflated values) and moves each deflated eigenvector from its column of the
+    /// node's block `q` (`n x n`, as step 1 left it) to its output column. The
+    /// columns of the roots are left to [`MergeProblem::apply_cols`].
+    pub fn order_output(&mut self, q: MatMut<'_, T>) -> Result<(), Error> {
         let k = self.k();
-        if self.roots_solved.load(Ordering::Acquire) != k {
+        if q.nrows() != self.n || q.ncols() != self.n {
+            return Err(Error::Shape(format!(
+                "MergeProblem::order_output: block {}x{} for a merge of order {}",
+                q.nrows(),
+                q.ncols(),
+                self.n
+            )));
+        }
+        let mut parts = std::mem::take(&mut *self.solved.lock());
+        parts.sort_by_key(|(r, _)| (r.start, r.end));
+        let mut roots = Vec::with_capacity(k);
+        for (range, part) in parts {
+            if range.start != roots.len() {
+                return Err(Error::InvalidArgument(format!(
+                    "MergeProblem::order_output: roots {range:?} solved, {} expected next",
+                    roots.len()
+                )));
+            }
+            roots.extend(part);
+        }
+        if roots.len() != k {
+            return Err(Error::InvalidArgument(format!(
+                "MergeProblem::order_output: {} of {k} roots solved",
+                roots.len()
+            )));
+        }
+        let lambda: Vec<T> = roots.iter().map(|r| r.lambda).collect();
+        self.out = merge_order(&lambda, &self.ddefl);
+        self.roots = roots;
+        let moves: Vec<(usize, usize)> = self
+            .out
+            .iter()
+            .enumerate()
+            .filter_map(|(c, src)| match *src {
+                OutCol::Deflated(s) => Some((self.defl_cols[s], c)),
+                OutCol::Root(_) => None,
+            })
+            .collect();
+        move_columns(q, &moves);
+        Ok(())
+    }
+
+    /// Step 4 on entries `rows` of `z-hat` (after step 3; disjoint ranges may run
+    /// concurrently, with bitwise the same results however `0..k` is split):
+    ///
+    /// `z-hat_i^2 = prod_j (lambda_j - d_i) / prod_{j != i} (d_j - d_i)` (up to the
+    /// factor `rho`, which the normalisation removes), formed as
+    /// `-(d_i - lambda_i) prod_{j != i} (d_i - lambda_j)/(d_i - d_j)` from the accurate
+    /// differences [`Root::delta`], with the sign of the original `z_i` (LAPACK `dlaed3`).
+    pub fn lowner_range(&self, rows: Range<usize>) -> Result<(), Error> {
+        let k = self.k();
+        if self.roots.len() != k || rows.start > rows.end || rows.end > k {
+            return Err(Error::InvalidArgument(format!(
+                "MergeProblem::lowner_range: rows {rows:?} of {k}, {} roots ordered",
+                self.roots.len()
+            )));
+        }
+        let zhat = super::lowner::lowner_zhat(&self.secular, &self.roots, rows.clone());
+        let mut cols = self.zhat.cols_mut(rows.clone());
+        let mut dst = cols.mat();
+        for (c, x) in zhat.into_iter().enumerate() {
+            dst[(0, c)] = x;
+        }
+        self.zhat_done.fetch_add(rows.len(), Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Steps 3 and 4 in one call (for sequential drivers).
+    pub fn lowner(&mut self, q: MatMut<'_, T>) -> Result<(), Error> {
+        self.order_output(q)?;
+        self.lowner_range(0..self.k())
+    }
+
+    /// Source of each output column (valid after [`MergeProblem::order_output`]).
+    pub fn out_cols(&self) -> &[OutCol] {
+        &self.out
+    }
+
+    /// Writes the merged eigenvalues, ascending, into `d` (length `n`). Valid after
+    /// [`MergeProblem::order_output`].
+    pub fn eigenvalues_into(&self, d: &mut [T]) {
+        assert!(self.out.len() == self.n && d.len() == self.n);
+        let lambda: Vec<T> = self.roots.iter().map(|r| r.lambda).collect();
+        values_in_order(&self.out, &lambda, &self.ddefl, d);
+    }
+
+    /// Step 5 on one tile: writes the root columns among output columns `cols` of
+    /// the merged eigenvector block into `out` (`n x cols.len()`, the block's columns
+    /// `cols`): the tile's eigenvectors `u_r = (D - lambda_r)^{-1} z-hat`, normalised,
+    /// then `blockdiag(Q1, Q2) U` by two GEMMs over the top-only+dense and
+    /// dense+bottom-only column groups (as `dlaed3`). The deflated columns of the tile
+    /// are not touched (step 3 placed them). Reads only `self`; tiles are independent.
+    /// For bitwise reproducibility use the same tiling every time (GEMM results may
+    /// depend on the shape): see [`super::col_tiles`].
+    ///
+    /// Errors: [`Error::InvalidArgument`] before steps 3 and 4 are complete;
+    /// [`Error::NoConvergence`] for a degenerate eigenvector.
+    pub fn apply_cols(
+        &self,
+        cols: Range<usize>,
+        work: &[T],
+        mut out: MatMut<'_, T>,
+    ) -> Result<(), Error> {
+        let k = self.k();
+        if self.out.len() != self.n || self.zhat_done.load(Ordering::Acquire) != k {
             return Err(Error::InvalidArgument(
-                "MergeProblem::lowner called before all roots were solved".into(),
+                "MergeProblem::apply_cols before order_output and lowner_range".into(),
             ));
         }
-        let zero = T::zero();
-        let dl = &self.secular.d;
-        let mut all = self.delta.as_mut();
-        for (r, x) in self.lambda.iter_mut().enumerate() {
-            *x = all[(k, r)];
+        assert!(cols.end <= self.n && out.nrows() == self.n && out.ncols() == cols.len());
+        let srcs = &self.out[cols.clone()];
+        let Some(rr) = root_range(srcs) else {
+            return Ok(());
+        };
+        let (n1, n) = (self.n1, self.n);
+        let n2 = n - n1;
+        let nr = rr.len();
+        let u = self.eigenvector_block(rr.clone())?;
+        let mut tmp = Mat::<T>::zeros(n, nr);
+        let ntop = self.ctot[0] + self.ctot[1];
+        let nbot = self.ctot[1] + self.ctot[2];
+        if work.len() < n1 * ntop + n2 * nbot {
+            return Err(Error::Shape(format!(
+                "MergeProblem::apply_cols: workspace of {} words",
+                work.len()
+            )));
         }
-        let mut delta = all.rb_mut().subrows_mut(0, k);
-        let zhat = super::lowner::lowner_zhat_cols(&self.secular.z, delta.rb(), dl);
-        let mut u = vec![zero; k];
-        for r in 0..k {
-            let mut col = delta.rb_mut().col_mut(r);
-            for i in 0..k {
-                u[i] = zhat[i] / col[i];
+        let (top, bot) = work.split_at(n1 * ntop);
+        if ntop > 0 {
+            gemm(
+                tmp.as_mut().submatrix_mut(0, 0, n1, nr),
+                MatRef::from_column_major_slice(top, n1, ntop),
+                u.as_ref().subrows(0, ntop),
+            );
+        }
+        if nbot > 0 {
+            gemm(
+                tmp.as_mut().submatrix_mut(n1, 0, n2, nr),
+                MatRef::from_column_major_slice(&bot[..n2 * nbot], n2, nbot),
+                u.as_ref().subrows(self.ctot[0], nbot),
+            );
+        }
+        for (c, s) in srcs.iter().enumerate() {
+            if let OutCol::Root(r) = *s {
+                out.rb_mut().col_mut(c).copy_from(tmp.col(r - rr.start));
+            }
+        }
+        Ok(())
+    }
+
+    /// The normalised eigenvectors `u_r = (D - lambda_r)^{-1} z-hat` of roots `rr`
+    /// of the rank-one problem, as the columns of a `k x rr.len()` matrix with rows
+    /// in type order.
+    fn eigenvector_block(&self, rr: Range<usize>) -> Result<Mat<T>, Error> {
+        let k = self.k();
+        let guard = self.zhat.read();
+        let zhat = guard.mat();
+        let d = &self.secular.d;
+        let mut block = Mat::<T>::zeros(k, rr.len());
+        let mut u = vec![T::zero(); k];
+        for (c, r) in rr.enumerate() {
+            let root = &self.roots[r];
+            for (i, ui) in u.iter_mut().enumerate() {
+                *ui = zhat[(0, i)] / root.delta(d, i);
             }
             let Some(scale) = unit_scale(&u) else {
                 return Err(Error::NoConvergence {
@@ -288,68 +457,82 @@ impl<T: Scalar> MergeProblem<T> {
                     detail: format!("eigenvector {r} of a {k}x{k} secular problem is degenerate"),
                 });
             };
-            for i in 0..k {
-                col[self.type_row[i]] = u[i] * scale;
+            for (i, &ui) in u.iter().enumerate() {
+                block[(self.type_row[i], c)] = ui * scale;
             }
         }
-        // Output order: merge of ascending roots and ascending deflated values.
-        let out = merge_order(&self.lambda, &self.ddefl);
-        self.out = out;
-        self.vectors_done = true;
-        Ok(())
+        Ok(block)
     }
+}
 
-    /// Source of each output column (valid after [`MergeProblem::lowner`]).
-    pub fn out_cols(&self) -> &[OutCol] {
-        &self.out
+/// Moves column `src` of `q` to column `dst` for each `(src, dst)` of `moves`, in
+/// place: the sources are distinct, the destinations are distinct, and a
+/// destination that is not also a source may be overwritten. Chains of moves are
+/// done from their free end; a cycle goes through one column of scratch.
+pub(crate) fn move_columns<T: Scalar>(mut q: MatMut<'_, T>, moves: &[(usize, usize)]) {
+    const NONE: usize = usize::MAX;
+    let n = q.ncols();
+    let mut target = vec![NONE; n];
+    for &(src, dst) in moves {
+        debug_assert!(target[src] == NONE, "source {src} moved twice");
+        target[src] = dst;
     }
-
-    /// Writes the merged eigenvalues, ascending, into `d` (length `n`). Valid after
-    /// [`MergeProblem::lowner`].
-    pub fn eigenvalues_into(&self, d: &mut [T]) {
-        assert!(self.vectors_done && d.len() == self.n);
-        values_in_order(&self.out, &self.lambda, &self.ddefl, d);
-    }
-
-    /// Step 4 on one tile: writes output columns `cols` of the merged eigenvector block
-    /// into `out` (`n x cols.len()`), i.e. `blockdiag(Q1, Q2) U` for the root columns
-    /// (two GEMMs over the top-only+dense and dense+bottom-only column groups, as
-    /// `dlaed3`) and copies of the deflated columns. Reads only `self`; tiles are
-    /// independent. For bitwise reproducibility use the same tiling every time (GEMM
-    /// results may depend on the shape): see [`super::col_tiles`].
-    pub fn apply_cols(&self, cols: Range<usize>, out: MatMut<'_, T>) {
-        assert!(self.vectors_done, "apply_cols before lowner");
-        assert!(cols.end <= self.n && out.nrows() == self.n && out.ncols() == cols.len());
-        let srcs = &self.out[cols.clone()];
-        let rr = root_range(srcs);
-        let (n1, n) = (self.n1, self.n);
-        let n2 = n - n1;
-        let mut tmp = Mat::<T>::zeros(0, 0);
-        if let Some(rr) = rr.clone() {
-            let nr = rr.len();
-            tmp = Mat::zeros(n, nr);
-            let ntop = self.ctot[0] + self.ctot[1];
-            let nbot = self.ctot[1] + self.ctot[2];
-            let guard = self.delta.read();
-            let u = guard.mat().subrows(0, self.k()).subcols(rr.start, nr);
-            if ntop > 0 {
-                gemm(
-                    tmp.as_mut().submatrix_mut(0, 0, n1, nr),
-                    self.qtop.as_ref(),
-                    u.subrows(0, ntop),
-                );
+    // Every column before `start` is done: moved, or never to move.
+    let mut done = vec![false; n];
+    let mut saved = vec![T::zero(); q.nrows()];
+    let mut chain = Vec::new();
+    for start in 0..n {
+        if done[start] || target[start] == NONE || target[start] == start {
+            done[start] = true;
+            continue;
+        }
+        // Follow start -> target -> ... while the target holds a column that
+        // still has to move; the chain ends at a free column or back at start.
+        chain.clear();
+        chain.push(start);
+        let mut p = start;
+        let cycle = loop {
+            let t = target[p];
+            if t == start {
+                break true;
             }
-            if nbot > 0 {
-                gemm(
-                    tmp.as_mut().submatrix_mut(n1, 0, n2, nr),
-                    self.qbot.as_ref(),
-                    u.subrows(self.ctot[0], nbot),
-                );
+            if target[t] == NONE || done[t] {
+                break false;
+            }
+            chain.push(t);
+            p = t;
+        };
+        if cycle {
+            let last = *chain.last().expect("the chain holds start");
+            copy_col_out(q.rb(), last, &mut saved);
+            for w in chain.windows(2).rev() {
+                copy_col(q.rb_mut(), w[0], w[1]);
+            }
+            q.rb_mut()
+                .col_mut(start)
+                .iter_mut()
+                .zip(&saved)
+                .for_each(|(x, &s)| *x = s);
+        } else {
+            for &p in chain.iter().rev() {
+                copy_col(q.rb_mut(), p, target[p]);
             }
         }
-        let r0 = rr.map(|r| r.start).unwrap_or(0);
-        emit_cols(srcs, tmp.as_ref(), r0, self.qdefl.as_ref(), out);
+        for &p in &chain {
+            done[p] = true;
+        }
     }
+}
+
+fn copy_col_out<T: Scalar>(q: MatRef<'_, T>, col: usize, out: &mut [T]) {
+    out.iter_mut()
+        .zip(q.col(col).iter())
+        .for_each(|(o, &x)| *o = x);
+}
+
+/// Column `from` of `q` copied over column `to` (`from != to`).
+fn copy_col<T: Scalar>(q: MatMut<'_, T>, from: usize, to: usize) {
+    crate::linalg::steqr::col_pair(q, from, to, |x, y| y.copy_from_slice(x));
 }
 
 /// The deflation pass of a merge (LAPACK `dlaed2`, `dlasd2`) over the poles `range`
@@ -546,6 +729,27 @@ pub(crate) fn gather_cols<T: Scalar>(
             .copy_from(q.col(src).subrows(rows.start, rows.len()));
     }
     m
+}
+
+/// Rows `rows` of the columns `cols` of `q`, one after the other (column major,
+/// leading dimension `rows.len()`) at the start of `out`.
+fn gather_cols_into<T: Scalar>(
+    q: MatRef<'_, T>,
+    rows: Range<usize>,
+    cols: &[usize],
+    out: &mut [T],
+) {
+    let m = rows.len();
+    if m == 0 {
+        return;
+    }
+    for (dst, &src) in out.chunks_exact_mut(m).zip(cols) {
+        let col = q.col(src).subrows(rows.start, m);
+        match col.try_as_col_major() {
+            Some(c) => dst.copy_from_slice(c.as_slice()),
+            None => dst.iter_mut().zip(col.iter()).for_each(|(d, &x)| *d = x),
+        }
+    }
 }
 
 /// `dst := lhs * rhs` with faer's sequential GEMM.

@@ -15,8 +15,10 @@
 //!      [`DcTree::leaf_tears`] and `Q[begin..end, begin..end]`. Leaves are independent.
 //!    * Merge (after both children): [`MergeProblem::new`] (deflation) →
 //!      [`MergeProblem::solve_roots_range`] on any partition of `0..k` (independent,
-//!      any order, concurrently) → [`MergeProblem::lowner`] →
-//!      [`MergeProblem::apply_cols`] on the tiles [`col_tiles`]`(len, col_tile)` of
+//!      any order, concurrently) → [`MergeProblem::order_output`] (moves the
+//!      deflated columns of the node's block) → [`MergeProblem::lowner_range`] on
+//!      any partition of `0..k` → [`MergeProblem::apply_cols`] on the tiles
+//!      [`col_tiles`]`(len, col_tile)` of
 //!      the node's block (independent; each writes its own columns) and
 //!      [`MergeProblem::eigenvalues_into`] on `d[begin..end]`. Sibling merges are
 //!      independent.
@@ -41,7 +43,7 @@ use crate::error::Error;
 use crate::scalar::Scalar;
 
 pub use merge::{solve_roots, MergeProblem, OutCol};
-pub use secular::{solve_root, solve_roots_into, Secular};
+pub use secular::{locate_root, solve_root, solve_roots_into, Root, Secular};
 
 /// Parameters of divide and conquer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +111,20 @@ pub struct DcTree {
 }
 
 impl DcTree {
+    /// Words per row of a merge workspace shared by the whole tree of order `n`
+    /// ([`DcTree::new`]`(n, leaf_size)`): the largest half of any merge, the
+    /// root's `ceil(n / 2)` (0 without merges). Node `begin..end` may use words
+    /// `begin * w..end * w` of an `n * w` buffer ([`MergeProblem::workspace_len`]
+    /// of the node fits): nodes with disjoint ranges get disjoint words, and a
+    /// node and its descendants, which overlap, never run at the same time.
+    pub fn merge_words_per_row(n: usize, leaf_size: usize) -> usize {
+        if n > leaf_size.max(1) {
+            n.div_ceil(2)
+        } else {
+            0
+        }
+    }
+
     /// Builds the tree for a block of order `n` (`leaf_size` 0 is treated as 1).
     pub fn new(n: usize, leaf_size: usize) -> Self {
         fn build(b: usize, e: usize, leaf: usize, nodes: &mut Vec<DcNode>) -> usize {

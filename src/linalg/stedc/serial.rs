@@ -89,12 +89,13 @@ pub fn merge_node<T: Scalar>(
     col_tile: usize,
 ) -> Result<(), Error> {
     let n = d.len();
-    let mut p = MergeProblem::new(d, q.rb_mut(), n1, beta)?;
+    let mut work = vec![T::zero(); MergeProblem::<T>::workspace_len(n, n1)];
+    let mut p = MergeProblem::new(d, q.rb_mut(), n1, beta, &mut work)?;
     let k = p.k();
     solve_roots(&p, 0..k)?;
-    p.lowner()?;
+    p.lowner(q.rb_mut())?;
     for t in col_tiles(n, col_tile) {
-        p.apply_cols(t.clone(), q.rb_mut().subcols_mut(t.start, t.len()));
+        p.apply_cols(t.clone(), &work, q.rb_mut().subcols_mut(t.start, t.len()))?;
     }
     p.eigenvalues_into(d);
     Ok(())

@@ -466,8 +466,15 @@ fn pieces_bitwise_equal_driver() {
             };
             let len = end - begin;
             let mut qb = q.as_mut().submatrix_mut(begin, begin, len, len);
-            let mut p =
-                MergeProblem::new(&d[begin..end], qb.rb_mut(), cut - begin, e[cut - 1]).unwrap();
+            let mut work = vec![0.0; MergeProblem::<f64>::workspace_len(len, cut - begin)];
+            let mut p = MergeProblem::new(
+                &d[begin..end],
+                qb.rb_mut(),
+                cut - begin,
+                e[cut - 1],
+                &mut work,
+            )
+            .unwrap();
             let k = p.k();
             // Random partition of the roots, solved back to front through split borrows.
             let mut bounds = vec![0, k];
@@ -478,9 +485,14 @@ fn pieces_bitwise_equal_driver() {
             for w in bounds.windows(2).rev() {
                 p.solve_roots_range(w[0]..w[1]).unwrap();
             }
-            p.lowner().unwrap();
+            p.order_output(qb.rb_mut()).unwrap();
+            // z-hat in a random partition too, back to front.
+            let cut = rng.random_range(0..=k);
+            p.lowner_range(cut..k).unwrap();
+            p.lowner_range(0..cut).unwrap();
             for t in col_tiles(len, params.col_tile).into_iter().rev() {
-                p.apply_cols(t.clone(), qb.rb_mut().subcols_mut(t.start, t.len()));
+                p.apply_cols(t.clone(), &work, qb.rb_mut().subcols_mut(t.start, t.len()))
+                    .unwrap();
             }
             p.eigenvalues_into(&mut d[begin..end]);
         }
@@ -623,4 +635,44 @@ fn secular_hard() {
         }
     }
     assert_eq!(max_iters_fail, 0, "secular solver failed to converge");
+}
+
+/// `merge::move_columns` against moves done through a copy, on random partial
+/// permutations (chains ending at free columns, cycles, fixed points).
+#[test]
+fn column_moves_in_place_match_moves_through_a_copy() {
+    let mut rng = StdRng::seed_from_u64(17);
+    for trial in 0..200 {
+        let n = rng.random_range(1..40);
+        let rows = rng.random_range(0..5);
+        let q0 = Mat::<f64>::from_fn(rows, n, |i, j| (j * 100 + i) as f64);
+        // Random distinct sources and distinct destinations.
+        let mut cols: Vec<usize> = (0..n).collect();
+        let mut dsts: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            cols.swap(i, rng.random_range(0..=i));
+            dsts.swap(i, rng.random_range(0..=i));
+        }
+        let m = rng.random_range(0..=n);
+        let moves: Vec<(usize, usize)> = cols[..m]
+            .iter()
+            .copied()
+            .zip(dsts[..m].iter().copied())
+            .collect();
+        let mut q = q0.clone();
+        merge::move_columns(q.as_mut(), &moves);
+        for &(src, dst) in &moves {
+            for i in 0..rows {
+                assert_eq!(q[(i, dst)], q0[(i, src)], "trial {trial}: {moves:?}");
+            }
+        }
+        // Columns that are neither a destination nor a source keep their contents.
+        for j in 0..n {
+            if moves.iter().all(|&(s, d)| s != j && d != j) {
+                for i in 0..rows {
+                    assert_eq!(q[(i, j)], q0[(i, j)], "trial {trial}: column {j}");
+                }
+            }
+        }
+    }
 }

@@ -60,7 +60,7 @@ pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
 use super::EvdOptions;
 use crate::graph::{Task, TaskGraph, TaskId};
-use crate::linalg::stedc::DcParams;
+use crate::linalg::stedc::{DcParams, DcTree};
 use crate::matrix::SharedMatrix;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Error, Result, Scalar};
@@ -201,6 +201,14 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
 /// the runtime's plan and per-task record (a generous average).
 const BYTES_PER_TASK: u64 = 640;
 
+/// What a run holds besides its matrices and tasks (worker stacks, the
+/// allocator's per-thread arenas, progress and trace state): measured at n =
+/// 600 and 1000 on 1 and 2 threads, the resident peak exceeded the rest of the
+/// figure by up to 3.4 MB.
+const RUNTIME_BYTES: u64 = 4 << 20;
+/// See [`RUNTIME_BYTES`].
+const RUNTIME_BYTES_PER_THREAD: u64 = 2 << 20;
+
 /// An upper estimate of the number of tasks of the EVD graph of order `n`
 /// (closed form, so it costs nothing even for absurd `n`; saturating).
 pub fn task_count(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
@@ -235,9 +243,10 @@ pub fn task_count(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
         (EvdJob::Vectors, None) => {
             let leaves = n64.div_ceil(opts.leaf_size.max(1) as u64);
             let col = opts.col_block_for(n).max(1) as u64;
-            // Per merge: deflate, up to 8 roots, lowner, free and its apply tiles.
+            // Per merge: deflate, up to 8 roots, order, up to 8 lowner, free and
+            // its apply tiles.
             leaves
-                .saturating_mul(12)
+                .saturating_mul(20)
                 .saturating_add(n64.div_ceil(opts.dc_tile.max(1) as u64).saturating_mul(24))
                 .saturating_add(n64.div_ceil(col).saturating_mul(2))
         }
@@ -300,19 +309,35 @@ pub fn memory_bytes<T: Scalar>(
         .into_iter()
         .try_fold(0usize, usize::checked_add)?;
         let q2_work = crate::linalg::back_transform::q2::workspace_len(n, b, group, col) as u64;
+        // Each worker runs one task at a time, but its allocator keeps what a
+        // task freed for the next of the same size: count per worker one merge
+        // apply task (the tile's product, `n x tile`, and the rank-one problem's
+        // eigenvectors, `k x tile` with `k <= n`), one Q2 task and one Q1 task
+        // (`b x col`). Measured at n = 2000 to 6144 on 2 threads, leaving out
+        // the Q2 task put the peak up to 5% above the figure.
+        let merge_tile = n64.checked_mul(opts.dc_tile.clamp(1, n.max(1)) as u64)?;
+        let per_thread = merge_tile
+            .checked_mul(2)?
+            .checked_add(q2_work)?
+            .checked_add((b as u64).checked_mul(col as u64)?)?;
         words = [
             words,
-            nn,                                            // eigenvectors
-            (nn / 2).checked_add(nb)?,                     // stage-2 reflectors
-            nn.checked_mul(2)?, // the root merge: deflated copy of Q and delta
-            n64.checked_mul(col as u64)?.checked_mul(3)?, // merge tiles, Q1 workspaces
-            (threads.max(1) as u64).checked_mul(q2_work)?, // one Q2 task per thread
+            nn,                        // eigenvectors
+            (nn / 2).checked_add(nb)?, // stage-2 reflectors
+            // The merges' copies of eigenvector halves: one buffer of
+            // `n * DcTree::merge_words_per_row()` words (`linalg::stedc::merge`).
+            n64.checked_mul(DcTree::merge_words_per_row(n, opts.leaf_size) as u64)?,
+            (threads.max(1) as u64).checked_mul(per_thread)?,
         ]
         .into_iter()
         .try_fold(0u64, u64::checked_add)?;
     }
     let bytes = words.checked_mul(std::mem::size_of::<T>() as u64)?;
-    bytes.checked_add(task_count(n, job, opts).checked_mul(BYTES_PER_TASK)?)
+    let runtime =
+        RUNTIME_BYTES.checked_add(RUNTIME_BYTES_PER_THREAD.checked_mul(threads as u64)?)?;
+    bytes
+        .checked_add(task_count(n, job, opts).checked_mul(BYTES_PER_TASK)?)?
+        .checked_add(runtime)
 }
 
 /// Refuses, with [`Error::OutOfMemory`], an EVD that does not fit in the memory

@@ -10,7 +10,7 @@ use crate::linalg::stedc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
 use crate::matrix::SharedMatrix;
 use crate::pipeline::task::{check_owned, deflated, with_access, MergeSlot};
 use crate::{Error, Result, Scalar};
-use faer::Mat;
+use faer::{Mat, MatMut, MatRef};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -31,10 +31,11 @@ pub struct StedcStage<T> {
 /// Adds the divide-and-conquer eigensolver of the tridiagonal `tri` (Cuppen
 /// with Gu–Eisenstat, `research/seed-tridiag.md` §5.4): one task per leaf
 /// (extract its part of the tridiagonal, scaled, and solve by implicit QL/QR),
-/// per merge a `deflate` task, `roots` tasks over ranges of the secular roots, a
-/// `lowner` task (z-hat and the eigenvector block), `apply` tasks over column
-/// tiles of the merge product and a `free` task, and a `finish` task that
-/// unscales the eigenvalues.
+/// per merge a `deflate` task, `roots` tasks over ranges of the secular roots, an
+/// `order` task (output order, deflated columns moved into place, merged
+/// eigenvalues), `lowner` tasks over ranges of z-hat, `apply` tasks over column
+/// tiles (the eigenvectors of the rank-one problem and the merge product) and a
+/// `free` task, and a `finish` task that unscales the eigenvalues.
 ///
 /// The tree is the static halving of `0..n` (no splitting at small off-diagonals:
 /// a negligible coupling deflates completely in its merge), so the graph can be
@@ -58,9 +59,9 @@ pub fn stedc<T: Scalar>(
     stedc_impl(g, tri, params, scale, true)
 }
 
-/// [`stedc()`]; with `apply_after_lowner` false the edges from each merge's
-/// Löwner task to its apply tasks are left out (a negative control for the
-/// race checker, tests only).
+/// [`stedc()`]; with `apply_after_lowner` false each merge's apply tasks
+/// follow only its deflation, not its order and Löwner tasks (a negative control
+/// for the race checker, tests only).
 pub(super) fn stedc_impl<T: Scalar>(
     g: &mut TaskGraph<'static>,
     tri: Tridiagonal<T>,
@@ -92,6 +93,12 @@ pub(super) fn stedc_impl<T: Scalar>(
     let mut entries = Vec::new();
 
     let tree = DcTree::new(n, params.leaf_size);
+    // One workspace for every merge's copies of its eigenvector halves, node
+    // `begin..end` owning words `begin * w..end * w` (`DcTree::merge_words_per_row`):
+    // allocated once, `n * ceil(n / 2)` words, freed with the last task holding it.
+    let w = DcTree::merge_words_per_row(n, params.leaf_size);
+    let work = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n * w, 1)));
+    let work_id = work.id();
     // Exit tasks of each node (what its parent must wait for).
     let mut exits: Vec<Vec<TaskId>> = Vec::with_capacity(tree.nodes.len());
     for node in &tree.nodes {
@@ -151,22 +158,28 @@ pub(super) fn stedc_impl<T: Scalar>(
                 let roots = (len / 512).clamp(1, 8);
                 let tiles = col_tiles(len, params.col_tile);
                 let slot = Arc::new(MergeSlot::<MergeProblem<T>>::new());
-                // Pseudo-matrix rows of the slot: 0..roots = root ranges, `roots` = the rest.
-                let all = Region::new(slot.id, 0..roots + 1, 0..1);
-                let shared_part = Region::new(slot.id, roots..roots + 1, 0..1);
+                // Pseudo-matrix rows of the slot: 0..roots = root ranges,
+                // roots..2 roots = z-hat ranges, 2 roots = the rest.
+                let all = Region::new(slot.id, 0..2 * roots + 1, 0..1);
+                let shared_part = Region::new(slot.id, 2 * roots..2 * roots + 1, 0..1);
                 let dreg = Region::new(did, begin..end, 0..1);
                 let zreg = Region::new(zid, begin..end, begin..end);
+                let wrows = begin * w..end * w;
+                let wreg = Region::new(work_id, wrows.clone(), 0..1);
                 let n1 = cut - begin;
 
                 let deflate = {
                     let (slot, d, e, z) = (slot.clone(), d.clone(), e.clone(), z.clone());
+                    let (work, wrows) = (work.clone(), wrows.clone());
                     let body = with_access(move |acc| {
-                        // After both children; owns the node's d, z block and slot.
+                        // After both children; owns the node's d, z block, slot
+                        // and workspace.
                         let dv = d.read(acc, begin..end, 0..1);
                         let ev = e.read(acc, cut - 1..cut, 0..1);
                         let q = z.write(acc, begin..end, begin..end);
+                        let wv = work.write(acc, wrows, 0..1);
                         let dl: Vec<T> = (0..len).map(|i| dv[(i, 0)]).collect();
-                        let problem = MergeProblem::new(&dl, q, n1, ev[(0, 0)])?;
+                        let problem = MergeProblem::new(&dl, q, n1, ev[(0, 0)], column_slice(wv))?;
                         *slot.problem.write() = Some(problem);
                         Ok(())
                     });
@@ -179,6 +192,7 @@ pub(super) fn stedc_impl<T: Scalar>(
                                     .read(dreg.clone())
                                     .read(Region::new(eid, cut - 1..cut, 0..1))
                                     .write(zreg.clone())
+                                    .write(wreg.clone())
                                     .write(all.clone()),
                             ),
                     )
@@ -192,8 +206,6 @@ pub(super) fn stedc_impl<T: Scalar>(
                     let body_slot = slot.clone();
                     let t = g.add(
                         Task::new(format!("dc.merge[{begin}..{end}].roots[{r}]"), move |_| {
-                            // Root ranges borrow disjoint columns of the problem's
-                            // delta (checked by `SplitColumns`).
                             let guard = body_slot.problem.read();
                             let problem = deflated(&guard)?;
                             let k = problem.k();
@@ -214,14 +226,16 @@ pub(super) fn stedc_impl<T: Scalar>(
                     root_tasks.push(t);
                 }
 
-                let lowner = {
-                    let (slot, d) = (slot.clone(), d.clone());
+                // The output order, the deflated columns moved into place and the
+                // merged eigenvalues: O(len) work plus the column moves.
+                let order = {
+                    let (slot, d, z) = (slot.clone(), d.clone(), z.clone());
                     let body = with_access(move |acc| {
                         let mut guard = slot.problem.write();
                         let problem = guard.as_mut().ok_or_else(|| {
-                            Error::InvalidArgument("lowner before deflation".into())
+                            Error::InvalidArgument("merge order before deflation".into())
                         })?;
-                        problem.lowner()?;
+                        problem.order_output(z.write(acc, begin..end, begin..end))?;
                         let mut dl = vec![T::zero(); len];
                         problem.eigenvalues_into(&mut dl);
                         let mut dv = d.write(acc, begin..end, 0..1);
@@ -231,27 +245,60 @@ pub(super) fn stedc_impl<T: Scalar>(
                         Ok(())
                     });
                     g.add(
-                        Task::new(format!("dc.merge[{begin}..{end}].lowner"), body)
+                        Task::new(format!("dc.merge[{begin}..{end}].order"), body)
                             .stage(DC)
-                            .cost((4 * len * len) as f64, (16 * len * len) as f64)
-                            .footprint(Footprint::new().write(all.clone()).write(dreg.clone())),
+                            // A sort and at most `len` column moves.
+                            .cost((20 * len) as f64, (16 * len * len) as f64)
+                            .footprint(
+                                Footprint::new()
+                                    .write(all.clone())
+                                    .write(dreg.clone())
+                                    .write(zreg.clone()),
+                            ),
                     )
                 };
-                g.succeed(lowner, &root_tasks);
+                g.succeed(order, &root_tasks);
+
+                let mut lowners = Vec::with_capacity(roots);
+                for r in 0..roots {
+                    let body_slot = slot.clone();
+                    let t = g.add(
+                        Task::new(format!("dc.merge[{begin}..{end}].lowner[{r}]"), move |_| {
+                            // Disjoint ranges of z-hat (checked by `SplitColumns`).
+                            let guard = body_slot.problem.read();
+                            let problem = deflated(&guard)?;
+                            let k = problem.k();
+                            problem.lowner_range(r * k / roots..(r + 1) * k / roots)
+                        })
+                        .stage(DC)
+                        .cost(
+                            (4 * len * len / roots) as f64,
+                            (8 * len * len / roots) as f64,
+                        )
+                        .footprint(
+                            Footprint::new()
+                                .read(shared_part.clone())
+                                .write(Region::new(slot.id, roots + r..roots + r + 1, 0..1)),
+                        ),
+                    );
+                    g.edge(order, t);
+                    lowners.push(t);
+                }
 
                 let mut applies = Vec::with_capacity(tiles.len());
                 for tile in tiles {
-                    let (slot, z) = (slot.clone(), z.clone());
+                    let (slot, z, work) = (slot.clone(), z.clone(), work.clone());
                     let cols = begin + tile.start..begin + tile.end;
                     let body = {
-                        let cols = cols.clone();
+                        let (cols, wrows) = (cols.clone(), wrows.clone());
                         with_access(move |acc| {
-                            // Apply tasks share the problem read-only and write
-                            // disjoint column tiles of the node's block.
+                            // Apply tasks share the problem and the workspace
+                            // read-only and write disjoint column tiles of the
+                            // node's block.
                             let guard = slot.problem.read();
+                            let wv = work.read(acc, wrows, 0..1);
                             let out = z.write(acc, begin..end, cols);
-                            deflated(&guard)?.apply_cols(tile, out);
-                            Ok(())
+                            deflated(&guard)?.apply_cols(tile, column_slice_ref(wv), out)
                         })
                     };
                     let t = g.add(
@@ -269,12 +316,13 @@ pub(super) fn stedc_impl<T: Scalar>(
                         )
                         .footprint(
                             Footprint::new()
-                                .read(shared_part.clone())
+                                .read(all.clone())
+                                .read(wreg.clone())
                                 .write(Region::new(zid, begin..end, cols.clone())),
                         ),
                     );
                     if apply_after_lowner {
-                        g.edge(lowner, t);
+                        g.succeed(t, &lowners);
                     } else {
                         g.edge(deflate, t);
                     }
@@ -294,7 +342,7 @@ pub(super) fn stedc_impl<T: Scalar>(
                     )
                 };
                 g.succeed(free, &applies);
-                let mut node_exits = vec![lowner];
+                let mut node_exits = vec![order];
                 node_exits.extend(applies);
                 exits.push(node_exits);
             }
@@ -355,4 +403,21 @@ pub fn dc_scale<T: Scalar>(anrm: T) -> T {
     let e = anrm.f64().log2().round() as i32;
     // Exact: the input was brought into [sqrt(safmin/eps), sqrt(eps/safmin)].
     T::of(2f64.powi(e))
+}
+
+/// The entries of a column view with unit row stride (a row range of the
+/// merge workspace) as a slice.
+fn column_slice<T: Scalar>(v: MatMut<'_, T>) -> &mut [T] {
+    v.col_mut(0)
+        .try_as_col_major_mut()
+        .expect("the merge workspace is a column")
+        .as_slice_mut()
+}
+
+/// [`column_slice`], shared.
+fn column_slice_ref<T: Scalar>(v: MatRef<'_, T>) -> &[T] {
+    v.col(0)
+        .try_as_col_major()
+        .expect("the merge workspace is a column")
+        .as_slice()
 }

@@ -124,6 +124,8 @@ pub(crate) struct Shifted<'a, T> {
     d: &'a [T],
     dd: &'a mut [T],
     o: usize,
+    /// The converged iterate, once [`Frame::finish`] ran.
+    t: T,
 }
 
 impl<T: Scalar> Frame<T> for Shifted<'_, T> {
@@ -156,6 +158,7 @@ impl<T: Scalar> Frame<T> for Shifted<'_, T> {
         Some(t + eta)
     }
     fn finish(&mut self, t: T) -> T {
+        self.t = t;
         for x in self.dd.iter_mut() {
             *x -= t;
         }
@@ -255,8 +258,66 @@ fn solve_root_max_iter<T: Scalar>(
 ) -> Result<T, Error> {
     let k = d.len();
     assert!(i < k && z.len() == k && delta.len() == k);
-    let mut frame = Shifted { d, dd: delta, o: 0 };
-    solve_in_frame(&mut frame, k, z, rho, i, max_iter)
+    Ok(locate_root_max_iter(d, z, rho, i, delta, max_iter)?.lambda)
+}
+
+/// A root of the secular equation as the solver found it: `lambda = d[origin] + tau`,
+/// with `origin` the pole nearer the root. The differences
+/// `d_j - lambda = (d_j - d[origin]) - tau` ([`Root::delta`]) are accurate to a few
+/// ulps of their own magnitude, which `d_j - lambda` formed from `lambda` is not:
+/// the Gu–Eisenstat eigenvectors need them (LAPACK `dlaed4` returns them as `DELTA`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Root<T> {
+    /// The pole the root is measured from (`i` or `i + 1` for root `i`).
+    pub origin: usize,
+    /// `lambda - d[origin]`.
+    pub tau: T,
+    /// The root.
+    pub lambda: T,
+}
+
+impl<T: Scalar> Root<T> {
+    /// `d[j] - lambda`, bitwise as [`solve_root`] writes it.
+    #[inline(always)]
+    pub fn delta(&self, d: &[T], j: usize) -> T {
+        (d[j] - d[self.origin]) - self.tau
+    }
+}
+
+/// [`solve_root`], returning where the root lies instead of all its differences
+/// (`work`, of length `k`, is scratch).
+pub fn locate_root<T: Scalar>(
+    d: &[T],
+    z: &[T],
+    rho: T,
+    i: usize,
+    work: &mut [T],
+) -> Result<Root<T>, Error> {
+    locate_root_max_iter(d, z, rho, i, work, MAX_ITER)
+}
+
+fn locate_root_max_iter<T: Scalar>(
+    d: &[T],
+    z: &[T],
+    rho: T,
+    i: usize,
+    work: &mut [T],
+    max_iter: usize,
+) -> Result<Root<T>, Error> {
+    let k = d.len();
+    assert!(i < k && z.len() == k && work.len() == k);
+    let mut frame = Shifted {
+        d,
+        dd: work,
+        o: 0,
+        t: T::zero(),
+    };
+    let lambda = solve_in_frame(&mut frame, k, z, rho, i, max_iter)?;
+    Ok(Root {
+        origin: frame.o,
+        tau: frame.t,
+        lambda,
+    })
 }
 
 /// The root finder of the module documentation, for root `i` of `k` in `frame`.
