@@ -302,29 +302,39 @@ fn bdsdc_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
                 BdNode::Merge { begin, mid, .. } => {
                     let dl = &mut d[r.clone()];
                     let (alpha, beta) = (d0[mid], e0[mid]);
-                    let mut p =
-                        SvdMerge::new(dl, alpha, beta, ub.as_mut(), vb.as_mut(), mid - begin)
-                            .expect("deflate");
+                    let mut work = vec![
+                        T::zero();
+                        SvdMerge::<T>::workspace_len(r.len(), c.len(), mid - begin)
+                    ];
+                    let mut p = SvdMerge::new(
+                        dl,
+                        alpha,
+                        beta,
+                        ub.as_mut(),
+                        vb.as_mut(),
+                        mid - begin,
+                        &mut work,
+                    )
+                    .expect("deflate");
                     defl += t.elapsed().as_secs_f64();
                     let t = Instant::now();
                     p.solve_roots_range(0..p.k()).expect("roots");
                     roots += t.elapsed().as_secs_f64();
                     let t = Instant::now();
-                    p.lowner().expect("lowner");
+                    p.lowner(ub.as_mut(), vb.as_mut()).expect("lowner");
                     low += t.elapsed().as_secs_f64();
                     let t = Instant::now();
                     for tile in col_tiles(r.len(), params.col_tile) {
                         p.apply_cols(
                             tile.clone(),
+                            &work,
                             ub.as_mut().subcols_mut(tile.start, tile.len()),
                             vb.as_mut().subcols_mut(tile.start, tile.len()),
-                        );
+                        )
+                        .expect("apply");
                     }
                     *apply.entry(r.len()).or_default() += t.elapsed().as_secs_f64();
                     let t = Instant::now();
-                    if c.len() > r.len() {
-                        p.null_vector_into(vb.as_mut().subcols_mut(r.len(), 1));
-                    }
                     p.singular_values_into(dl);
                     other += t.elapsed().as_secs_f64();
                 }

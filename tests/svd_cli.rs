@@ -208,3 +208,35 @@ fn half_input_and_band_precision() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("--values-only"), "{err}");
 }
+
+/// The example's memory figure bounds the measured peak of a run with vectors
+/// and is not far above it (measured: 0.88 at 1024 x 1024, 0.89-0.91 at 2048 x
+/// 2048 and 3000 x 1500, 0.985 at 4096 x 4096, on 2 threads).
+#[test]
+fn accounted_memory_bounds_the_measured_peak() {
+    let Some(bin) = example("svd") else { return };
+    let out = Command::new(&bin)
+        .args(["--n", "1200", "--threads", "2", "--json", "--quiet"])
+        .output()
+        .unwrap();
+    let line = json_line(&out);
+    let figure = line["memory_bytes"].as_u64().expect("memory_bytes");
+    let (Some(peak), Some(start)) = (
+        line["peak_rss_bytes"].as_u64(),
+        line["start_rss_bytes"].as_u64(),
+    ) else {
+        eprintln!("SKIPPED accounted_memory_bounds_the_measured_peak: no VmHWM here");
+        return;
+    };
+    let share = peak.saturating_sub(start);
+    // U and V alone are 2 n^2 words: less means the measurement missed the run.
+    assert!(share >= 2 * 1200 * 1200 * 8, "{line}");
+    assert!(
+        share <= figure,
+        "run used {share} B, accounted {figure} B: {line}"
+    );
+    assert!(
+        share as f64 >= 0.8 * figure as f64,
+        "run used {share} B, accounted {figure} B (over 25% more): {line}"
+    );
+}

@@ -185,20 +185,25 @@ fn matrix_shape(path: &std::path::Path, header: &npy::Header) -> Result<(usize, 
 }
 
 /// The largest square order (a multiple of 1024) whose run fits in `available`.
-fn largest_fitting<T: Scalar>(available: u64, job: SvdJob, opts: &SvdOptions) -> usize {
+fn largest_fitting<T: Scalar>(
+    available: u64,
+    job: SvdJob,
+    opts: &SvdOptions,
+    threads: usize,
+) -> usize {
     args::largest_fitting(1 << 21, |n| {
-        memory_bytes::<T>(n, n, job, opts).is_some_and(|b| b <= available)
+        memory_bytes::<T>(n, n, job, opts, threads).is_some_and(|b| b <= available)
     })
 }
 
-/// Bytes the run needs (the copy kept for `--check` included); fails, saying
+/// Bytes the run needs (the input, kept for `--check`, included); fails, saying
 /// what fits, if they are more than the memory available.
 fn check_memory<T: Scalar>(
     m: usize,
     n: usize,
     job: SvdJob,
-    check: bool,
     opts: &SvdOptions,
+    threads: usize,
 ) -> Result<u64> {
     let what = match job {
         SvdJob::Values => "singular values",
@@ -208,8 +213,8 @@ fn check_memory<T: Scalar>(
     let suggestion = |avail: u64| {
         let f = |j| {
             (
-                largest_fitting::<f64>(avail, j, opts),
-                largest_fitting::<f32>(avail, j, opts),
+                largest_fitting::<f64>(avail, j, opts, threads),
+                largest_fitting::<f32>(avail, j, opts, threads),
             )
         };
         let (v64, v32) = f(SvdJob::Vectors);
@@ -221,8 +226,10 @@ fn check_memory<T: Scalar>(
     };
     args::check_run_memory(
         &problem,
-        memory_bytes::<T>(m, n, job, opts),
-        args::check_copy_bytes::<T>(m, n, check),
+        memory_bytes::<T>(m, n, job, opts, threads),
+        // The input itself: held while the graph copies it, and through the
+        // run for --check.
+        args::check_copy_bytes::<T>(m, n, true),
         suggestion,
     )
 }
@@ -236,6 +243,9 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     let threads = args
         .threads
         .unwrap_or_else(|| sysinfo::default_threads().min(MAX_THREADS));
+    // The process's resident memory before the run allocates anything, reported
+    // next to the peak (as the evd example does).
+    let start_rss = sysinfo::rss_bytes();
     let out = args.output.as_deref().map(OutputDir::lock).transpose()?;
     let (m, n) = match &input {
         Some((file, header)) => matrix_shape(&file.path, header)?,
@@ -275,7 +285,7 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             BandStore::Bf16 => BandPrecision::BF16,
         };
     }
-    let needed = check_memory::<T>(m, n, job, args.check, &opts)?;
+    let needed = check_memory::<T>(m, n, job, &opts, threads)?;
     if let Some(out) = &out {
         let vectors = match job {
             SvdJob::Vectors => npy::file_bytes::<T>(&[m, k]) + npy::file_bytes::<T>(&[k, n]),
@@ -316,22 +326,25 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     let t0 = Instant::now();
     let svd = svd_graph(a.as_ref(), job, &opts)?;
     let build = t0.elapsed();
+    // The graph works on its own copy: keep the input only for --check (the
+    // copy the memory check counts).
+    let original = args.check.then_some(a);
     let tasks = svd.graph.len();
     let (graph, results) = svd.into_parts();
     let handle = rt.submit_with(graph, &run_options);
     show_progress(&handle, &progress, args.quiet, stop, t0);
     let report = handle.wait()?;
     let (values, u, vt) = results.into_results()?;
-    let checks = args
-        .check
-        .then(|| check_ratios(a.as_ref(), &values, u.as_ref().zip(vt.as_ref())));
+    let checks = original
+        .as_ref()
+        .map(|a| check_ratios(a.as_ref(), &values, u.as_ref().zip(vt.as_ref())));
     let job_name = match (job, args.top) {
         (SvdJob::Values, None) => "values",
         (SvdJob::Vectors, None) => "vectors",
         (SvdJob::Values, Some(_)) => "top values",
         (SvdJob::Vectors, Some(_)) => "top vectors",
     };
-    drop(a);
+    drop(original);
     let seconds = report.wall.as_secs_f64();
     let stages = stage_seconds(&report);
 
@@ -387,6 +400,9 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             "stages": stage_obj, "build_seconds": build.as_secs_f64(),
             "residual": residual, "orthogonality_u": orth_u, "orthogonality_v": orth_v,
             "files": files, "trace": args.trace.as_ref().map(|p| p.display().to_string()),
+            "memory_bytes": needed,
+            "peak_rss_bytes": sysinfo::peak_rss_bytes(),
+            "start_rss_bytes": start_rss,
         });
         println!("{line}");
     } else {

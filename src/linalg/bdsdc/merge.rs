@@ -28,17 +28,18 @@
 //! 1. [`SvdMerge::new`]: scale by a power of two, form `z`, deflate (tiny `z_j`, close
 //!    poles merged by a rotation of both the `U` and the `V` columns; the shared
 //!    [`crate::linalg::stedc::merge::deflate`] pass), group the kept columns by sparsity
-//!    type and copy them into the problem's workspace.
-//! 2. [`SvdMerge::solve_roots_range`] per range of roots: several ranges may run
-//!    concurrently through `&self`, each borrowing only its own columns of the
-//!    root workspace (a run-time checked [`SplitColumns`]); [`solve_roots`] is the
-//!    sequential form.
-//! 3. [`SvdMerge::lowner`]: Gu–Eisenstat `z-hat` from all roots (so the computed
-//!    vectors are orthogonal to working precision), then the normalised `x_r`, `y_r`.
-//! 4. [`SvdMerge::apply_cols`] per column tile: `U = blockdiag(U1, 1, U2) X` and
-//!    `V = blockdiag(V1, V2) Y` as GEMMs over the type groups (`dlasd3`), deflated
-//!    columns copied, written in ascending order of the singular values; plus
-//!    [`SvdMerge::null_vector_into`] (`sqre = 1`) and
+//!    type and copy their halves into the caller's workspace. Deflated columns and the
+//!    null vector (`sqre = 1`, the last column of the `V` block) stay in the blocks.
+//! 2. [`SvdMerge::solve_roots_range`] per range of roots (concurrently through
+//!    `&self`); a root is kept as its origin pole and offset ([`Root`]), its
+//!    differences recomputed bitwise the same where needed: no `k x k` arrays.
+//! 3. [`SvdMerge::order_output`]: the output order, and the deflated columns of `U`
+//!    and `V` moved in place to their output columns.
+//! 4. [`SvdMerge::lowner_range`] over any partition of `0..k`: Gu–Eisenstat `z-hat`
+//!    (so the computed vectors are orthogonal to working precision).
+//! 5. [`SvdMerge::apply_cols`] per column tile: the normalised `x_r`, `y_r` of the
+//!    tile's roots, then `U = blockdiag(U1, 1, U2) X` and `V = blockdiag(V1, V2) Y` as
+//!    GEMMs over the type groups (`dlasd3`) into the roots' columns; plus
 //!    [`SvdMerge::singular_values_into`].
 
 use std::ops::Range;
@@ -48,55 +49,90 @@ use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Mat, MatMut, MatRef};
 
 use super::lowner::svd_zhat;
-use super::secular::solve_svd_roots_into;
+use super::secular::locate_svd_root;
 use crate::error::Error;
 use crate::linalg::dqds::exponent;
 use crate::linalg::stedc::merge::{
-    deflate, emit_cols, gather_cols, gemm, group_by_type, merge_order, root_range, rotate_cols,
-    sorted_by_value, unit_scale, values_in_order, ColType, OutCol,
+    deflate, gather_cols_into, gemm, group_by_type, merge_order, move_columns, root_range,
+    rotate_cols, sorted_by_value, unit_scale, values_in_order, ColType, OutCol,
 };
-use crate::linalg::stedc::secular::Secular;
+use crate::linalg::stedc::secular::{Root, Secular};
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
 
 /// Products `[top; bottom] = [top_src * C[top_rows]; bot_src * C[bot_rows]]` of one side
-/// (U or V) of a merge: the gathered column groups and which coefficient rows they
-/// multiply.
+/// (U or V) of a merge: where the gathered column groups lie in the workspace and which
+/// coefficient rows they multiply.
 #[derive(Clone, Debug)]
-struct Side<T> {
-    top: Mat<T>,
-    bot: Mat<T>,
+struct Side {
+    /// Offset in the workspace and shape of the top group (column major).
+    top_at: usize,
+    top_shape: (usize, usize),
+    /// The same for the bottom group.
+    bot_at: usize,
+    bot_shape: (usize, usize),
     top_rows: Range<usize>,
     bot_rows: Range<usize>,
 }
 
-impl<T: Scalar> Side<T> {
-    /// `out[0..top.nrows()]` and the last `bot.nrows()` rows of `out` from `coef`.
-    fn product(&self, coef: MatRef<'_, T>, mut out: MatMut<'_, T>) {
-        let (nt, nb, nc) = (self.top.nrows(), self.bot.nrows(), coef.ncols());
+impl Side {
+    /// Gathers rows `top`/`bot` of the columns `top_cols`/`bot_cols` of `q` into
+    /// `work` from word `at`; returns the side and the first word after it.
+    #[allow(clippy::too_many_arguments)]
+    fn gather<T: Scalar>(
+        q: MatRef<'_, T>,
+        work: &mut [T],
+        at: usize,
+        top: Range<usize>,
+        top_cols: &[usize],
+        bot: Range<usize>,
+        bot_cols: &[usize],
+        coef_rows: (Range<usize>, Range<usize>),
+    ) -> (Self, usize) {
+        let top_shape = (top.len(), top_cols.len());
+        let bot_shape = (bot.len(), bot_cols.len());
+        let bot_at = at + top_shape.0 * top_shape.1;
+        let end = bot_at + bot_shape.0 * bot_shape.1;
+        gather_cols_into(q, top, top_cols, &mut work[at..bot_at]);
+        gather_cols_into(q, bot, bot_cols, &mut work[bot_at..end]);
+        let side = Side {
+            top_at: at,
+            top_shape,
+            bot_at,
+            bot_shape,
+            top_rows: coef_rows.0,
+            bot_rows: coef_rows.1,
+        };
+        (side, end)
+    }
+
+    /// `out[0..top rows]` and the last bottom rows of `out` from `coef`.
+    fn product<T: Scalar>(&self, work: &[T], coef: MatRef<'_, T>, mut out: MatMut<'_, T>) {
+        let ((nt, ct), (nb, cb), nc) = (self.top_shape, self.bot_shape, coef.ncols());
         let rows = out.nrows();
         if !self.top_rows.is_empty() {
             let c = coef.subrows(self.top_rows.start, self.top_rows.len());
-            gemm(
-                out.rb_mut().submatrix_mut(0, 0, nt, nc),
-                self.top.as_ref(),
-                c,
-            );
+            let src = MatRef::from_column_major_slice(&work[self.top_at..][..nt * ct], nt, ct);
+            gemm(out.rb_mut().submatrix_mut(0, 0, nt, nc), src, c);
         }
         if !self.bot_rows.is_empty() {
             let c = coef.subrows(self.bot_rows.start, self.bot_rows.len());
-            gemm(
-                out.rb_mut().submatrix_mut(rows - nb, 0, nb, nc),
-                self.bot.as_ref(),
-                c,
-            );
+            let src = MatRef::from_column_major_slice(&work[self.bot_at..][..nb * cb], nb, cb);
+            gemm(out.rb_mut().submatrix_mut(rows - nb, 0, nb, nc), src, c);
         }
+    }
+
+    /// Words of the workspace after the side.
+    fn end(&self) -> usize {
+        self.bot_at + self.bot_shape.0 * self.bot_shape.1
     }
 }
 
-/// Everything one bidiagonal merge needs between its steps; owns its workspace, so
-/// the node's `U` and `V` blocks may be overwritten by [`SvdMerge::apply_cols`] after
-/// [`SvdMerge::new`] returns.
+/// The roots of one [`SvdMerge::solve_roots_range`] call.
+type SolvedRange<T> = (Range<usize>, Vec<Root<T>>);
+
+/// Everything one bidiagonal merge needs between its steps, but the copies of the
+/// children's vectors, which live in the caller's workspace.
 pub struct SvdMerge<T> {
     n: usize,
     nl: usize,
@@ -105,31 +141,25 @@ pub struct SvdMerge<T> {
     scale: T,
     /// The kept rank-one problem: poles ascending with `d[0] = 0`, unit `z`.
     secular: Secular<T>,
-    /// Roots, ascending; copied out of row `k` of `diff` by step 3.
-    sigma: Vec<T>,
-    /// `(k + 1) x k`: column `r` holds `d_j - sigma_r` in rows `0..k` and `sigma_r`
-    /// in row `k` after step 2; the left coefficients `x_r` (rows in U order: the
-    /// removed row first, then the U type groups) in rows `0..k` after step 3.
-    /// Step 2 fills disjoint column ranges concurrently.
-    diff: SplitColumns<T>,
-    /// `k x k`: `d_j + sigma_r` after step 2; the right coefficients `y_r` (rows in V
-    /// type order) after step 3.
-    sum: SplitColumns<T>,
+    /// Roots solved by step 2, one entry per call.
+    solved: parking_lot::Mutex<Vec<SolvedRange<T>>>,
+    /// All roots, ascending, gathered by step 3.
+    roots: Vec<Root<T>>,
+    /// `1 x k`: `z-hat` (step 4 fills disjoint ranges concurrently).
+    zhat: SplitColumns<T>,
+    /// Number of `z-hat` entries formed by step 4.
+    zhat_done: AtomicUsize,
     /// Row of kept entry `j` in the U and in the V coefficient order.
     u_row: Vec<usize>,
     v_row: Vec<usize>,
-    u_side: Side<T>,
-    v_side: Side<T>,
-    /// Deflated columns (`n x nd`, `m x nd`) and values (scaled), ascending.
-    u_defl: Mat<T>,
-    v_defl: Mat<T>,
+    u_side: Side,
+    v_side: Side,
+    /// The deflated columns, ascending: the `U` column (`None`: the unit vector of
+    /// the removed row, only in a zero problem) and the `V` column of the blocks.
+    defl_cols: Vec<(Option<usize>, usize)>,
+    /// Deflated values (scaled), ascending.
     ddefl: Vec<T>,
-    /// The null vector of `B` (`sqre = 1`), `m x 1`.
-    v_null: Mat<T>,
     out: Vec<OutCol>,
-    /// Number of roots solved by [`SvdMerge::solve_roots_range`].
-    roots_solved: AtomicUsize,
-    vectors_done: bool,
 }
 
 /// The smallest power of two `>= x` (1 for zero or non-finite `x`; the largest
@@ -152,6 +182,18 @@ pub(crate) fn pow2_at_least<T: Scalar>(x: T) -> T {
 }
 
 impl<T: Scalar> SvdMerge<T> {
+    /// Words of the workspace [`SvdMerge::new`] needs for a node of `n` rows and `m`
+    /// columns with the removed row `nl`: `max(nl, nr) (n - 1)` for the halves of
+    /// `U` and `max(nl + 1, m - nl - 1) (n + 1)` for those of `V` (a dense column
+    /// comes from a rotation that deflated another one, see
+    /// [`crate::linalg::stedc::merge`]).
+    pub fn workspace_len(n: usize, m: usize, nl: usize) -> usize {
+        let nr = n.saturating_sub(nl + 1);
+        let u = nl.max(nr).saturating_mul(n.saturating_sub(1));
+        let v = (nl + 1).max(m.saturating_sub(nl + 1)).saturating_mul(n + 1);
+        u.saturating_add(v)
+    }
+
     /// Step 1: forms the merge problem of a node and deflates it.
     ///
     /// * `d` (length `n`): singular values of the left child (ascending, `nl` of them),
@@ -160,7 +202,11 @@ impl<T: Scalar> SvdMerge<T> {
     /// * `u` (`n x n`): the node's `U` block, holding `U1` in rows and columns `0..nl`
     ///   and `U2` in `nl+1..n`; `v` (`m x m`, `m = n` or `n + 1`): the node's `V` block,
     ///   holding `V1` in `0..nl+1` (its null vector last) and `V2` in `nl+1..m`. On
-    ///   return both blocks are scratch: the problem owns copies of what it needs.
+    ///   return they hold the deflated vectors (rotated) and, with `sqre = 1`, the
+    ///   node's null vector in the last column of `V`; the rest is scratch.
+    /// * `work`: at least [`SvdMerge::workspace_len`]`(n, m, nl)` words; receives the
+    ///   halves of the kept vectors, which [`SvdMerge::apply_cols`] reads: the caller
+    ///   keeps it unchanged until the last apply.
     pub fn new(
         d: &[T],
         alpha: T,
@@ -168,6 +214,7 @@ impl<T: Scalar> SvdMerge<T> {
         mut u: MatMut<'_, T>,
         mut v: MatMut<'_, T>,
         nl: usize,
+        work: &mut [T],
     ) -> Result<Self, Error> {
         let n = d.len();
         let m = v.nrows();
@@ -177,13 +224,16 @@ impl<T: Scalar> SvdMerge<T> {
             || (m != n && m != n + 1)
             || nl == 0
             || nl + 1 >= n
+            || work.len() < Self::workspace_len(n, m, nl)
         {
             return Err(Error::Shape(format!(
-                "SvdMerge::new: d has {n} entries, u is {}x{}, v is {}x{}, nl = {nl}",
+                "SvdMerge::new: d has {n} entries, u is {}x{}, v is {}x{}, nl = {nl}, \
+                 workspace {} words",
                 u.nrows(),
                 u.ncols(),
                 v.nrows(),
-                v.ncols()
+                v.ncols(),
+                work.len()
             )));
         }
         let sqre = m == n + 1;
@@ -317,38 +367,33 @@ impl<T: Scalar> SvdMerge<T> {
             byrow_v[rows].iter().map(|&j| vcol(perm[j])).collect()
         };
         let ku = k.saturating_sub(1);
-        let u_side = Side {
-            top: gather_cols(ur, 0..nl, &ucols(0..ctu[0] + ctu[1])),
-            bot: gather_cols(ur, nl + 1..n, &ucols(ctu[0]..ku)),
-            top_rows: 1..1 + ctu[0] + ctu[1],
-            bot_rows: 1 + ctu[0]..k.max(1),
-        };
-        let v_side = Side {
-            top: gather_cols(vr, 0..nl + 1, &vcols(0..ctv[0] + ctv[1])),
-            bot: gather_cols(vr, nl + 1..m, &vcols(ctv[0]..k)),
-            top_rows: 0..ctv[0] + ctv[1],
-            bot_rows: ctv[0]..k,
-        };
+        let (u_side, at) = Side::gather(
+            ur,
+            work,
+            0,
+            0..nl,
+            &ucols(0..ctu[0] + ctu[1]),
+            nl + 1..n,
+            &ucols(ctu[0]..ku),
+            (1..1 + ctu[0] + ctu[1], 1 + ctu[0]..k.max(1)),
+        );
+        let (v_side, _) = Side::gather(
+            vr,
+            work,
+            at,
+            0..nl + 1,
+            &vcols(0..ctv[0] + ctv[1]),
+            nl + 1..m,
+            &vcols(ctv[0]..k),
+            (0..ctv[0] + ctv[1], ctv[0]..k),
+        );
         let defl = sorted_by_value(defl, &dl);
         let ddefl: Vec<T> = defl.iter().map(|&j| dl[j]).collect();
-        let mut u_defl = Mat::<T>::zeros(n, defl.len());
-        for (s, &j) in defl.iter().enumerate() {
-            if perm[j] == 0 {
-                u_defl[(nl, s)] = one; // only in a zero problem: the removed row
-            } else {
-                u_defl.col_mut(s).copy_from(ur.col(ucol(perm[j])));
-            }
-        }
-        let v_defl = gather_cols(
-            vr,
-            0..m,
-            &defl.iter().map(|&j| vcol(perm[j])).collect::<Vec<_>>(),
-        );
-        let v_null = if sqre {
-            gather_cols(vr, 0..m, &[n])
-        } else {
-            Mat::zeros(m, 0)
-        };
+        // Pole 0's U column is the removed row (it deflates only in a zero problem).
+        let defl_cols = defl
+            .iter()
+            .map(|&j| ((perm[j] != 0).then(|| ucol(perm[j])), vcol(perm[j])))
+            .collect();
 
         let zk: Vec<T> = keep.iter().map(|&j| zs[j]).collect();
         let znorm = zk.iter().fold(zero, |acc, &x| acc.hypot(x));
@@ -363,20 +408,17 @@ impl<T: Scalar> SvdMerge<T> {
             sqre,
             scale,
             secular,
-            sigma: vec![zero; k],
-            diff: SplitColumns::new(Mat::zeros(k + 1, k)),
-            sum: SplitColumns::new(Mat::zeros(k, k)),
+            solved: parking_lot::Mutex::new(Vec::new()),
+            roots: Vec::new(),
+            zhat: SplitColumns::new(Mat::zeros(1, k)),
+            zhat_done: AtomicUsize::new(0),
             u_row,
             v_row,
             u_side,
             v_side,
-            u_defl,
-            v_defl,
+            defl_cols,
             ddefl,
-            v_null,
             out: Vec::new(),
-            roots_solved: AtomicUsize::new(0),
-            vectors_done: false,
         })
     }
 
@@ -400,11 +442,10 @@ impl<T: Scalar> SvdMerge<T> {
         &self.secular
     }
 
-    /// Step 2 for roots `range` (`range.end <= k`): solves them and stores them
-    /// in the problem. Several disjoint ranges may be solved concurrently through
-    /// `&self`: each borrows only its own columns of the root workspace (checked at
-    /// run time, so overlapping ranges panic instead of racing). The results do not
-    /// depend on how `0..k` is split; [`SvdMerge::lowner`] needs every root solved.
+    /// Step 2 for roots `range` (`range.end <= k`): solves them and keeps them in
+    /// the problem. Several disjoint ranges may be solved concurrently through
+    /// `&self`; the results do not depend on how `0..k` is split.
+    /// [`SvdMerge::order_output`] needs every root solved, once.
     pub fn solve_roots_range(&self, range: Range<usize>) -> Result<(), Error> {
         let k = self.k();
         if range.start > range.end || range.end > k {
@@ -412,61 +453,176 @@ impl<T: Scalar> SvdMerge<T> {
                 "solve_roots: range {range:?} of {k} roots"
             )));
         }
-        let len = range.len();
-        let mut dcols = self.diff.cols_mut(range.clone());
-        let mut scols = self.sum.cols_mut(range.clone());
-        let mut dblock = dcols.mat();
-        let mut sigma = vec![T::zero(); len];
-        solve_svd_roots_into(
-            &self.secular,
-            range,
-            &mut sigma,
-            dblock.rb_mut().subrows_mut(0, k),
-            scols.mat(),
-        )?;
-        for (c, x) in sigma.into_iter().enumerate() {
-            dblock[(k, c)] = x;
-        }
-        self.roots_solved.fetch_add(len, Ordering::AcqRel);
+        let sec = &self.secular;
+        let (mut diff, mut sum) = (vec![T::zero(); k], vec![T::zero(); k]);
+        let roots = range
+            .clone()
+            .map(|r| locate_svd_root(&sec.d, &sec.z, sec.rho, r, &mut diff, &mut sum))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.solved.lock().push((range, roots));
         Ok(())
     }
 
-    /// Step 3: Löwner / Gu–Eisenstat `z-hat` (`dlasd3`):
+    /// Step 3: gathers the roots of step 2 (an error unless they cover `0..k`
+    /// exactly once), fixes the output order (ascending merge of roots and deflated
+    /// values) and moves each deflated column of the node's blocks `u` (`n x n`)
+    /// and `v` (`m x m`) to its output column: output column `j` is column `j` of
+    /// the blocks, or `n - 1 - j` with `reversed` (a descending layout). The
+    /// columns of the roots are left to [`SvdMerge::apply_cols`].
+    pub fn order_output(
+        &mut self,
+        mut u: MatMut<'_, T>,
+        v: MatMut<'_, T>,
+        reversed: bool,
+    ) -> Result<(), Error> {
+        let (n, m, k) = (self.n, self.m(), self.k());
+        if u.nrows() != n || u.ncols() != n || v.nrows() != m || v.ncols() != m {
+            return Err(Error::Shape(format!(
+                "SvdMerge::order_output: blocks {}x{} and {}x{} for a node of {n} x {m}",
+                u.nrows(),
+                u.ncols(),
+                v.nrows(),
+                v.ncols()
+            )));
+        }
+        self.roots = gather_roots(&self.solved, k, "SvdMerge::order_output")?;
+        let sigma: Vec<T> = self.roots.iter().map(|r| r.lambda).collect();
+        self.out = merge_order(&sigma, &self.ddefl);
+        let dest = |j: usize| if reversed { n - 1 - j } else { j };
+        let (mut umoves, mut vmoves, mut units) = (Vec::new(), Vec::new(), Vec::new());
+        for (j, src) in self.out.iter().enumerate() {
+            if let OutCol::Deflated(s) = *src {
+                let (uc, vc) = self.defl_cols[s];
+                match uc {
+                    Some(uc) => umoves.push((uc, dest(j))),
+                    None => units.push(dest(j)),
+                }
+                vmoves.push((vc, dest(j)));
+            }
+        }
+        move_columns(u.rb_mut(), &umoves);
+        move_columns(v, &vmoves);
+        // After the moves: no column still to be moved is overwritten.
+        for c in units {
+            let mut col = u.rb_mut().col_mut(c);
+            col.fill(T::zero());
+            col[self.nl] = T::one();
+        }
+        Ok(())
+    }
+
+    /// Step 4 on entries `rows` of `z-hat` (after step 3; disjoint ranges may run
+    /// concurrently, with bitwise the same results however `0..k` is split):
     /// `z-hat_i^2 = -(d_i^2 - sigma_i^2) prod_{j != i} (d_i^2 - sigma_j^2) / (d_i^2 - d_j^2)`
-    /// with every factor a product of accurate differences, signed like `z_i`; then
-    /// `y_r = (D - sigma_r^2)^{-1} z-hat` and `x_r = (-1, d_j y_rj)`, each normalised.
-    /// Also fixes the output order (ascending merge of roots and deflated values).
-    pub fn lowner(&mut self) -> Result<(), Error> {
+    /// with every factor a product of accurate differences, signed like `z_i`
+    /// (`dlasd3`).
+    pub fn lowner_range(&self, rows: Range<usize>) -> Result<(), Error> {
         let k = self.k();
-        if self.roots_solved.load(Ordering::Acquire) != k {
+        if self.roots.len() != k || rows.start > rows.end || rows.end > k {
+            return Err(Error::InvalidArgument(format!(
+                "SvdMerge::lowner_range: rows {rows:?} of {k}, {} roots ordered",
+                self.roots.len()
+            )));
+        }
+        let zhat = svd_zhat(&self.secular, &self.roots, rows.clone());
+        let mut cols = self.zhat.cols_mut(rows.clone());
+        let mut dst = cols.mat();
+        for (c, x) in zhat.into_iter().enumerate() {
+            dst[(0, c)] = x;
+        }
+        self.zhat_done.fetch_add(rows.len(), Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Steps 3 and 4 in one call (for sequential drivers).
+    pub fn lowner(&mut self, u: MatMut<'_, T>, v: MatMut<'_, T>) -> Result<(), Error> {
+        self.order_output(u, v, false)?;
+        self.lowner_range(0..self.k())
+    }
+
+    /// Source of each output column (valid after [`SvdMerge::order_output`]).
+    pub fn out_cols(&self) -> &[OutCol] {
+        &self.out
+    }
+
+    /// Writes the merged singular values, ascending, into `d` (length `n`). Valid
+    /// after [`SvdMerge::order_output`].
+    pub fn singular_values_into(&self, d: &mut [T]) {
+        assert!(self.out.len() == self.n && d.len() == self.n);
+        let sigma: Vec<T> = self.roots.iter().map(|r| r.lambda).collect();
+        values_in_order(&self.out, &sigma, &self.ddefl, d);
+        for x in d.iter_mut() {
+            *x *= self.scale;
+        }
+    }
+
+    /// Step 5 on one tile: writes the root columns among output columns `cols` (of
+    /// `0..n`) of the merged `U` block into `u_out` (`n x cols.len()`) and of `V`
+    /// into `v_out` (`m x cols.len()`); the deflated ones were placed by step 3.
+    /// `work` is the workspace given to [`SvdMerge::new`]. Reads only `self`; tiles
+    /// are independent. For bitwise reproducibility use the same tiling every time
+    /// (GEMM results may depend on the shape).
+    ///
+    /// Errors: [`Error::InvalidArgument`] before steps 3 and 4 are complete;
+    /// [`Error::NoConvergence`] for a degenerate singular vector.
+    pub fn apply_cols(
+        &self,
+        cols: Range<usize>,
+        work: &[T],
+        mut u_out: MatMut<'_, T>,
+        mut v_out: MatMut<'_, T>,
+    ) -> Result<(), Error> {
+        let (n, m, k) = (self.n, self.m(), self.k());
+        if self.out.len() != n || self.zhat_done.load(Ordering::Acquire) != k {
             return Err(Error::InvalidArgument(
-                "SvdMerge::lowner called before all roots were solved".into(),
+                "SvdMerge::apply_cols before order_output and lowner_range".into(),
             ));
         }
-        let dl = &self.secular.d;
-        // Exclusive through `&mut self`: no root task can hold a borrow.
-        let diff = self.diff.as_mut();
-        for (r, x) in self.sigma.iter_mut().enumerate() {
-            *x = diff[(k, r)];
+        if work.len() < self.v_side.end() {
+            return Err(Error::Shape(format!(
+                "SvdMerge::apply_cols: workspace of {} words",
+                work.len()
+            )));
         }
-        let mut diff = diff.subrows_mut(0, k);
-        let mut sum = self.sum.as_mut();
-        let zhat = svd_zhat(&self.secular.z, diff.rb(), sum.rb(), dl);
-        let mut y = vec![T::zero(); k];
-        let mut x = vec![T::zero(); k];
-        for r in 0..k {
-            // Over contiguous columns (vectorised divisions, the step's cost).
-            let dc = col_slice_mut(diff.rb_mut().col_mut(r));
-            let sc = col_slice_mut(sum.rb_mut().col_mut(r));
-            for ((((yi, xi), &zi), (&a, &b)), &di) in y
-                .iter_mut()
-                .zip(x.iter_mut())
-                .zip(&zhat)
-                .zip(dc.iter().zip(sc.iter()))
-                .zip(dl)
-            {
-                *yi = zi / (a * b);
-                *xi = di * *yi;
+        assert!(cols.end <= n && u_out.nrows() == n && v_out.nrows() == m);
+        assert!(u_out.ncols() == cols.len() && v_out.ncols() == cols.len());
+        let srcs = &self.out[cols];
+        let Some(rr) = root_range(srcs) else {
+            return Ok(());
+        };
+        let nr = rr.len();
+        let (x, y) = self.coefficients(rr.clone())?;
+        let mut ut = Mat::<T>::zeros(n, nr);
+        self.u_side.product(work, x.as_ref(), ut.as_mut());
+        ut.as_mut().row_mut(self.nl).copy_from(x.row(0));
+        let mut vt = Mat::<T>::zeros(m, nr);
+        self.v_side.product(work, y.as_ref(), vt.as_mut());
+        for (c, s) in srcs.iter().enumerate() {
+            if let OutCol::Root(r) = *s {
+                u_out.rb_mut().col_mut(c).copy_from(ut.col(r - rr.start));
+                v_out.rb_mut().col_mut(c).copy_from(vt.col(r - rr.start));
+            }
+        }
+        Ok(())
+    }
+
+    /// The normalised coefficient vectors of roots `rr`: `x_r = (-1, d_j y_rj)`
+    /// (rows in U order: the removed row first, then the U type groups) and
+    /// `y_r = (D - sigma_r^2)^{-1} z-hat` (rows in V type order), as the columns of
+    /// two `k x rr.len()` matrices.
+    fn coefficients(&self, rr: Range<usize>) -> Result<(Mat<T>, Mat<T>), Error> {
+        let k = self.k();
+        let dl = &self.secular.d;
+        let guard = self.zhat.read();
+        let zhat = guard.mat();
+        let (mut xm, mut ym) = (Mat::<T>::zeros(k, rr.len()), Mat::<T>::zeros(k, rr.len()));
+        let (mut x, mut y) = (vec![T::zero(); k], vec![T::zero(); k]);
+        for (c, r) in rr.enumerate() {
+            let root = &self.roots[r];
+            for (i, (yi, xi)) in y.iter_mut().zip(x.iter_mut()).enumerate() {
+                let (a, b) = root.diff_sum(dl, i);
+                *yi = zhat[(0, i)] / (a * b);
+                *xi = dl[i] * *yi;
             }
             x[0] = -T::one();
             let (Some(sy), Some(sx)) = (unit_scale(&y), unit_scale(&x)) else {
@@ -478,75 +634,40 @@ impl<T: Scalar> SvdMerge<T> {
                 });
             };
             for i in 0..k {
-                dc[self.u_row[i]] = x[i] * sx;
-                sc[self.v_row[i]] = y[i] * sy;
+                xm[(self.u_row[i], c)] = x[i] * sx;
+                ym[(self.v_row[i], c)] = y[i] * sy;
             }
         }
-        self.out = merge_order(&self.sigma, &self.ddefl);
-        self.vectors_done = true;
-        Ok(())
-    }
-
-    /// Source of each output column (valid after [`SvdMerge::lowner`]).
-    pub fn out_cols(&self) -> &[OutCol] {
-        &self.out
-    }
-
-    /// Writes the merged singular values, ascending, into `d` (length `n`). Valid
-    /// after [`SvdMerge::lowner`].
-    pub fn singular_values_into(&self, d: &mut [T]) {
-        assert!(self.vectors_done && d.len() == self.n);
-        values_in_order(&self.out, &self.sigma, &self.ddefl, d);
-        for x in d.iter_mut() {
-            *x *= self.scale;
-        }
-    }
-
-    /// Step 4 on one tile: writes output columns `cols` (of `0..n`) of the merged `U`
-    /// block into `u_out` (`n x cols.len()`) and of `V` into `v_out` (`m x
-    /// cols.len()`). Reads only `self`; tiles are independent. For bitwise
-    /// reproducibility use the same tiling every time (GEMM results may depend on the
-    /// shape).
-    pub fn apply_cols(&self, cols: Range<usize>, u_out: MatMut<'_, T>, v_out: MatMut<'_, T>) {
-        assert!(self.vectors_done, "apply_cols before lowner");
-        let (n, m) = (self.n, self.m());
-        assert!(cols.end <= n && u_out.nrows() == n && v_out.nrows() == m);
-        assert!(u_out.ncols() == cols.len() && v_out.ncols() == cols.len());
-        let srcs = &self.out[cols];
-        let rr = root_range(srcs);
-        let (mut ut, mut vt) = (Mat::<T>::zeros(0, 0), Mat::<T>::zeros(0, 0));
-        if let Some(rr) = rr.clone() {
-            let nr = rr.len();
-            let k = self.k();
-            // Shared borrows: every root task's column borrow ended before `lowner`.
-            let (dg, sg) = (self.diff.read(), self.sum.read());
-            let x = dg.mat().subrows(0, k).subcols(rr.start, nr);
-            ut = Mat::zeros(n, nr);
-            self.u_side.product(x, ut.as_mut());
-            ut.as_mut().row_mut(self.nl).copy_from(x.row(0));
-            vt = Mat::zeros(m, nr);
-            self.v_side
-                .product(sg.mat().subcols(rr.start, nr), vt.as_mut());
-        }
-        let r0 = rr.map(|r| r.start).unwrap_or(0);
-        emit_cols(srcs, ut.as_ref(), r0, self.u_defl.as_ref(), u_out);
-        emit_cols(srcs, vt.as_ref(), r0, self.v_defl.as_ref(), v_out);
-    }
-
-    /// Writes the null vector of the node (`sqre = 1`; the last column of its `V`
-    /// block) into `out` (`m x 1`). Does nothing for `sqre = 0`.
-    pub fn null_vector_into(&self, mut out: MatMut<'_, T>) {
-        if self.sqre {
-            out.rb_mut().col_mut(0).copy_from(self.v_null.col(0));
-        }
+        Ok((xm, ym))
     }
 }
 
-/// The contiguous entries of a column of a column-major matrix.
-fn col_slice_mut<T: Scalar>(c: faer::ColMut<'_, T>) -> &mut [T] {
-    c.try_as_col_major_mut()
-        .expect("workspace columns are contiguous")
-        .as_slice_mut()
+/// The roots of the `solved` ranges in order, or an error naming `who` unless they
+/// cover `0..k` exactly once.
+fn gather_roots<T: Scalar>(
+    solved: &parking_lot::Mutex<Vec<SolvedRange<T>>>,
+    k: usize,
+    who: &str,
+) -> Result<Vec<Root<T>>, Error> {
+    let mut parts = std::mem::take(&mut *solved.lock());
+    parts.sort_by_key(|(r, _)| (r.start, r.end));
+    let mut roots = Vec::with_capacity(k);
+    for (range, part) in parts {
+        if range.start != roots.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{who}: roots {range:?} solved, {} expected next",
+                roots.len()
+            )));
+        }
+        roots.extend(part);
+    }
+    if roots.len() != k {
+        return Err(Error::InvalidArgument(format!(
+            "{who}: {} of {k} roots solved",
+            roots.len()
+        )));
+    }
+    Ok(roots)
 }
 
 /// Step 2 for roots `range` of a merge, sequentially: [`SvdMerge::solve_roots_range`]

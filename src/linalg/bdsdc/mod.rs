@@ -19,12 +19,13 @@
 //!    * Leaf task: [`solve_leaf`] on `d[begin..end]`, `e[begin..end-1+sqre]` and its
 //!      blocks of `U` and `V` (implicit QR, [`bdsqr::bdsqr`]). Leaves are independent.
 //!    * Merge task chain (after both children): [`SvdMerge::new`] (with `alpha =
-//!      d[mid]`, `beta = e[mid]` of the original matrix) → [`merge::solve_roots`] /
-//!      [`secular::solve_svd_roots_into`] on any partition of `0..k` (independent, any
-//!      order) → [`SvdMerge::lowner`] → [`SvdMerge::apply_cols`] on the tiles
-//!      [`col_tiles`]`(end - begin, col_tile)` (independent; each writes its own
-//!      columns of `U` and `V`), [`SvdMerge::null_vector_into`] on the last column of
-//!      the `V` block when `sqre = 1`, and [`SvdMerge::singular_values_into`] on
+//!      d[mid]`, `beta = e[mid]` of the original matrix; the node's null vector,
+//!      when `sqre = 1`, is left in the last column of its `V` block) →
+//!      [`SvdMerge::solve_roots_range`] on any partition of `0..k` (independent, any
+//!      order) → [`SvdMerge::order_output`] (deflated columns moved into place) →
+//!      [`SvdMerge::lowner_range`] on any partition → [`SvdMerge::apply_cols`] on the
+//!      tiles [`col_tiles`]`(end - begin, col_tile)` (independent; each writes its
+//!      own columns of `U` and `V`), and [`SvdMerge::singular_values_into`] on
 //!      `d[begin..end]`. Sibling merges are independent.
 //! 2. The root leaves the singular values ascending in `d` with `U` and `V`; undo
 //!    the scaling and reverse for the usual descending order.
@@ -170,6 +171,22 @@ impl BdTree {
     pub fn root(&self) -> Option<usize> {
         self.nodes.len().checked_sub(1)
     }
+
+    /// Words per row of a merge workspace shared by the whole tree of order `n`
+    /// ([`BdTree::new`]`(n, leaf_size)`; 0 without merges): node `begin..end`
+    /// may use words `begin * w..(end + 1) * w` of an `(n + 1) * w` buffer, which
+    /// holds its [`SvdMerge::workspace_len`]. Nodes with disjoint rows get
+    /// disjoint words (a removed row separates them), and a node and its
+    /// descendants, which overlap, never run at the same time. With `h = n / 2`,
+    /// the largest child of any merge, a node needs at most
+    /// `h (len - 1) + (h + 1)(len + 1) <= (2h + 1)(len + 1)` words.
+    pub fn merge_words_per_row(n: usize, leaf_size: usize) -> usize {
+        if n > leaf_size.max(3) {
+            2 * (n / 2) + 1
+        } else {
+            0
+        }
+    }
 }
 
 /// Leaf task: SVD of the `nb x (nb + sqre)` upper bidiagonal with diagonal `d`
@@ -267,19 +284,18 @@ pub fn merge_node<T: Scalar>(
     col_tile: usize,
 ) -> Result<(), Error> {
     let n = d.len();
-    let mut p = SvdMerge::new(d, alpha, beta, u.rb_mut(), v.rb_mut(), nl)?;
+    let mut work = vec![T::zero(); SvdMerge::<T>::workspace_len(n, v.nrows(), nl)];
+    let mut p = SvdMerge::new(d, alpha, beta, u.rb_mut(), v.rb_mut(), nl, &mut work)?;
     let k = p.k();
     merge::solve_roots(&mut p, 0..k)?;
-    p.lowner()?;
+    p.lowner(u.rb_mut(), v.rb_mut())?;
     for t in col_tiles(n, col_tile) {
         p.apply_cols(
             t.clone(),
+            &work,
             u.rb_mut().subcols_mut(t.start, t.len()),
             v.rb_mut().subcols_mut(t.start, t.len()),
-        );
-    }
-    if v.ncols() > n {
-        p.null_vector_into(v.rb_mut().subcols_mut(n, 1));
+        )?;
     }
     p.singular_values_into(d);
     Ok(())

@@ -25,7 +25,7 @@ use faer::reborrow::ReborrowMut;
 use faer::MatMut;
 
 use crate::error::Error;
-use crate::linalg::stedc::secular::{check_range, solve_in_frame, Frame, Secular, MAX_ITER};
+use crate::linalg::stedc::secular::{check_range, solve_in_frame, Frame, Root, Secular, MAX_ITER};
 use crate::scalar::Scalar;
 
 /// The SVD frame: `sigma = d_o + t`; `diff[j] = d_j - d_o`, `sum[j] = d_j + d_o` while
@@ -35,6 +35,8 @@ pub(crate) struct Squared<'a, T> {
     diff: &'a mut [T],
     sum: &'a mut [T],
     o: usize,
+    /// The converged iterate, once [`Frame::finish`] ran.
+    t: T,
 }
 
 impl<T: Scalar> Frame<T> for Squared<'_, T> {
@@ -79,6 +81,7 @@ impl<T: Scalar> Frame<T> for Squared<'_, T> {
         }
     }
     fn finish(&mut self, t: T) -> T {
+        self.t = t;
         for (df, sm) in self.diff.iter_mut().zip(self.sum.iter_mut()) {
             *df -= t;
             *sm += t;
@@ -98,10 +101,35 @@ pub fn solve_svd_root<T: Scalar>(
     diff: &mut [T],
     sum: &mut [T],
 ) -> Result<T, Error> {
+    Ok(locate_svd_root(d, z, rho, i, diff, sum)?.lambda)
+}
+
+/// [`solve_svd_root`], returning where the root lies (`sigma = d[origin] + tau`,
+/// in [`Root::lambda`]); its differences are [`Root::diff_sum`]. `diff` and `sum`
+/// (length `k`) are scratch.
+pub fn locate_svd_root<T: Scalar>(
+    d: &[T],
+    z: &[T],
+    rho: T,
+    i: usize,
+    diff: &mut [T],
+    sum: &mut [T],
+) -> Result<Root<T>, Error> {
     let k = d.len();
     assert!(i < k && z.len() == k && diff.len() == k && sum.len() == k);
-    let mut frame = Squared { d, diff, sum, o: 0 };
-    solve_in_frame(&mut frame, k, z, rho, i, MAX_ITER)
+    let mut frame = Squared {
+        d,
+        diff,
+        sum,
+        o: 0,
+        t: T::zero(),
+    };
+    let sigma = solve_in_frame(&mut frame, k, z, rho, i, MAX_ITER)?;
+    Ok(Root {
+        origin: frame.o,
+        tau: frame.t,
+        lambda: sigma,
+    })
 }
 
 /// Solves roots `range` of the SVD secular equation `sec` (poles `sec.d`, ascending,
@@ -197,6 +225,7 @@ mod tests {
                     diff: &mut diff,
                     sum: &mut sum,
                     o: 0,
+                    t: 0.0,
                 };
                 matches!(
                     solve_in_frame(&mut frame, 4, &z, 1.0, i, 1),

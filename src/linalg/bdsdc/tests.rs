@@ -353,22 +353,29 @@ fn root_ranges_are_independent() {
     .unwrap();
     let run = |parts: &[usize]| -> Svd<f64> {
         let (mut uu, mut vv) = (u.clone(), v.clone());
-        let mut p = SvdMerge::new(&dw, d[nl], e[nl], uu.as_mut(), vv.as_mut(), nl).unwrap();
+        let mut work = vec![0.0; SvdMerge::<f64>::workspace_len(n, n, nl)];
+        let mut p =
+            SvdMerge::new(&dw, d[nl], e[nl], uu.as_mut(), vv.as_mut(), nl, &mut work).unwrap();
         let k = p.k();
         let mut cuts: Vec<usize> = parts.iter().map(|&x| x * k / 100).collect();
         cuts.insert(0, 0);
         cuts.push(k);
-        // Solve the ranges in reverse order, each through its own column borrow.
+        // Solve the ranges in reverse order, and z-hat in the same ranges.
         for w in cuts.windows(2).rev() {
             p.solve_roots_range(w[0]..w[1]).unwrap();
         }
-        p.lowner().unwrap();
+        p.order_output(uu.as_mut(), vv.as_mut(), false).unwrap();
+        for w in cuts.windows(2).rev() {
+            p.lowner_range(w[0]..w[1]).unwrap();
+        }
         for t in col_tiles(n, 16) {
             p.apply_cols(
                 t.clone(),
+                &work,
                 uu.as_mut().subcols_mut(t.start, t.len()),
                 vv.as_mut().subcols_mut(t.start, t.len()),
-            );
+            )
+            .unwrap();
         }
         let mut s = vec![0.0; n];
         p.singular_values_into(&mut s);
@@ -416,15 +423,37 @@ fn merge_misuse_is_an_error() {
         v.as_mut().submatrix_mut(5, 5, 4, 4),
     )
     .unwrap();
-    let mut p = SvdMerge::new(&dw, d[4], e[4], u.as_mut(), v.as_mut(), 4).unwrap();
+    let mut work = vec![0.0; SvdMerge::<f64>::workspace_len(n, n, 4)];
+    let mut p = SvdMerge::new(&dw, d[4], e[4], u.as_mut(), v.as_mut(), 4, &mut work).unwrap();
     let k = p.k();
     assert!(matches!(
         solve_roots(&mut p, 0..k + 1),
         Err(Error::Shape(_))
     ));
-    assert!(matches!(p.lowner(), Err(Error::InvalidArgument(_))));
     assert!(matches!(
-        SvdMerge::new(&dw, d[4], e[4], u.as_mut(), v.as_mut(), 0),
+        p.apply_cols(0..n, &work, u.as_mut(), v.as_mut()),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        p.lowner(u.as_mut(), v.as_mut()),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        SvdMerge::new(&dw, d[4], e[4], u.as_mut(), v.as_mut(), 0, &mut work),
+        Err(Error::Shape(_))
+    ));
+    // A workspace one word short.
+    let short = SvdMerge::<f64>::workspace_len(n, n, 4) - 1;
+    assert!(matches!(
+        SvdMerge::new(
+            &dw,
+            d[4],
+            e[4],
+            u.as_mut(),
+            v.as_mut(),
+            4,
+            &mut work[..short]
+        ),
         Err(Error::Shape(_))
     ));
 }
@@ -570,4 +599,44 @@ fn bdsqr_clustered_orthogonality() {
     let (s, u, vt) = run_bdsqr(&d, &e);
     let rt = ratios(&d, &e, 1.0, &s, &u, &vt);
     assert!(rt.ok(), "{rt:?}");
+}
+
+/// The shared merge workspace of the pipeline: every node's part
+/// (`begin * w..(end + 1) * w`) holds its `SvdMerge::workspace_len`, and parts of
+/// nodes with disjoint rows are disjoint.
+#[test]
+fn every_merge_fits_its_part_of_the_shared_workspace() {
+    for n in 4..400 {
+        for leaf in [3, 5, 16, 25] {
+            let tree = BdTree::new(n, leaf);
+            let w = BdTree::merge_words_per_row(n, leaf);
+            let mut parts = Vec::new();
+            for node in &tree.nodes {
+                if let BdNode::Merge {
+                    begin,
+                    mid,
+                    end,
+                    sqre,
+                    ..
+                } = *node
+                {
+                    let (len, m) = (end - begin, end - begin + usize::from(sqre));
+                    assert!(
+                        SvdMerge::<f64>::workspace_len(len, m, mid - begin) <= (len + 1) * w,
+                        "n = {n}, leaf {leaf}, node {begin}..{end}"
+                    );
+                    parts.push((begin * w, (end + 1) * w, begin, end));
+                }
+            }
+            assert!(parts.iter().all(|p| p.1 <= (n + 1) * w));
+            for a in &parts {
+                for b in &parts {
+                    let rows_disjoint = a.3 <= b.2 || b.3 <= a.2;
+                    if rows_disjoint {
+                        assert!(a.1 <= b.0 || b.1 <= a.0, "n = {n}: {a:?} and {b:?}");
+                    }
+                }
+            }
+        }
+    }
 }

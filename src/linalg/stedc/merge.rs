@@ -697,43 +697,9 @@ pub(crate) fn root_range(srcs: &[OutCol]) -> Option<Range<usize>> {
     rr
 }
 
-/// Copies the output columns `srcs` of a tile into `out`: roots from `roots` (whose
-/// column 0 is root `r0`), deflated columns from `defl`.
-pub(crate) fn emit_cols<T: Scalar>(
-    srcs: &[OutCol],
-    roots: MatRef<'_, T>,
-    r0: usize,
-    defl: MatRef<'_, T>,
-    mut out: MatMut<'_, T>,
-) {
-    for (c, s) in srcs.iter().enumerate() {
-        let src = match *s {
-            OutCol::Root(r) => roots.col(r - r0),
-            OutCol::Deflated(s) => defl.col(s),
-        };
-        out.rb_mut().col_mut(c).copy_from(src);
-    }
-}
-
-/// Rows `rows` of the columns `cols` of `q`, as a new matrix. Whole-column
-/// copies: gathering element by element would be several times slower at the
-/// top merge, where these are `n^2` values.
-pub(crate) fn gather_cols<T: Scalar>(
-    q: MatRef<'_, T>,
-    rows: Range<usize>,
-    cols: &[usize],
-) -> Mat<T> {
-    let mut m = Mat::<T>::zeros(rows.len(), cols.len());
-    for (c, &src) in cols.iter().enumerate() {
-        m.col_mut(c)
-            .copy_from(q.col(src).subrows(rows.start, rows.len()));
-    }
-    m
-}
-
 /// Rows `rows` of the columns `cols` of `q`, one after the other (column major,
 /// leading dimension `rows.len()`) at the start of `out`.
-fn gather_cols_into<T: Scalar>(
+pub(crate) fn gather_cols_into<T: Scalar>(
     q: MatRef<'_, T>,
     rows: Range<usize>,
     cols: &[usize],

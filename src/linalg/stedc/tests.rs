@@ -676,3 +676,27 @@ fn column_moves_in_place_match_moves_through_a_copy() {
         }
     }
 }
+
+/// The shared merge workspace of the pipeline: every node's part
+/// (`begin * w..end * w`) holds its `MergeProblem::workspace_len`.
+#[test]
+fn every_merge_fits_its_part_of_the_shared_workspace() {
+    for n in 2..400 {
+        for leaf in [1, 5, 16, 32] {
+            let tree = DcTree::new(n, leaf);
+            let w = DcTree::merge_words_per_row(n, leaf);
+            for node in &tree.nodes {
+                if let DcNode::Merge {
+                    begin, cut, end, ..
+                } = *node
+                {
+                    let len = end - begin;
+                    assert!(
+                        MergeProblem::<f64>::workspace_len(len, cut - begin) <= len * w,
+                        "n = {n}, leaf {leaf}, node {begin}..{end}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -197,17 +197,7 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
     Ok((scale, anrm * scale))
 }
 
-/// Bytes of graph bookkeeping per task: the task and its footprint, its edges,
-/// the runtime's plan and per-task record (a generous average).
-const BYTES_PER_TASK: u64 = 640;
-
-/// What a run holds besides its matrices and tasks (worker stacks, the
-/// allocator's per-thread arenas, progress and trace state): measured at n =
-/// 600 and 1000 on 1 and 2 threads, the resident peak exceeded the rest of the
-/// figure by up to 3.4 MB.
-const RUNTIME_BYTES: u64 = 4 << 20;
-/// See [`RUNTIME_BYTES`].
-const RUNTIME_BYTES_PER_THREAD: u64 = 2 << 20;
+use crate::pipeline::task::{runtime_bytes, BYTES_PER_TASK};
 
 /// An upper estimate of the number of tasks of the EVD graph of order `n`
 /// (closed form, so it costs nothing even for absurd `n`; saturating).
@@ -333,11 +323,9 @@ pub fn memory_bytes<T: Scalar>(
         .try_fold(0u64, u64::checked_add)?;
     }
     let bytes = words.checked_mul(std::mem::size_of::<T>() as u64)?;
-    let runtime =
-        RUNTIME_BYTES.checked_add(RUNTIME_BYTES_PER_THREAD.checked_mul(threads as u64)?)?;
     bytes
         .checked_add(task_count(n, job, opts).checked_mul(BYTES_PER_TASK)?)?
-        .checked_add(runtime)
+        .checked_add(runtime_bytes(threads)?)
 }
 
 /// Refuses, with [`Error::OutOfMemory`], an EVD that does not fit in the memory

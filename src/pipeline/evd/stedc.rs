@@ -8,9 +8,11 @@ use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::stedc::merge::MergeProblem;
 use crate::linalg::stedc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
 use crate::matrix::SharedMatrix;
-use crate::pipeline::task::{check_owned, deflated, with_access, MergeSlot};
+use crate::pipeline::task::{
+    check_owned, column_slice, column_slice_ref, deflated, with_access, MergeSlot,
+};
 use crate::{Error, Result, Scalar};
-use faer::{Mat, MatMut, MatRef};
+use faer::Mat;
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -403,21 +405,4 @@ pub fn dc_scale<T: Scalar>(anrm: T) -> T {
     let e = anrm.f64().log2().round() as i32;
     // Exact: the input was brought into [sqrt(safmin/eps), sqrt(eps/safmin)].
     T::of(2f64.powi(e))
-}
-
-/// The entries of a column view with unit row stride (a row range of the
-/// merge workspace) as a slice.
-fn column_slice<T: Scalar>(v: MatMut<'_, T>) -> &mut [T] {
-    v.col_mut(0)
-        .try_as_col_major_mut()
-        .expect("the merge workspace is a column")
-        .as_slice_mut()
-}
-
-/// [`column_slice`], shared.
-fn column_slice_ref<T: Scalar>(v: MatRef<'_, T>) -> &[T] {
-    v.col(0)
-        .try_as_col_major()
-        .expect("the merge workspace is a column")
-        .as_slice()
 }

@@ -12,7 +12,9 @@ use crate::linalg::bdsdc::{bdsqr, col_tiles, solve_leaf, BdNode, BdTree, BdsdcPa
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::ColumnBlocks;
-use crate::pipeline::task::{check_owned, deflated, with_access, MergeSlot, Slot};
+use crate::pipeline::task::{
+    check_owned, column_slice, column_slice_ref, deflated, with_access, MergeSlot, Slot,
+};
 use crate::{Error, Result, Scalar};
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut};
@@ -237,6 +239,13 @@ pub(super) fn bdsdc_impl<T: Scalar>(
 
     let tree = BdTree::new(n, params.leaf_size);
     let root = tree.nodes.len() - 1;
+    // One workspace for every merge's copies of its vectors' halves, node
+    // `begin..end` owning words `begin * w..(end + 1) * w`
+    // (`BdTree::merge_words_per_row`): allocated once, about `n^2` words, freed
+    // with the last task holding it.
+    let w = BdTree::merge_words_per_row(n, params.leaf_size);
+    let work = Arc::new(SharedMatrix::new(Mat::<T>::zeros((n + 1) * w, 1)));
+    let work_id = work.id();
     // Exit tasks of each node (what its parent must wait for).
     let mut exits: Vec<Vec<TaskId>> = Vec::with_capacity(tree.nodes.len());
     // Column blocks of the final U and V (descending order) and their producers.
@@ -287,16 +296,19 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                 begin,
                 mid,
                 end,
-                sqre,
                 left,
                 right,
+                ..
             } => {
                 let is_root = idx == root;
                 let roots = (len / ROOT_GRAIN).clamp(1, 8);
                 let slot = Arc::new(MergeSlot::<SvdMerge<T>>::new());
-                // Pseudo-matrix rows of the slot: 0..roots = root ranges, `roots` = the rest.
-                let all = Region::new(slot.id, 0..roots + 1, 0..1);
-                let shared_part = Region::new(slot.id, roots..roots + 1, 0..1);
+                // Pseudo-matrix rows of the slot: 0..roots = root ranges,
+                // roots..2 roots = z-hat ranges, 2 roots = the rest.
+                let all = Region::new(slot.id, 0..2 * roots + 1, 0..1);
+                let shared_part = Region::new(slot.id, 2 * roots..2 * roots + 1, 0..1);
+                let wrows = begin * w..(end + 1) * w;
+                let wreg = Region::new(work_id, wrows.clone(), 0..1);
                 let dreg = Region::new(did, r.clone(), 0..1);
                 let ureg = Region::new(uid, r.clone(), r.clone());
                 let vreg = Region::new(vid, c.clone(), c.clone());
@@ -305,8 +317,10 @@ pub(super) fn bdsdc_impl<T: Scalar>(
 
                 let deflate = {
                     let (slot, st, r, c) = (slot.clone(), st.clone(), r.clone(), c.clone());
+                    let (work, wrows) = (work.clone(), wrows.clone());
                     let body = with_access(move |acc| {
-                        // After both children; owns the node's d, U and V blocks.
+                        // After both children; owns the node's d, U and V blocks
+                        // and its part of the workspace.
                         if st.scale(acc) == T::zero() {
                             return Ok(());
                         }
@@ -317,7 +331,9 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                         let beta = st.e.read(acc, mid..mid + 1, 0..1)[(0, 0)];
                         let ub = st.u.write(acc, r.clone(), r.clone());
                         let vb = st.v.write(acc, c.clone(), c.clone());
-                        let p = SvdMerge::new(&dl, alpha, beta, ub, vb, mid - begin)?;
+                        let wv = work.write(acc, wrows, 0..1);
+                        let p =
+                            SvdMerge::new(&dl, alpha, beta, ub, vb, mid - begin, column_slice(wv))?;
                         *slot.problem.write() = Some(p);
                         Ok(())
                     });
@@ -332,6 +348,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                                     .read(Region::new(eid, mid..mid + 1, 0..1))
                                     .write(ureg.clone())
                                     .write(vreg.clone())
+                                    .write(wreg.clone())
                                     .write(all.clone()),
                             ),
                     )
@@ -347,8 +364,6 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                         if st.scale(acc) == T::zero() {
                             return Ok(());
                         }
-                        // Root ranges borrow disjoint columns of the problem's
-                        // root workspace (checked by `SplitColumns`).
                         let guard = slot.problem.read();
                         let p = deflated(&guard)?;
                         let k = p.k();
@@ -372,24 +387,21 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     root_tasks.push(t);
                 }
 
-                let null_col = end..end + usize::from(sqre);
-                let null_reg = Region::new(vid, c.clone(), null_col.clone());
-                let lowner = {
+                // The output order, the deflated columns moved into place (at the
+                // root into the descending order) and the node's singular values.
+                let order = {
                     let (slot, st, r, c) = (slot.clone(), st.clone(), r.clone(), c.clone());
-                    let null_col = null_col.clone();
                     let body = with_access(move |acc| {
                         if st.scale(acc) == T::zero() {
                             return Ok(());
                         }
                         let mut guard = slot.problem.write();
                         let p = guard.as_mut().ok_or_else(|| {
-                            Error::InvalidArgument("bdsdc lowner before deflation".into())
+                            Error::InvalidArgument("bdsdc order before deflation".into())
                         })?;
-                        p.lowner()?;
-                        if sqre {
-                            // The null vector is the last column of the V block.
-                            p.null_vector_into(st.v.write(acc, c.clone(), null_col.clone()));
-                        }
+                        let ub = st.u.write(acc, r.clone(), r.clone());
+                        let vb = st.v.write(acc, c.clone(), c.clone());
+                        p.order_output(ub, vb, is_root)?;
                         let mut dl = vec![T::zero(); r.len()];
                         p.singular_values_into(&mut dl);
                         let mut dv = st.d.write(acc, r.clone(), 0..1);
@@ -399,19 +411,52 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                         Ok(())
                     });
                     g.add(
-                        Task::new(format!("{name}.lowner"), body)
+                        Task::new(format!("{name}.order"), body)
                             .stage(BDSVD)
-                            .cost((8 * len * len) as f64, (32 * len * len) as f64)
+                            // A sort and at most `len` column moves in each block.
+                            .cost((20 * len) as f64, (32 * len * len) as f64)
                             .footprint(
                                 Footprint::new()
                                     .read(scale_reg.clone())
                                     .write(all.clone())
                                     .write(dreg.clone())
-                                    .write(null_reg),
+                                    .write(ureg.clone())
+                                    .write(vreg.clone()),
                             ),
                     )
                 };
-                g.succeed(lowner, &root_tasks);
+                g.succeed(order, &root_tasks);
+
+                let mut lowners = Vec::with_capacity(roots);
+                for q in 0..roots {
+                    let (slot, st) = (slot.clone(), st.clone());
+                    let body = with_access(move |acc| {
+                        if st.scale(acc) == T::zero() {
+                            return Ok(());
+                        }
+                        // Disjoint ranges of z-hat (checked by `SplitColumns`).
+                        let guard = slot.problem.read();
+                        let p = deflated(&guard)?;
+                        let k = p.k();
+                        p.lowner_range(q * k / roots..(q + 1) * k / roots)
+                    });
+                    let t = g.add(
+                        Task::new(format!("{name}.lowner[{q}]"), body)
+                            .stage(BDSVD)
+                            .cost(
+                                (8 * len * len / roots) as f64,
+                                (16 * len * len / roots) as f64,
+                            )
+                            .footprint(
+                                Footprint::new()
+                                    .read(scale_reg.clone())
+                                    .read(shared_part.clone())
+                                    .write(Region::new(slot_id, roots + q..roots + q + 1, 0..1)),
+                            ),
+                    );
+                    g.edge(order, t);
+                    lowners.push(t);
+                }
 
                 let mut applies = Vec::new();
                 for tile in col_tiles(len, params.col_tile) {
@@ -425,6 +470,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     let body = {
                         let (slot, st, r, c) = (slot.clone(), st.clone(), r.clone(), c.clone());
                         let (tile, dest) = (tile.clone(), dest.clone());
+                        let (work, wrows) = (work.clone(), wrows.clone());
                         with_access(move |acc| {
                             let mut uo = st.u.write(acc, r.clone(), dest.clone());
                             let mut vo = st.v.write(acc, c.clone(), dest.clone());
@@ -442,18 +488,19 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                             }
                             let guard = slot.problem.read();
                             let p = deflated(&guard)?;
+                            let wv = column_slice_ref(work.read(acc, wrows, 0..1));
                             if is_root {
                                 // The descending order through a reversed view
                                 // of the destination (no temporary, no copy).
                                 p.apply_cols(
                                     tile.clone(),
+                                    wv,
                                     uo.reverse_cols_mut(),
                                     vo.reverse_cols_mut(),
-                                );
+                                )
                             } else {
-                                p.apply_cols(tile.clone(), uo, vo);
+                                p.apply_cols(tile.clone(), wv, uo, vo)
                             }
-                            Ok(())
                         })
                     };
                     let t = g.add(
@@ -466,13 +513,14 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                             .footprint(
                                 Footprint::new()
                                     .read(scale_reg.clone())
-                                    .read(shared_part.clone())
+                                    .read(all.clone())
+                                    .read(wreg.clone())
                                     .write(Region::new(uid, r.clone(), dest.clone()))
                                     .write(Region::new(vid, c.clone(), dest.clone())),
                             ),
                     );
                     if apply_after_lowner {
-                        g.edge(lowner, t);
+                        g.succeed(t, &lowners);
                     } else {
                         g.edge(deflate, t);
                     }
@@ -495,7 +543,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     )
                 };
                 g.succeed(free, &applies);
-                let mut node_exits = vec![lowner];
+                let mut node_exits = vec![order];
                 node_exits.extend(applies);
                 exits.push(node_exits);
             }

@@ -282,6 +282,15 @@ impl<T: Scalar> Root<T> {
     pub fn delta(&self, d: &[T], j: usize) -> T {
         (d[j] - d[self.origin]) - self.tau
     }
+
+    /// For a root of the SVD's secular equation (`lambda` is `sigma`):
+    /// `(d[j] - sigma, d[j] + sigma)`, bitwise as
+    /// [`crate::linalg::bdsdc::secular::solve_svd_root`] writes them.
+    #[inline(always)]
+    pub fn diff_sum(&self, d: &[T], j: usize) -> (T, T) {
+        let o = d[self.origin];
+        ((d[j] - o) - self.tau, (d[j] + o) + self.tau)
+    }
 }
 
 /// [`solve_root`], returning where the root lies instead of all its differences
