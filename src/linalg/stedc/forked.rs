@@ -67,12 +67,24 @@ pub fn tridiag_eigvecs_forked<T: Scalar>(
         )));
     }
     let mut q = Mat::<T>::zeros(m, m);
+    tridiag_eigvecs_forked_into(d, e, params, rt, q.as_mut())?;
+    Ok(q)
+}
+
+/// [`tridiag_eigvecs_forked`] into `q` (`m x m`, any contents: every entry is
+/// written), without a matrix of its own.
+fn tridiag_eigvecs_forked_into<T: Scalar>(
+    d: &mut [T],
+    e: &[T],
+    params: &DcParams,
+    rt: Option<&Runtime>,
+    q: MatMut<'_, T>,
+) -> Result<(), Error> {
     let p = Params {
         leaf: params.leaf_size.max(1),
         col_tile: params.col_tile,
     };
-    node(d, e, T::zero(), T::zero(), q.as_mut(), &p, 0, rt)?;
-    Ok(q)
+    node(d, e, T::zero(), T::zero(), q, &p, 0, rt)
 }
 
 struct Params {
@@ -194,13 +206,13 @@ pub fn stedc_identity<T: Scalar>(
     };
     let several = for_each_scaled_block(d, e, |s, d, e| {
         let m = d.len();
-        let mut zb = z.as_mut().submatrix_mut(s, s, m, m);
+        let zb = z.as_mut().submatrix_mut(s, s, m, m);
         if m <= params.leaf_size {
             crate::linalg::steqr::steqr(d, e, zb)
         } else {
-            let q = tridiag_eigvecs_forked(d, e, &params, rt)?;
-            zb.copy_from(&q);
-            Ok(())
+            // Straight into the block (its off-diagonal zeros of the identity
+            // are overwritten by the merges): no second n x n matrix.
+            tridiag_eigvecs_forked_into(d, e, &params, rt, zb)
         }
     })?;
     if several {

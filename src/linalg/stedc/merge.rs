@@ -64,6 +64,11 @@ pub enum OutCol {
     Deflated(usize),
 }
 
+/// Largest number of roots [`MergeProblem::apply_cols`] turns into
+/// eigenvectors at a time (the default column tile: the pipeline's tiles are
+/// one chunk each).
+pub const APPLY_CHUNK: usize = 256;
+
 /// The roots of one [`MergeProblem::solve_roots_range`] call.
 type SolvedRange<T> = (Range<usize>, Vec<Root<T>>);
 
@@ -402,9 +407,6 @@ impl<T: Scalar> MergeProblem<T> {
         };
         let (n1, n) = (self.n1, self.n);
         let n2 = n - n1;
-        let nr = rr.len();
-        let u = self.eigenvector_block(rr.clone())?;
-        let mut tmp = Mat::<T>::zeros(n, nr);
         let ntop = self.ctot[0] + self.ctot[1];
         let nbot = self.ctot[1] + self.ctot[2];
         if work.len() < n1 * ntop + n2 * nbot {
@@ -414,24 +416,46 @@ impl<T: Scalar> MergeProblem<T> {
             )));
         }
         let (top, bot) = work.split_at(n1 * ntop);
-        if ntop > 0 {
-            gemm(
-                tmp.as_mut().submatrix_mut(0, 0, n1, nr),
-                MatRef::from_column_major_slice(top, n1, ntop),
-                u.as_ref().subrows(0, ntop),
-            );
-        }
-        if nbot > 0 {
-            gemm(
-                tmp.as_mut().submatrix_mut(n1, 0, n2, nr),
-                MatRef::from_column_major_slice(&bot[..n2 * nbot], n2, nbot),
-                u.as_ref().subrows(self.ctot[0], nbot),
-            );
-        }
+        let (qtop, qbot) = (
+            MatRef::from_column_major_slice(top, n1, ntop),
+            MatRef::from_column_major_slice(&bot[..n2 * nbot], n2, nbot),
+        );
+        // Where each root's column goes in `out`.
+        let mut dest = vec![0usize; rr.len()];
         for (c, s) in srcs.iter().enumerate() {
             if let OutCol::Root(r) = *s {
-                out.rb_mut().col_mut(c).copy_from(tmp.col(r - rr.start));
+                dest[r - rr.start] = c;
             }
+        }
+        // The roots in chunks of at most APPLY_CHUNK columns, so a wide tile
+        // (the one-stage path's column halves) holds two `n x APPLY_CHUNK`
+        // temporaries, not two of its own width.
+        let mut r0 = rr.start;
+        while r0 < rr.end {
+            let chunk = r0..(r0 + APPLY_CHUNK).min(rr.end);
+            let nr = chunk.len();
+            let u = self.eigenvector_block(chunk.clone())?;
+            let mut tmp = Mat::<T>::zeros(n, nr);
+            if ntop > 0 {
+                gemm(
+                    tmp.as_mut().submatrix_mut(0, 0, n1, nr),
+                    qtop,
+                    u.as_ref().subrows(0, ntop),
+                );
+            }
+            if nbot > 0 {
+                gemm(
+                    tmp.as_mut().submatrix_mut(n1, 0, n2, nr),
+                    qbot,
+                    u.as_ref().subrows(self.ctot[0], nbot),
+                );
+            }
+            for r in chunk.clone() {
+                out.rb_mut()
+                    .col_mut(dest[r - rr.start])
+                    .copy_from(tmp.col(r - chunk.start));
+            }
+            r0 = chunk.end;
         }
         Ok(())
     }

@@ -12,8 +12,10 @@
 use super::{prepare, EvdJob, EvdOptions, SymmetricEigen};
 use crate::linalg::stebz::Sturm;
 use crate::linalg::stedc::forked::stedc_identity;
+use crate::linalg::stedc::merge::APPLY_CHUNK;
 use crate::linalg::stein::stein_columns;
 use crate::linalg::sytrd::{ormtr_on, sytrd_on, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
+use crate::pipeline::task::runtime_bytes;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Result, Scalar};
 use faer::Mat;
@@ -23,22 +25,40 @@ use std::time::Instant;
 /// how much memory is free (reading `/proc` costs more than a tiny solve).
 const UNCHECKED_BYTES: u64 = 16 << 20;
 
-/// Bytes the direct path allocates for order `n`: the working copy, the
-/// eigenvectors and the D&C workspace (a copy of the largest block), plus
-/// `O(n)` vectors.
-pub(super) fn memory_bytes<T: Scalar>(n: usize, job: EvdJob) -> Option<u64> {
+/// Bytes the direct path allocates for order `n` on `threads` workers: the
+/// working copy, the eigenvectors, the D&C merge workspaces (`n ceil(n/2)`
+/// words at the root, whose column halves each hold two temporaries of
+/// [`APPLY_CHUNK`] columns, after the halves' `n^2 / 4`), the reduction's
+/// workspaces and the runtime's own. Measured through `eigenflow::eigh` on 2
+/// threads: peaks of 3.68, 3.13 and 2.81 n^2 words at n = 2000, 3000 and 4500
+/// (figure 3.68, 3.32, 3.10).
+pub(super) fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, threads: usize) -> Option<u64> {
     let n64 = n as u64;
     let nn = n64.checked_mul(n64)?;
     let words = match job {
-        EvdJob::Values => nn.checked_add(n64.checked_mul(4)?)?,
-        EvdJob::Vectors => nn.checked_mul(3)?.checked_add(n64.checked_mul(64)?)?,
+        // The reduction's panel workspaces (`W`, and `L`, `R` of the split
+        // SYR2K: about 300 n words) and the O(n) vectors.
+        EvdJob::Values => nn.checked_add(n64.checked_mul(320)?)?,
+        EvdJob::Vectors => [
+            nn.checked_mul(2)?,
+            n64.div_ceil(2).checked_mul(n64)?,
+            // The two halves' merge workspaces, about n^2 / 8 words each, run
+            // before the root's and may be kept by the allocator after.
+            nn / 4,
+            n64.checked_mul(4 * APPLY_CHUNK as u64)?,
+            n64.checked_mul(320)?,
+        ]
+        .into_iter()
+        .try_fold(0u64, u64::checked_add)?,
     };
-    words.checked_mul(std::mem::size_of::<T>() as u64)
+    words
+        .checked_mul(std::mem::size_of::<T>() as u64)?
+        .checked_add(runtime_bytes(threads)?)
 }
 
 /// [`crate::Error::OutOfMemory`] when the direct solve of order `n` does not fit.
-pub(super) fn admit<T: Scalar>(n: usize, job: EvdJob) -> Result<()> {
-    let needed = memory_bytes::<T>(n, job).unwrap_or(u64::MAX);
+pub(super) fn admit<T: Scalar>(n: usize, job: EvdJob, threads: usize) -> Result<()> {
+    let needed = memory_bytes::<T>(n, job, threads).unwrap_or(u64::MAX);
     if needed < UNCHECKED_BYTES {
         return Ok(());
     }

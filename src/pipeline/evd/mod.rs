@@ -599,7 +599,7 @@ pub fn eigh<T: Scalar>(
 ) -> Result<SymmetricEigen<T>> {
     if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
         check_selection(a.nrows(), opts)?;
-        direct::admit::<T>(a.nrows(), job)?;
+        direct::admit::<T>(a.nrows(), job, rt.threads())?;
         side::check_finite_side(a, opts.side)?;
         return direct::run(side::lower_copy(a, opts.side), job, opts, rt);
     }
@@ -624,7 +624,7 @@ pub fn eigh_owned<T: Scalar>(
 ) -> Result<SymmetricEigen<T>> {
     if one_stage(a.nrows(), a.ncols(), job, opts, rt) {
         check_selection(a.nrows(), opts)?;
-        direct::admit::<T>(a.nrows(), job)?;
+        direct::admit::<T>(a.nrows(), job, rt.threads())?;
         return direct::run(owned_lower(a, opts)?, job, opts, rt);
     }
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), true)?;
