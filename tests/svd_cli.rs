@@ -219,24 +219,6 @@ fn accounted_memory_bounds_the_measured_peak() {
         .args(["--n", "1200", "--threads", "2", "--json", "--quiet"])
         .output()
         .unwrap();
-    let line = json_line(&out);
-    let figure = line["memory_bytes"].as_u64().expect("memory_bytes");
-    let (Some(peak), Some(start)) = (
-        line["peak_rss_bytes"].as_u64(),
-        line["start_rss_bytes"].as_u64(),
-    ) else {
-        eprintln!("SKIPPED accounted_memory_bounds_the_measured_peak: no VmHWM here");
-        return;
-    };
-    let share = peak.saturating_sub(start);
-    // U and V alone are 2 n^2 words: less means the measurement missed the run.
-    assert!(share >= 2 * 1200 * 1200 * 8, "{line}");
-    assert!(
-        share <= figure,
-        "run used {share} B, accounted {figure} B: {line}"
-    );
-    assert!(
-        share as f64 >= 0.8 * figure as f64,
-        "run used {share} B, accounted {figure} B (over 25% more): {line}"
-    );
+    // U and V alone are 2 n^2 words.
+    example_bin::check_accounted_memory(&json_line(&out), 2 * 1200 * 1200 * 8, 0.8);
 }

@@ -1,7 +1,7 @@
 //! What every stage builder shares: tasks whose bodies take checked views, and
 //! the check that handles belong to the graph being built.
 
-use crate::graph::{SubGraph, TaskContext, TaskGraph, TaskId};
+use crate::graph::{Footprint, Region, SubGraph, Task, TaskContext, TaskGraph, TaskId};
 use crate::matrix::access::Access;
 use crate::{Error, Result, Scalar};
 use parking_lot::Mutex;
@@ -136,4 +136,62 @@ pub(crate) fn runtime_bytes(threads: usize) -> Option<u64> {
     (2u64 << 20)
         .checked_mul(threads as u64)?
         .checked_add(4 << 20)
+}
+
+/// A step of a divide-and-conquer merge that runs as `count` tasks over the
+/// ranges `i k / count..(i + 1) k / count` of `0..k` (the secular roots, the
+/// entries of z-hat), `k` from the merge's problem: task `i` is named
+/// `{name}[i]`, writes pseudo-row `first_row + i` of the slot and reads what
+/// `reads` says.
+pub(crate) struct MergeRanges {
+    pub(crate) name: String,
+    pub(crate) stage: &'static str,
+    pub(crate) count: usize,
+    pub(crate) first_row: usize,
+    /// Flops and bytes of one task.
+    pub(crate) cost: (f64, f64),
+    pub(crate) reads: Footprint,
+}
+
+/// Adds the tasks of `spec`, each after `after`: task `i` runs `run(problem,
+/// range i)` on the problem of `slot` unless `skip(access)` (a merge the stage
+/// left out, as the SVD's of a zero bidiagonal). `k` gives the range's length
+/// from the problem.
+pub(crate) fn add_merge_ranges<P: Send + Sync + 'static>(
+    g: &mut TaskGraph<'static>,
+    slot: &Arc<MergeSlot<P>>,
+    spec: MergeRanges,
+    after: TaskId,
+    skip: impl Fn(&Access<'_>) -> bool + Clone + Send + 'static,
+    k: fn(&P) -> usize,
+    run: fn(&P, std::ops::Range<usize>) -> Result<()>,
+) -> Vec<TaskId> {
+    let count = spec.count;
+    (0..count)
+        .map(|i| {
+            let (slot_b, skip) = (slot.clone(), skip.clone());
+            let body = with_access(move |acc| {
+                if skip(acc) {
+                    return Ok(());
+                }
+                let guard = slot_b.problem.read();
+                let problem = deflated(&guard)?;
+                let k = k(problem);
+                run(problem, i * k / count..(i + 1) * k / count)
+            });
+            let row = spec.first_row + i;
+            let t = g.add(
+                Task::new(format!("{}[{i}]", spec.name), body)
+                    .stage(spec.stage)
+                    .cost(spec.cost.0, spec.cost.1)
+                    .footprint(
+                        spec.reads
+                            .clone()
+                            .write(Region::new(slot.id, row..row + 1, 0..1)),
+                    ),
+            );
+            g.edge(after, t);
+            t
+        })
+        .collect()
 }

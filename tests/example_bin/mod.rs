@@ -129,3 +129,29 @@ pub fn json_field(line: &str, field: &str) -> String {
         .trim()
         .to_string()
 }
+
+/// Checks an example's `--json` line for its memory accounting: the run's share
+/// of the peak resident memory (`peak_rss_bytes - start_rss_bytes`) is at least
+/// `min_share` bytes (less means the measurement missed the run), at most the
+/// accounted `memory_bytes`, and at least `lower` times it. Skips, saying so,
+/// where the OS reports no peak (the fields are null).
+pub fn check_accounted_memory(line: &serde_json::Value, min_share: u64, lower: f64) {
+    let figure = line["memory_bytes"].as_u64().expect("memory_bytes");
+    let (Some(peak), Some(start)) = (
+        line["peak_rss_bytes"].as_u64(),
+        line["start_rss_bytes"].as_u64(),
+    ) else {
+        eprintln!("SKIPPED the memory accounting check: no VmHWM here");
+        return;
+    };
+    let share = peak.saturating_sub(start);
+    assert!(share >= min_share, "{line}");
+    assert!(
+        share <= figure,
+        "run used {share} B, accounted {figure} B: {line}"
+    );
+    assert!(
+        share as f64 >= lower * figure as f64,
+        "run used {share} B, accounted {figure} B (more than 1/{lower} of the use): {line}"
+    );
+}

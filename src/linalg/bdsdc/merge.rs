@@ -53,8 +53,9 @@ use super::secular::locate_svd_root;
 use crate::error::Error;
 use crate::linalg::dqds::exponent;
 use crate::linalg::stedc::merge::{
-    deflate, gather_cols_into, gemm, group_by_type, merge_order, move_columns, root_range,
-    rotate_cols, sorted_by_value, unit_scale, values_in_order, ColType, OutCol,
+    deflate, gather_cols_into, gather_roots, gemm, group_by_type, merge_order, move_columns,
+    root_range, rotate_cols, sorted_by_value, unit_scale, values_in_order, ColType, OutCol,
+    SolvedRange,
 };
 use crate::linalg::stedc::secular::{Root, Secular};
 use crate::matrix::SplitColumns;
@@ -127,9 +128,6 @@ impl Side {
         self.bot_at + self.bot_shape.0 * self.bot_shape.1
     }
 }
-
-/// The roots of one [`SvdMerge::solve_roots_range`] call.
-type SolvedRange<T> = (Range<usize>, Vec<Root<T>>);
 
 /// Everything one bidiagonal merge needs between its steps, but the copies of the
 /// children's vectors, which live in the caller's workspace.
@@ -640,34 +638,6 @@ impl<T: Scalar> SvdMerge<T> {
         }
         Ok((xm, ym))
     }
-}
-
-/// The roots of the `solved` ranges in order, or an error naming `who` unless they
-/// cover `0..k` exactly once.
-fn gather_roots<T: Scalar>(
-    solved: &parking_lot::Mutex<Vec<SolvedRange<T>>>,
-    k: usize,
-    who: &str,
-) -> Result<Vec<Root<T>>, Error> {
-    let mut parts = std::mem::take(&mut *solved.lock());
-    parts.sort_by_key(|(r, _)| (r.start, r.end));
-    let mut roots = Vec::with_capacity(k);
-    for (range, part) in parts {
-        if range.start != roots.len() {
-            return Err(Error::InvalidArgument(format!(
-                "{who}: roots {range:?} solved, {} expected next",
-                roots.len()
-            )));
-        }
-        roots.extend(part);
-    }
-    if roots.len() != k {
-        return Err(Error::InvalidArgument(format!(
-            "{who}: {} of {k} roots solved",
-            roots.len()
-        )));
-    }
-    Ok(roots)
 }
 
 /// Step 2 for roots `range` of a merge, sequentially: [`SvdMerge::solve_roots_range`]

@@ -38,22 +38,12 @@ use faer::linalg::matmul::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
+pub(crate) use super::columns::{gather_cols_into, move_columns, rotate_cols};
+pub(crate) use super::deflation::{deflate, group_by_type, sorted_by_value, ColType};
 use super::secular::{self, Root, Secular};
 use crate::error::Error;
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
-
-/// Sparsity type of a (possibly rotated) eigenvector column of `blockdiag(Q1, Q2)`
-/// (or of the singular vector blocks of a bidiagonal merge).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ColType {
-    /// Nonzero only in the first `n1` rows.
-    Top,
-    /// Nonzero in both halves (after a rotation mixing a top and a bottom column).
-    Dense,
-    /// Nonzero only in the last `n2` rows.
-    Bottom,
-}
 
 /// Where output column `j` of a merge comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +60,7 @@ pub enum OutCol {
 pub const APPLY_CHUNK: usize = 256;
 
 /// The roots of one [`MergeProblem::solve_roots_range`] call.
-type SolvedRange<T> = (Range<usize>, Vec<Root<T>>);
+pub(crate) type SolvedRange<T> = (Range<usize>, Vec<Root<T>>);
 
 /// Everything one merge needs between its steps; owns its workspace, so the node's
 /// eigenvector block may be overwritten by [`MergeProblem::apply_cols`] after
@@ -299,24 +289,7 @@ impl<T: Scalar> MergeProblem<T> {
                 self.n
             )));
         }
-        let mut parts = std::mem::take(&mut *self.solved.lock());
-        parts.sort_by_key(|(r, _)| (r.start, r.end));
-        let mut roots = Vec::with_capacity(k);
-        for (range, part) in parts {
-            if range.start != roots.len() {
-                return Err(Error::InvalidArgument(format!(
-                    "MergeProblem::order_output: roots {range:?} solved, {} expected next",
-                    roots.len()
-                )));
-            }
-            roots.extend(part);
-        }
-        if roots.len() != k {
-            return Err(Error::InvalidArgument(format!(
-                "MergeProblem::order_output: {} of {k} roots solved",
-                roots.len()
-            )));
-        }
+        let roots = gather_roots(&self.solved, k, "MergeProblem::order_output")?;
         let lambda: Vec<T> = roots.iter().map(|r| r.lambda).collect();
         self.out = merge_order(&lambda, &self.ddefl);
         self.roots = roots;
@@ -489,171 +462,32 @@ impl<T: Scalar> MergeProblem<T> {
     }
 }
 
-/// Moves column `src` of `q` to column `dst` for each `(src, dst)` of `moves`, in
-/// place: the sources are distinct, the destinations are distinct, and a
-/// destination that is not also a source may be overwritten. Chains of moves are
-/// done from their free end; a cycle goes through one column of scratch.
-pub(crate) fn move_columns<T: Scalar>(mut q: MatMut<'_, T>, moves: &[(usize, usize)]) {
-    const NONE: usize = usize::MAX;
-    let n = q.ncols();
-    let mut target = vec![NONE; n];
-    for &(src, dst) in moves {
-        debug_assert!(target[src] == NONE, "source {src} moved twice");
-        target[src] = dst;
-    }
-    // Every column before `start` is done: moved, or never to move.
-    let mut done = vec![false; n];
-    let mut saved = vec![T::zero(); q.nrows()];
-    let mut chain = Vec::new();
-    for start in 0..n {
-        if done[start] || target[start] == NONE || target[start] == start {
-            done[start] = true;
-            continue;
+/// The roots of the `solved` ranges in order, or an error naming `who` unless they
+/// cover `0..k` exactly once. Shared with the bidiagonal SVD's merge.
+pub(crate) fn gather_roots<T: Scalar>(
+    solved: &parking_lot::Mutex<Vec<SolvedRange<T>>>,
+    k: usize,
+    who: &str,
+) -> Result<Vec<Root<T>>, Error> {
+    let mut parts = std::mem::take(&mut *solved.lock());
+    parts.sort_by_key(|(r, _)| (r.start, r.end));
+    let mut roots = Vec::with_capacity(k);
+    for (range, part) in parts {
+        if range.start != roots.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{who}: roots {range:?} solved, {} expected next",
+                roots.len()
+            )));
         }
-        // Follow start -> target -> ... while the target holds a column that
-        // still has to move; the chain ends at a free column or back at start.
-        chain.clear();
-        chain.push(start);
-        let mut p = start;
-        let cycle = loop {
-            let t = target[p];
-            if t == start {
-                break true;
-            }
-            if target[t] == NONE || done[t] {
-                break false;
-            }
-            chain.push(t);
-            p = t;
-        };
-        if cycle {
-            let last = *chain.last().expect("the chain holds start");
-            copy_col_out(q.rb(), last, &mut saved);
-            for w in chain.windows(2).rev() {
-                copy_col(q.rb_mut(), w[0], w[1]);
-            }
-            q.rb_mut()
-                .col_mut(start)
-                .iter_mut()
-                .zip(&saved)
-                .for_each(|(x, &s)| *x = s);
-        } else {
-            for &p in chain.iter().rev() {
-                copy_col(q.rb_mut(), p, target[p]);
-            }
-        }
-        for &p in &chain {
-            done[p] = true;
-        }
+        roots.extend(part);
     }
-}
-
-fn copy_col_out<T: Scalar>(q: MatRef<'_, T>, col: usize, out: &mut [T]) {
-    out.iter_mut()
-        .zip(q.col(col).iter())
-        .for_each(|(o, &x)| *o = x);
-}
-
-/// Column `from` of `q` copied over column `to` (`from != to`).
-fn copy_col<T: Scalar>(q: MatMut<'_, T>, from: usize, to: usize) {
-    crate::linalg::steqr::col_pair(q, from, to, |x, y| y.copy_from_slice(x));
-}
-
-/// The deflation pass of a merge (LAPACK `dlaed2`, `dlasd2`) over the poles `range`
-/// of `dl` (ascending) with weights `zs` and column types `typ`:
-/// * a tiny `rho |z_j| <= tol` leaves `(dl_j, column j)` as it is: deflated;
-/// * a pole close to the previous kept one `p` is merged into it by the Givens
-///   rotation `c = z_j / tau`, `s = -z_p / tau` that zeroes `z_p`, when the coupling
-///   it leaves, `(d_j - d_p) c s`, is at most `tol`; `rotate(p, j, c, s)` applies it
-///   to the caller's vector columns (`p' = c p + s j`, `j' = c j - s p`), the two
-///   diagonal entries are mixed accordingly and `p` deflates.
-///
-/// Returns the kept positions (ascending) and the deflated ones (in the order found).
-pub(crate) fn deflate<T: Scalar>(
-    dl: &mut [T],
-    zs: &mut [T],
-    typ: &mut [ColType],
-    range: Range<usize>,
-    rho: T,
-    tol: T,
-    mut rotate: impl FnMut(usize, usize, T, T),
-) -> (Vec<usize>, Vec<usize>) {
-    let zero = T::zero();
-    let mut nondefl: Vec<usize> = Vec::with_capacity(range.len());
-    let mut defl: Vec<usize> = Vec::new();
-    let mut prev: Option<usize> = None;
-    for j in range {
-        if rho * zs[j].abs() <= tol {
-            // Tiny z component: (d_j, column) is already an eigenpair.
-            defl.push(j);
-            continue;
-        }
-        let Some(p) = prev else {
-            prev = Some(j);
-            continue;
-        };
-        // Close poles d_p <= d_j: the Givens rotation G with c = z_j/tau,
-        // s = -z_p/tau zeroes z_p; the coupling it leaves is (d_j - d_p) c s
-        // (dlaed2's second deflation test).
-        let tau = zs[p].hypot(zs[j]);
-        let cs = zs[j] / tau;
-        let sn = -zs[p] / tau;
-        let t = dl[j] - dl[p];
-        if (t * cs * sn).abs() <= tol {
-            zs[j] = tau;
-            zs[p] = zero;
-            rotate(p, j, cs, sn);
-            if typ[p] != typ[j] {
-                typ[j] = ColType::Dense;
-            }
-            let (c2, s2) = (cs * cs, sn * sn);
-            let dp = dl[p] * c2 + dl[j] * s2;
-            dl[j] = dl[p] * s2 + dl[j] * c2;
-            dl[p] = dp;
-            defl.push(p);
-        } else {
-            nondefl.push(p);
-        }
-        prev = Some(j);
+    if roots.len() != k {
+        return Err(Error::InvalidArgument(format!(
+            "{who}: {} of {k} roots solved",
+            roots.len()
+        )));
     }
-    if let Some(p) = prev {
-        nondefl.push(p);
-    }
-    (nondefl, defl)
-}
-
-/// Type grouping of the kept columns (`dlaed2`'s `coltyp`/`ctot`): the counts per
-/// type (top, dense, bottom), the row of each kept entry in the type-ordered
-/// coefficient matrix, and the kept entry of each such row.
-pub(crate) fn group_by_type(
-    nondefl: &[usize],
-    typ: &[ColType],
-) -> ([usize; 3], Vec<usize>, Vec<usize>) {
-    let k = nondefl.len();
-    let mut ctot = [0usize; 3];
-    for &j in nondefl {
-        ctot[type_index(typ[j])] += 1;
-    }
-    let mut next = [0, ctot[0], ctot[0] + ctot[1]];
-    let mut type_row = vec![0usize; k];
-    let mut by_row = vec![0usize; k];
-    for (r, &j) in nondefl.iter().enumerate() {
-        let t = type_index(typ[j]);
-        type_row[r] = next[t];
-        by_row[next[t]] = j;
-        next[t] += 1;
-    }
-    (ctot, type_row, by_row)
-}
-
-/// `idx` sorted by `val[i]`, ascending and stable.
-pub(crate) fn sorted_by_value<T: Scalar>(mut idx: Vec<usize>, val: &[T]) -> Vec<usize> {
-    idx.sort_by(|&a, &b| {
-        val[a]
-            .partial_cmp(&val[b])
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    idx
+    Ok(roots)
 }
 
 /// The factor that scales `u` to unit 2-norm, from the scaled sum of squares (no
@@ -721,50 +555,9 @@ pub(crate) fn root_range(srcs: &[OutCol]) -> Option<Range<usize>> {
     rr
 }
 
-/// Rows `rows` of the columns `cols` of `q`, one after the other (column major,
-/// leading dimension `rows.len()`) at the start of `out`.
-pub(crate) fn gather_cols_into<T: Scalar>(
-    q: MatRef<'_, T>,
-    rows: Range<usize>,
-    cols: &[usize],
-    out: &mut [T],
-) {
-    let m = rows.len();
-    if m == 0 {
-        return;
-    }
-    for (dst, &src) in out.chunks_exact_mut(m).zip(cols) {
-        let col = q.col(src).subrows(rows.start, m);
-        match col.try_as_col_major() {
-            Some(c) => dst.copy_from_slice(c.as_slice()),
-            None => dst.iter_mut().zip(col.iter()).for_each(|(d, &x)| *d = x),
-        }
-    }
-}
-
 /// `dst := lhs * rhs` with faer's sequential GEMM.
 pub(crate) fn gemm<T: Scalar>(dst: MatMut<'_, T>, lhs: MatRef<'_, T>, rhs: MatRef<'_, T>) {
     matmul(dst, Accum::Replace, lhs, rhs, T::one(), Par::Seq);
-}
-
-pub(crate) fn type_index(t: ColType) -> usize {
-    match t {
-        ColType::Top => 0,
-        ColType::Dense => 1,
-        ColType::Bottom => 2,
-    }
-}
-
-/// Plane rotation of columns `a != b` (BLAS `drot`): `a' = c a + s b`,
-/// `b' = c b - s a`. Shared with the bidiagonal SVD (deflation and QR sweeps).
-pub(crate) fn rotate_cols<T: Scalar>(q: MatMut<'_, T>, a: usize, b: usize, cs: T, sn: T) {
-    crate::linalg::steqr::col_pair(q, a, b, |x, y| {
-        for (u, v) in x.iter_mut().zip(y.iter_mut()) {
-            let (p, r) = (*u, *v);
-            *u = cs * p + sn * r;
-            *v = cs * r - sn * p;
-        }
-    });
 }
 
 /// Step 2 for roots `range` of a merge, storing into the problem (see

@@ -31,6 +31,8 @@
 //! and merge split in two tasks for the one-stage small-n path
 //! (`pipeline::evd::eigh` below [`crate::pipeline::EvdOptions::one_stage_below`]).
 
+mod columns;
+mod deflation;
 mod lowner;
 pub mod merge;
 pub mod secular;

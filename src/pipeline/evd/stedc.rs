@@ -9,7 +9,8 @@ use crate::linalg::stedc::merge::MergeProblem;
 use crate::linalg::stedc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
 use crate::matrix::SharedMatrix;
 use crate::pipeline::task::{
-    check_owned, column_slice, column_slice_ref, deflated, with_access, MergeSlot,
+    add_merge_ranges, check_owned, column_slice, column_slice_ref, deflated, with_access,
+    MergeRanges, MergeSlot,
 };
 use crate::{Error, Result, Scalar};
 use faer::Mat;
@@ -203,30 +204,23 @@ pub(super) fn stedc_impl<T: Scalar>(
                     g.edge(c, deflate);
                 }
 
-                let mut root_tasks = Vec::with_capacity(roots);
-                for r in 0..roots {
-                    let body_slot = slot.clone();
-                    let t = g.add(
-                        Task::new(format!("dc.merge[{begin}..{end}].roots[{r}]"), move |_| {
-                            let guard = body_slot.problem.read();
-                            let problem = deflated(&guard)?;
-                            let k = problem.k();
-                            problem.solve_roots_range(r * k / roots..(r + 1) * k / roots)
-                        })
-                        .stage(DC)
-                        .cost(
-                            (20 * len * len / roots) as f64,
-                            (8 * len * len / roots) as f64,
-                        )
-                        .footprint(
-                            Footprint::new()
-                                .read(shared_part.clone())
-                                .write(Region::new(slot.id, r..r + 1, 0..1)),
-                        ),
-                    );
-                    g.edge(deflate, t);
-                    root_tasks.push(t);
-                }
+                let spec = |step: &str, first_row, flops| MergeRanges {
+                    name: format!("dc.merge[{begin}..{end}].{step}"),
+                    stage: DC,
+                    count: roots,
+                    first_row,
+                    cost: (flops, (8 * len * len / roots) as f64),
+                    reads: Footprint::new().read(shared_part.clone()),
+                };
+                let root_tasks = add_merge_ranges(
+                    g,
+                    &slot,
+                    spec("roots", 0, (20 * len * len / roots) as f64),
+                    deflate,
+                    |_| false,
+                    MergeProblem::k,
+                    MergeProblem::solve_roots_range,
+                );
 
                 // The output order, the deflated columns moved into place and the
                 // merged eigenvalues: O(len) work plus the column moves.
@@ -261,31 +255,16 @@ pub(super) fn stedc_impl<T: Scalar>(
                 };
                 g.succeed(order, &root_tasks);
 
-                let mut lowners = Vec::with_capacity(roots);
-                for r in 0..roots {
-                    let body_slot = slot.clone();
-                    let t = g.add(
-                        Task::new(format!("dc.merge[{begin}..{end}].lowner[{r}]"), move |_| {
-                            // Disjoint ranges of z-hat (checked by `SplitColumns`).
-                            let guard = body_slot.problem.read();
-                            let problem = deflated(&guard)?;
-                            let k = problem.k();
-                            problem.lowner_range(r * k / roots..(r + 1) * k / roots)
-                        })
-                        .stage(DC)
-                        .cost(
-                            (4 * len * len / roots) as f64,
-                            (8 * len * len / roots) as f64,
-                        )
-                        .footprint(
-                            Footprint::new()
-                                .read(shared_part.clone())
-                                .write(Region::new(slot.id, roots + r..roots + r + 1, 0..1)),
-                        ),
-                    );
-                    g.edge(order, t);
-                    lowners.push(t);
-                }
+                // Disjoint ranges of z-hat (checked by `SplitColumns`).
+                let lowners = add_merge_ranges(
+                    g,
+                    &slot,
+                    spec("lowner", roots, (4 * len * len / roots) as f64),
+                    order,
+                    |_| false,
+                    MergeProblem::k,
+                    MergeProblem::lowner_range,
+                );
 
                 let mut applies = Vec::with_capacity(tiles.len());
                 for tile in tiles {

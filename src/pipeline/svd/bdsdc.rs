@@ -13,7 +13,8 @@ use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::ColumnBlocks;
 use crate::pipeline::task::{
-    check_owned, column_slice, column_slice_ref, deflated, with_access, MergeSlot, Slot,
+    add_merge_ranges, check_owned, column_slice, column_slice_ref, deflated, with_access,
+    MergeRanges, MergeSlot, Slot,
 };
 use crate::{Error, Result, Scalar};
 use faer::reborrow::ReborrowMut;
@@ -313,7 +314,6 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                 let ureg = Region::new(uid, r.clone(), r.clone());
                 let vreg = Region::new(vid, c.clone(), c.clone());
                 let name = format!("bdsdc.merge[{begin}..{end}]");
-                let slot_id = slot.id;
 
                 let deflate = {
                     let (slot, st, r, c) = (slot.clone(), st.clone(), r.clone(), c.clone());
@@ -357,35 +357,31 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     g.edge(t, deflate);
                 }
 
-                let mut root_tasks = Vec::with_capacity(roots);
-                for q in 0..roots {
-                    let (slot, st) = (slot.clone(), st.clone());
-                    let body = with_access(move |acc| {
-                        if st.scale(acc) == T::zero() {
-                            return Ok(());
-                        }
-                        let guard = slot.problem.read();
-                        let p = deflated(&guard)?;
-                        let k = p.k();
-                        p.solve_roots_range(q * k / roots..(q + 1) * k / roots)
-                    });
-                    let t = g.add(
-                        Task::new(format!("{name}.roots[{q}]"), body)
-                            .stage(BDSVD)
-                            .cost(
-                                (40 * len * len / roots) as f64,
-                                (16 * len * len / roots) as f64,
-                            )
-                            .footprint(
-                                Footprint::new()
-                                    .read(scale_reg.clone())
-                                    .read(shared_part.clone())
-                                    .write(Region::new(slot_id, q..q + 1, 0..1)),
-                            ),
-                    );
-                    g.edge(deflate, t);
-                    root_tasks.push(t);
-                }
+                // A zero bidiagonal has no merge problems: its range tasks
+                // do nothing.
+                let zero = {
+                    let st = st.clone();
+                    move |acc: &Access<'_>| st.scale(acc) == T::zero()
+                };
+                let spec = |step: &str, first_row, flops| MergeRanges {
+                    name: format!("{name}.{step}"),
+                    stage: BDSVD,
+                    count: roots,
+                    first_row,
+                    cost: (flops, (16 * len * len / roots) as f64),
+                    reads: Footprint::new()
+                        .read(scale_reg.clone())
+                        .read(shared_part.clone()),
+                };
+                let root_tasks = add_merge_ranges(
+                    g,
+                    &slot,
+                    spec("roots", 0, (40 * len * len / roots) as f64),
+                    deflate,
+                    zero.clone(),
+                    SvdMerge::k,
+                    SvdMerge::solve_roots_range,
+                );
 
                 // The output order, the deflated columns moved into place (at the
                 // root into the descending order) and the node's singular values.
@@ -427,36 +423,16 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                 };
                 g.succeed(order, &root_tasks);
 
-                let mut lowners = Vec::with_capacity(roots);
-                for q in 0..roots {
-                    let (slot, st) = (slot.clone(), st.clone());
-                    let body = with_access(move |acc| {
-                        if st.scale(acc) == T::zero() {
-                            return Ok(());
-                        }
-                        // Disjoint ranges of z-hat (checked by `SplitColumns`).
-                        let guard = slot.problem.read();
-                        let p = deflated(&guard)?;
-                        let k = p.k();
-                        p.lowner_range(q * k / roots..(q + 1) * k / roots)
-                    });
-                    let t = g.add(
-                        Task::new(format!("{name}.lowner[{q}]"), body)
-                            .stage(BDSVD)
-                            .cost(
-                                (8 * len * len / roots) as f64,
-                                (16 * len * len / roots) as f64,
-                            )
-                            .footprint(
-                                Footprint::new()
-                                    .read(scale_reg.clone())
-                                    .read(shared_part.clone())
-                                    .write(Region::new(slot_id, roots + q..roots + q + 1, 0..1)),
-                            ),
-                    );
-                    g.edge(order, t);
-                    lowners.push(t);
-                }
+                // Disjoint ranges of z-hat (checked by `SplitColumns`).
+                let lowners = add_merge_ranges(
+                    g,
+                    &slot,
+                    spec("lowner", roots, (8 * len * len / roots) as f64),
+                    order,
+                    zero,
+                    SvdMerge::k,
+                    SvdMerge::lowner_range,
+                );
 
                 let mut applies = Vec::new();
                 for tile in col_tiles(len, params.col_tile) {
