@@ -7,7 +7,11 @@
 //! `cargo bench --bench svd -- [--json] [--sizes 1024,2048,4096] [--reps 3]
 //!     [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]
 //!     [--m-extra 0] [--bandwidth B] [--tile-width TW] [--q2-group G] [--col-block C]
-//!     [--q2-window KIB]`
+//!     [--q2-window KIB] [--one-stage-below V] [--compare-paths]`
+//!
+//! `--compare-paths` also times the one-stage path (`dgebrd` + `dormbr`) and
+//! the two-stage graph, each forced, in the same repetitions, and prints their
+//! ratio (the crossovers of `SvdOptions::one_stage_for` come from it).
 //!
 //! `--q2-kernel` instead times one `Q2_U` application in isolation on one
 //! thread (column block after column block, as one thread's tasks would):
@@ -50,6 +54,8 @@ struct Args {
     opts: SvdOptions,
     q2_kernel: bool,
     bdsdc_kernel: bool,
+    compare_paths: bool,
+    gebrd_kernel: bool,
 }
 
 fn args() -> Args {
@@ -64,6 +70,8 @@ fn args() -> Args {
         opts: SvdOptions::auto(),
         q2_kernel: false,
         bdsdc_kernel: false,
+        compare_paths: false,
+        gebrd_kernel: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -82,6 +90,11 @@ fn args() -> Args {
             "--col-block" => a.opts.back_col_block = val().parse().expect("--col-block C"),
             "--q2-window" => a.opts.q2_window_kib = val().parse().expect("--q2-window KIB"),
             "--q2-kernel" => a.q2_kernel = true,
+            "--one-stage-below" => {
+                a.opts.one_stage_below = val().parse().expect("--one-stage-below V")
+            }
+            "--compare-paths" => a.compare_paths = true,
+            "--gebrd-kernel" => a.gebrd_kernel = true,
             "--bdsdc-kernel" => a.bdsdc_kernel = true,
             _ => {} // cargo bench passes --bench
         }
@@ -99,8 +112,20 @@ fn case<T: Scalar>(args: &Args, job: SvdJob, n: usize, threads: usize, gemm: f64
         SvdJob::Vectors => "vectors",
     };
     let (mut ours, mut theirs, mut stages) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut one_stage, mut two_stage) = (Vec::new(), Vec::new());
     let mut max_diff = 0.0f64;
     for _ in 0..args.reps {
+        if args.compare_paths {
+            // Both paths forced, in the same repetition as the others.
+            for (below, out) in [(usize::MAX, &mut one_stage), (1, &mut two_stage)] {
+                let mut opts = args.opts.clone();
+                opts.one_stage_below = below;
+                let t = Instant::now();
+                if svd(a.as_ref(), job, &opts, &rt).is_ok() {
+                    out.push(t.elapsed().as_secs_f64());
+                }
+            }
+        }
         let t = Instant::now();
         let res = match svd(a.as_ref(), job, &args.opts, &rt) {
             Ok(r) => r,
@@ -133,6 +158,17 @@ fn case<T: Scalar>(args: &Args, job: SvdJob, n: usize, threads: usize, gemm: f64
     }
     let (ours_m, faer_m) = (median(ours), median(theirs));
     let tg = t_gemm(n, gemm);
+    if args.compare_paths && !one_stage.is_empty() && !two_stage.is_empty() {
+        let (o, t) = (median(one_stage), median(two_stage));
+        println!(
+            "# paths {jobname} {m} x {n} {} {threads} thr: one-stage {o:.4} s ({:.2} T_gemm), \
+             two-stage {t:.4} s ({:.2} T_gemm), one/two {:.2}",
+            T::NAME,
+            o / tg,
+            t / tg,
+            o / t
+        );
+    }
     let stage_m: Vec<(&str, f64)> = STAGES
         .iter()
         .enumerate()
@@ -358,8 +394,55 @@ fn bdsdc_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
     }
 }
 
+/// `--gebrd-kernel`: the one-stage reduction `gebrd_on` of an `n x n` matrix
+/// alone, on the calling thread and on runtimes of `--threads`, in GFLOP/s
+/// of its `8/3 n^3` flops.
+fn gebrd_kernel<T: Scalar>(args: &Args, n: usize) {
+    use eigenflow::linalg::gebrd::{flops, gebrd_on, GEBRD_BLOCK};
+    let a: Mat<T> = gallery::random_gaussian(n, n, 42);
+    for &threads in &args.threads {
+        let rt = Runtime::builder().threads(threads).build();
+        let mut times = Vec::new();
+        for _ in 0..args.reps {
+            let mut w = a.clone();
+            let z = T::zero();
+            let (mut d, mut e) = (vec![z; n], vec![z; n.saturating_sub(1)]);
+            let (mut tq, mut tp) = (vec![z; n], vec![z; n]);
+            let t = Instant::now();
+            gebrd_on(
+                w.as_mut(),
+                GEBRD_BLOCK,
+                &mut d,
+                &mut e,
+                &mut tq,
+                &mut tp,
+                Some(&rt),
+            )
+            .expect("gebrd");
+            times.push(t.elapsed().as_secs_f64());
+        }
+        let t = median(times);
+        println!(
+            "gebrd {n} {} {threads} thr: {t:.4} s, {:.2} GFLOP/s",
+            T::NAME,
+            flops(n, n) / t / 1e9
+        );
+    }
+}
+
 fn main() {
     let args = args();
+    if args.gebrd_kernel {
+        for p in &args.precisions {
+            for &n in &args.sizes {
+                match p.as_str() {
+                    "f32" => gebrd_kernel::<f32>(&args, n),
+                    _ => gebrd_kernel::<f64>(&args, n),
+                }
+            }
+        }
+        return;
+    }
     if args.bdsdc_kernel {
         for p in &args.precisions {
             let gemm1 = match p.as_str() {

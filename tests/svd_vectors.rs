@@ -116,7 +116,15 @@ fn families_at<T: Scalar>() -> [f64; 4] {
     small.leaf_size = 8;
     small.dc_tile = 16;
     small.back_col_block = 16;
-    for opts in [small, SvdOptions::auto()] {
+    small.one_stage_below = 1;
+    // The defaults with the two-stage graph forced, and with the one-stage
+    // path forced (below its small-size threshold that is the serial
+    // GEBD2-based solver; taller than `qr_ratio_for` it is the graph).
+    let mut two = SvdOptions::auto();
+    two.one_stage_below = 1;
+    let mut one = SvdOptions::auto();
+    one.one_stage_below = usize::MAX;
+    for opts in [small, two, one] {
         let b = opts.bandwidth_for(usize::MAX);
         for (i, (m, n)) in shapes(b).into_iter().enumerate() {
             for (f, name) in SVD_FAMILIES.iter().enumerate() {
@@ -144,16 +152,21 @@ fn families_f32() {
     println!("f32 worst [residual, U, V, values] = {w:?}");
 }
 
-/// A larger size once, square, tall and wide, on the defaults.
+/// A larger size once, square, tall and wide, on the defaults (one-stage
+/// below its crossover) and on the two-stage graph.
 #[test]
 fn size_517() {
     let mut worst = [0.0; 4];
-    for (m, n) in [(517, 517), (614, 517), (517, 600)] {
-        let a = svd_family::<f64>("random", m, n, 7);
-        check("random", &a, &SvdOptions::auto(), &mut worst);
+    let mut two = SvdOptions::auto();
+    two.one_stage_below = 1;
+    for opts in [SvdOptions::auto(), two] {
+        for (m, n) in [(517, 517), (614, 517), (517, 600)] {
+            let a = svd_family::<f64>("random", m, n, 7);
+            check("random", &a, &opts, &mut worst);
+        }
+        let a = svd_family::<f64>("geometric", 517, 517, 8);
+        check("geometric", &a, &opts, &mut worst);
     }
-    let a = svd_family::<f64>("geometric", 517, 517, 8);
-    check("geometric", &a, &SvdOptions::auto(), &mut worst);
     println!("517: worst [residual, U, V, values] = {worst:?}");
 }
 
@@ -162,25 +175,37 @@ fn size_517() {
 #[test]
 fn extreme_scaling() {
     let mut worst = [0.0; 4];
-    for scale in [1e300, 1e-300] {
-        let a = svd_family::<f64>("random", 90, 70, 3);
-        let a = Mat::from_fn(90, 70, |i, j| a[(i, j)] * scale);
-        check("scaled", &a, &SvdOptions::auto(), &mut worst);
-    }
-    for scale in [1e30f32, 1e-30] {
-        let a = svd_family::<f32>("random", 70, 90, 4);
-        let a = Mat::from_fn(70, 90, |i, j| a[(i, j)] * scale);
-        check("scaled", &a, &SvdOptions::auto(), &mut worst);
+    let mut two = SvdOptions::auto();
+    two.one_stage_below = 1;
+    for opts in [SvdOptions::auto(), two] {
+        for scale in [1e300, 1e-300] {
+            let a = svd_family::<f64>("random", 90, 70, 3);
+            let a = Mat::from_fn(90, 70, |i, j| a[(i, j)] * scale);
+            check("scaled", &a, &opts, &mut worst);
+        }
+        for scale in [1e30f32, 1e-30] {
+            let a = svd_family::<f32>("random", 70, 90, 4);
+            let a = Mat::from_fn(70, 90, |i, j| a[(i, j)] * scale);
+            check("scaled", &a, &opts, &mut worst);
+        }
     }
 }
 
-/// The same bits on 1, 2 and 4 threads.
+/// The same bits on 1, 2 and 4 threads, on the two-stage graph and on the
+/// one-stage path (sizes at which its products and updates are cut in two
+/// tasks).
 #[test]
 fn bitwise_across_threads() {
-    for (m, n) in [(260, 200), (150, 240)] {
+    for (m, n, below) in [
+        (260, 200, 1),
+        (150, 240, 1),
+        (620, 520, usize::MAX),
+        (300, 540, usize::MAX),
+    ] {
         let a = gallery::random_gaussian::<f64>(m, n, 11);
         let mut opts = SvdOptions::auto();
         opts.back_col_block = 48;
+        opts.one_stage_below = below;
         let run = |t: usize| {
             let r = svd(a.as_ref(), SvdJob::Vectors, &opts, &rt(t)).unwrap();
             let mut bits: Vec<u64> = r.values.iter().map(|x| x.to_bits()).collect();
@@ -210,10 +235,16 @@ fn vectors_graph_is_race_free() {
 
 #[test]
 fn non_finite_input_is_named() {
-    let mut a = gallery::random_gaussian::<f64>(30, 20, 5);
-    a[(7, 3)] = f64::NAN;
-    match svd(a.as_ref(), SvdJob::Vectors, &SvdOptions::auto(), &rt(2)) {
-        Err(Error::NonFinite { .. }) => {}
-        other => panic!("expected NonFinite, got {other:?}"),
+    for (m, n) in [(30, 20), (130, 100)] {
+        for below in [1, usize::MAX] {
+            let mut a = gallery::random_gaussian::<f64>(m, n, 5);
+            a[(7, 3)] = f64::NAN;
+            let mut opts = SvdOptions::auto();
+            opts.one_stage_below = below;
+            match svd(a.as_ref(), SvdJob::Vectors, &opts, &rt(2)) {
+                Err(Error::NonFinite { row: 7, col: 3, .. }) => {}
+                other => panic!("{m} x {n}: expected NonFinite at (7, 3), got {other:?}"),
+            }
+        }
     }
 }

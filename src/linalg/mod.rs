@@ -4,15 +4,20 @@
 //! one-stage `sytrd`,
 //! `stedc`, `back_transform`; SVD: `ge2gb`, `gb2bd`, `dqds`, `bdsdc`), plus the shared pieces they are built from.
 
+#[macro_use]
+mod simd;
+
 pub mod back_transform;
 pub mod bdsdc;
 pub mod chase;
 pub mod dqds;
 pub mod gb2bd;
 pub mod ge2gb;
+pub mod gebrd;
 pub mod gebrd_small;
 pub mod householder;
 pub mod jacobi;
+pub mod ormqr;
 pub mod panel_qr;
 pub mod sb2st;
 pub mod stebz;

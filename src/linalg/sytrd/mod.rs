@@ -27,9 +27,8 @@
 //! matrix. Half the flops stay in the symmetric matrix-vector products.
 
 use crate::error::Error;
-use crate::linalg::householder::{
-    apply_block_reflector_left, axpy, dot, larf_left, larfg_slice, larft,
-};
+use crate::linalg::householder::{axpy, dot, larfg_slice};
+use crate::linalg::ormqr::ormqr_on;
 use crate::linalg::stedc::forked::join;
 use crate::runtime::Runtime;
 use crate::Scalar;
@@ -65,52 +64,6 @@ fn col_mut<T>(a: MatMut<'_, T>, j: usize, r0: usize) -> &mut [T] {
         .try_as_col_major_mut()
         .expect("unit row stride")
         .as_slice_mut()[r0..]
-}
-
-/// Runs `body` compiled for AVX-512 or AVX2 when the CPU has them (the crate is built for
-/// the baseline x86-64, SSE2, and these loops are the BLAS-2 half of the
-/// reduction). No fused multiply-add is formed either way (Rust does not
-/// contract `a * b + c`), so both versions give bitwise the same results.
-macro_rules! simd_dispatch {
-    ($(#[$meta:meta])* fn $name:ident / $avx:ident / $body:ident ($($arg:ident : $ty:ty),*)) => {
-        $(#[$meta])*
-        fn $name<T: Scalar>($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                if std::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the CPU supports AVX-512F (checked just above).
-                    unsafe { $avx::avx512($($arg),*) };
-                    return;
-                }
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2 (checked just above).
-                    unsafe { $avx::avx2($($arg),*) };
-                    return;
-                }
-            }
-            $body($($arg),*)
-        }
-        #[cfg(target_arch = "x86_64")]
-        mod $avx {
-            use super::*;
-            /// The body compiled for AVX-512F.
-            ///
-            /// # Safety
-            /// The CPU must support AVX-512F (the dispatcher checks it).
-            #[target_feature(enable = "avx512f")]
-            pub(super) unsafe fn avx512<T: Scalar>($($arg: $ty),*) {
-                $body($($arg),*)
-            }
-            /// The body compiled for AVX2.
-            ///
-            /// # Safety
-            /// The CPU must support AVX2 (the dispatcher checks it).
-            #[target_feature(enable = "avx2")]
-            pub(super) unsafe fn avx2<T: Scalar>($($arg: $ty),*) {
-                $body($($arg),*)
-            }
-        }
-    };
 }
 
 mod symv;
@@ -422,7 +375,7 @@ pub fn ormtr<T: Scalar>(a: MatRef<'_, T>, tau: &[T], z: MatMut<'_, T>, nb: usize
 }
 
 /// Smallest column count of `z` that [`ormtr_on`] splits in two tasks.
-pub const ORMTR_SPLIT_MIN: usize = 64;
+pub const ORMTR_SPLIT_MIN: usize = crate::linalg::ormqr::ORMQR_SPLIT_MIN;
 
 /// [`ormtr`] with the columns of `z` split in two fixed halves (from
 /// [`ORMTR_SPLIT_MIN`] columns on) run as two tasks on `rt` ([`join`]); each
@@ -441,53 +394,13 @@ pub fn ormtr_on<T: Scalar>(
     nb: usize,
     rt: Option<&Runtime>,
 ) -> Result<(), Error> {
-    let k = z.ncols();
-    if k < ORMTR_SPLIT_MIN {
-        ormtr_seq(a, tau, z, nb);
-        return Ok(());
-    }
-    let (za, zb) = z.split_at_col_mut(k / 2);
-    let left = move || {
-        ormtr_seq(a, tau, za, nb);
-        Ok(())
-    };
-    let right = move || {
-        ormtr_seq(a, tau, zb, nb);
-        Ok(())
-    };
-    join(rt, left, right)
-}
-
-fn ormtr_seq<T: Scalar>(a: MatRef<'_, T>, tau: &[T], mut z: MatMut<'_, T>, nb: usize) {
     let n = a.nrows();
     assert!(a.ncols() == n && z.nrows() == n, "ormtr: shapes");
     assert_eq!(tau.len(), n.saturating_sub(1), "ormtr: tau length");
-    let nr = n.saturating_sub(1);
-    if nr == 0 || z.ncols() == 0 {
-        return;
+    if n < 2 {
+        return Ok(());
     }
-    if nb <= 1 {
-        for i in (0..nr).rev() {
-            let v_tail = col(a, i, i + 2);
-            larf_left(tau[i], v_tail, z.rb_mut().subrows_mut(i + 1, n - i - 1));
-        }
-        return;
-    }
-    let mut tmat = Mat::<T>::zeros(nb, nb);
-    let blocks = nr.div_ceil(nb);
-    for b in (0..blocks).rev() {
-        let i0 = b * nb;
-        let k = nb.min(nr - i0);
-        if tau[i0..i0 + k].iter().all(|&t| t == T::zero()) {
-            // Every reflector of the block is the identity (e.g. n = 2, or
-            // columns already in tridiagonal form).
-            continue;
-        }
-        // Reflector i0 + j has its unit at row i0 + 1 + j: in the view starting
-        // at row i0 + 1 that is the (implicit) unit diagonal.
-        let v = a.submatrix(i0 + 1, i0, n - i0 - 1, k);
-        let mut t = tmat.as_mut().submatrix_mut(0, 0, k, k);
-        larft(v, &tau[i0..i0 + k], t.rb_mut());
-        apply_block_reflector_left(v, t.rb(), z.rb_mut().subrows_mut(i0 + 1, n - i0 - 1), false);
-    }
+    // Reflector i has its unit at row i + 1: `dormqr` on the trailing rows.
+    let v = a.submatrix(1, 0, n - 1, n - 1);
+    ormqr_on(v, tau, z.subrows_mut(1, n - 1), nb, rt)
 }

@@ -30,6 +30,7 @@ fn grouped_grain_is_bitwise_the_fine_grain() {
         fine.tile_width = tw;
         fine.tile = 2 * b;
         fine.fine_stage2 = true;
+        fine.one_stage_below = 1;
         for job in [SvdJob::Values, SvdJob::Vectors] {
             let want = run(&a, job, &fine, 2);
             for (gs, cs) in [(1, 1), (2, 3), (4, 8), (7, 2), (64, 64)] {

@@ -45,6 +45,7 @@ mod bdsdc;
 mod bdsdc_tests;
 #[cfg(test)]
 mod bt_tests;
+mod direct;
 pub mod dqds;
 mod gb2bd;
 mod gb2bd_half;
@@ -71,12 +72,13 @@ pub use back_transform::{
     Q1V, Q2U, Q2V,
 };
 pub use bdsdc::{bdsdc, BdsdcStage};
+pub use direct::memory_bytes as one_stage_memory_bytes;
 pub use dqds::singular_values;
 pub use gb2bd::{gb2bd, gb2bd_with, gb2bd_with_reflectors, Bidiagonal, Gb2bdStage};
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
 pub use geqrf::{geqrf, GeqrfStage, RFactor, GEQRF};
 pub use memory::{memory_bytes, task_count};
-pub use options::{BandPrecision, SvdOptions};
+pub use options::{BandPrecision, SvdOptions, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VECTORS};
 pub use reflectors::{
     Gb2bdReflectorsHandle, Ge2gbReflectors, Q1uReflectors, Q1vReflectors, Q2uReflectors,
     Q2vReflectors,
@@ -347,8 +349,10 @@ pub fn svd_graph<T: Scalar>(
 
 /// The singular values of `a` (`m x n`, any shape) and, for
 /// [`SvdJob::Vectors`], its thin singular vectors, by the two-stage
-/// reduction run as one task graph on `rt`; `a` is not modified. A wide `a`
-/// is reduced through (a copy of) its transpose.
+/// reduction run as one task graph on `rt`, or below the options' crossover
+/// ([`SvdOptions::one_stage_for`]) by the one-stage reduction (`dgesdd`'s
+/// sequence, its large parts split in two tasks on `rt`); `a` is not
+/// modified. A wide `a` is reduced through (a copy of) its transpose.
 ///
 /// ```
 /// use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
@@ -374,6 +378,10 @@ pub fn svd<T: Scalar>(
     opts: &SvdOptions,
     rt: &Runtime,
 ) -> Result<Svd<T>> {
+    if opts.one_stage_for(a.nrows(), a.ncols(), job) {
+        direct::admit::<T>(a.nrows(), a.ncols(), job, opts, rt.threads())?;
+        return direct::run(a, job, opts, rt);
+    }
     let (graph, results) = svd_graph(a, job, opts)?.into_parts();
     let report = rt.run(graph)?;
     let (values, u, vt) = results.into_results()?;

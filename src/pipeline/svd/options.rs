@@ -83,7 +83,31 @@ pub struct SvdOptions {
     /// bidiagonal and, with vectors, only their columns of `U` and `V`
     /// back-transformed (`select.rs`). `None` (the default) computes all.
     pub selection: Option<super::SvdSelection>,
+    /// [`super::svd`] solves below this many columns (`min(m, n)`) by the
+    /// one-stage path (`dgesdd`'s sequence: `dgebrd`, dqds or the bidiagonal
+    /// divide and conquer, `dormbr`; `direct.rs`) instead of the two-stage
+    /// graph. `0` picks the crossover measured by `benches/svd.rs`
+    /// ([`SvdOptions::one_stage_for`]); any other value `v` takes the one-stage
+    /// path exactly when `min(m, n) < v` (`usize::MAX`: always; `1`: never,
+    /// for non-empty input). Only without a selection, in the working
+    /// precision, and for aspect ratios below [`SvdOptions::qr_ratio_for`]
+    /// (taller inputs keep the graph's QR pre-reduction). [`super::svd_graph`]
+    /// always builds the two-stage graph.
+    pub one_stage_below: usize,
 }
+
+/// Automatic crossover of [`SvdOptions::one_stage_for`] with vectors.
+/// Measured with `cargo bench --bench svd -- --compare-paths` (2 threads,
+/// square, AMD EPYC with AVX2, one run per line), one-stage / two-stage time:
+/// f64 0.63 at 64, 0.60 at 256, 0.57 at 768, 0.63 at 1536, 0.83 at 2048,
+/// 1.21 at 3072; f32 0.83 at 1024, 0.90 at 2048. The one-stage reduction's
+/// matrix-vector products run at memory speed once the matrix leaves the
+/// cache, the two-stage graph's extra `4 n^3` flops at a growing share of
+/// the GEMM rate.
+pub const ONE_STAGE_BELOW_VECTORS: usize = 2560;
+/// Automatic crossover of [`SvdOptions::one_stage_for`] for values only
+/// (same runs: 0.84 at 256, 0.94 at 384, 1.22 at 512, 1.35 at 1024).
+pub const ONE_STAGE_BELOW_VALUES: usize = 448;
 
 impl Default for SvdOptions {
     fn default() -> Self {
@@ -102,6 +126,7 @@ impl Default for SvdOptions {
             qr_ratio: 0.0,
             band_precision: BandPrecision::Same,
             selection: None,
+            one_stage_below: 0,
         }
     }
 }
@@ -171,6 +196,23 @@ impl SvdOptions {
     /// The tile size actually used: a positive multiple of `b`.
     pub fn tile_for(&self, _n: usize, b: usize) -> usize {
         self.tile.max(b).div_ceil(b) * b
+    }
+
+    /// Whether [`super::svd`] takes the one-stage path for an `m x n` input
+    /// and `job` (see [`SvdOptions::one_stage_below`]); the automatic
+    /// crossovers are [`ONE_STAGE_BELOW_VECTORS`] and
+    /// [`ONE_STAGE_BELOW_VALUES`].
+    pub fn one_stage_for(&self, m: usize, n: usize, job: super::SvdJob) -> bool {
+        if self.selection.is_some() || self.band_precision != BandPrecision::Same {
+            return false;
+        }
+        let (long, short) = (m.max(n), m.min(n));
+        let below = match (self.one_stage_below, job) {
+            (0, super::SvdJob::Vectors) => ONE_STAGE_BELOW_VECTORS,
+            (0, super::SvdJob::Values) => ONE_STAGE_BELOW_VALUES,
+            (v, _) => v,
+        };
+        short < below && (long as f64) < self.qr_ratio_for(job) * short.max(1) as f64
     }
 
     /// The QR pre-reduction crossover actually used for `job`:

@@ -24,6 +24,7 @@ fn opts(b: usize, qr: bool) -> SvdOptions {
     o.tile_width = 3;
     o.back_col_block = 16;
     o.qr_ratio = if qr { 1.0 } else { f64::INFINITY };
+    o.one_stage_below = 1;
     o
 }
 

@@ -21,6 +21,15 @@ fn opts(b: usize, tw: usize) -> SvdOptions {
     o.bandwidth = b;
     o.tile_width = tw;
     o.tile = 2 * b.max(1);
+    // These options tune the graph: keep small inputs off the one-stage path.
+    o.one_stage_below = 1;
+    o
+}
+
+/// The defaults with the two-stage graph forced at every size.
+fn two_stage() -> SvdOptions {
+    let mut o = SvdOptions::auto();
+    o.one_stage_below = 1;
     o
 }
 
@@ -49,7 +58,8 @@ fn shapes(b: usize) -> Vec<(usize, usize)> {
 fn random_cases<T: Scalar>() -> f64 {
     let mut worst = 0.0f64;
     // A small band with several passes (8 -> 5 -> 2 -> 1) and the defaults.
-    for o in [opts(8, 3), SvdOptions::auto()] {
+    // The defaults take the one-stage path below its crossover.
+    for o in [opts(8, 3), two_stage(), SvdOptions::auto()] {
         let b = o.bandwidth_for(usize::MAX);
         for (i, (m, n)) in shapes(b).into_iter().enumerate() {
             let a = gallery::random_gaussian::<T>(m, n, 10 + i as u64);
