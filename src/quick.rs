@@ -151,8 +151,10 @@ pub struct Svd<T> {
 }
 
 /// The thin SVD of `a` (`m x n`, any shape) by the two-stage pipeline on
-/// [`default_runtime`]; `a` may be a `&Mat<T>`, a `MatRef<T>` or a `MatMut<T>`,
-/// with `T` `f32` or `f64`.
+/// [`default_runtime`], or, below the crossover
+/// [`SvdOptions::one_stage_below`] (automatic by default), by the one-stage
+/// reduction with no task graph (LAPACK `dgesdd`'s sequence); `a` may be a
+/// `&Mat<T>`, a `MatRef<T>` or a `MatMut<T>`, with `T` `f32` or `f64`.
 ///
 /// ```
 /// use eigenflow::faer::Mat;

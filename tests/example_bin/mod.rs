@@ -136,13 +136,25 @@ pub fn json_field(line: &str, field: &str) -> String {
 /// accounted `memory_bytes`, and at least `lower` times it. Skips, saying so,
 /// where the OS reports no peak (the fields are null).
 pub fn check_accounted_memory(line: &serde_json::Value, min_share: u64, lower: f64) {
+    let (share, figure) = bounded_share(line, min_share).unwrap_or_default();
+    assert!(
+        share as f64 >= lower * figure as f64,
+        "run used {share} B, accounted {figure} B (more than 1/{lower} of the use): {line}"
+    );
+}
+
+/// The run's share of the peak resident memory and the accounted figure of an
+/// example's `--json` line, after checking that the share is at least
+/// `min_share` and at most the figure (an underestimate would make the refusal
+/// before allocating unsafe); `None`, saying so, where the OS reports no peak.
+pub fn bounded_share(line: &serde_json::Value, min_share: u64) -> Option<(u64, u64)> {
     let figure = line["memory_bytes"].as_u64().expect("memory_bytes");
     let (Some(peak), Some(start)) = (
         line["peak_rss_bytes"].as_u64(),
         line["start_rss_bytes"].as_u64(),
     ) else {
         eprintln!("SKIPPED the memory accounting check: no VmHWM here");
-        return;
+        return None;
     };
     let share = peak.saturating_sub(start);
     assert!(share >= min_share, "{line}");
@@ -150,8 +162,5 @@ pub fn check_accounted_memory(line: &serde_json::Value, min_share: u64, lower: f
         share <= figure,
         "run used {share} B, accounted {figure} B: {line}"
     );
-    assert!(
-        share as f64 >= lower * figure as f64,
-        "run used {share} B, accounted {figure} B (more than 1/{lower} of the use): {line}"
-    );
+    Some((share, figure))
 }
