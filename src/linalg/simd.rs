@@ -47,3 +47,18 @@ macro_rules! simd_dispatch {
         }
     };
 }
+
+/// The sum of `L` partial sums (`L` a power of two), pairwise in a fixed
+/// order: the end of every laned dot product of the BLAS-2 loops, so that
+/// their results depend on the lengths only.
+#[inline(always)]
+pub(crate) fn reduce_lanes<T: crate::Scalar, const L: usize>(mut a: [T; L]) -> T {
+    let mut half = L / 2;
+    while half > 0 {
+        for l in 0..half {
+            a[l] += a[l + half];
+        }
+        half /= 2;
+    }
+    a[0]
+}

@@ -9,7 +9,9 @@
 //! in the same groups). Hence [`gemv_t_on`] and [`gemv_n_on`] give the same
 //! bits run whole, in two parts in turn, or as two tasks.
 
+use super::col;
 use crate::error::Error;
+use crate::linalg::simd::reduce_lanes;
 use crate::linalg::stedc::forked::join;
 use crate::runtime::Runtime;
 use crate::Scalar;
@@ -24,27 +26,6 @@ const LANES: usize = 8;
 /// tasks: below it (a few hundred KiB, read from cache) the product takes
 /// about as long as handing half of it to a parked helper.
 pub const GEMV_SPLIT_MIN: usize = 512 * 512;
-
-#[inline(always)]
-fn col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
-    a.col(j)
-        .try_as_col_major()
-        .expect("unit row stride")
-        .as_slice()
-}
-
-/// Pairwise reduction of the lanes, in a fixed order.
-#[inline(always)]
-fn reduce_lanes<T: Scalar>(mut a: [T; LANES]) -> T {
-    let mut half = LANES / 2;
-    while half > 0 {
-        for l in 0..half {
-            a[l] += a[l + half];
-        }
-        half /= 2;
-    }
-    a[0]
-}
 
 /// The dot product of `x` with `u` (same length) in [`LANES`] partial sums
 /// and then the tail: the order every column's product follows.

@@ -108,15 +108,8 @@ pub(super) fn admit<T: Scalar>(
     if needed < UNCHECKED_BYTES {
         return Ok(());
     }
-    let what = format!(
-        "the one-stage {} of a {m} x {n} {} matrix",
-        match job {
-            SvdJob::Values => "singular values",
-            SvdJob::Vectors => "SVD with vectors",
-        },
-        std::any::type_name::<T>()
-    );
-    crate::sysinfo::check_fits(needed, &what, |_| String::new())
+    let what = super::memory::describe::<T>(m, n, job);
+    crate::sysinfo::check_fits(needed, &format!("{what} (one-stage)"), |_| String::new())
 }
 
 /// The SVD of `a` by the one-stage path (module docs). The report lists no

@@ -178,13 +178,18 @@ pub(super) fn admit<T: Scalar>(m: usize, n: usize, job: SvdJob, opts: &SvdOption
             / (1u64 << 30) as f64,
         suggestion: format!("the memory figure for {m} x {n} overflows 64 bits"),
     })?;
-    let what = format!(
+    crate::sysinfo::check_fits(needed, &describe::<T>(m, n, job), |_| String::new())
+}
+
+/// What an SVD computes, for the messages of a refusal: "the singular values
+/// of a 300 x 200 f64 matrix".
+pub(super) fn describe<T>(m: usize, n: usize, job: SvdJob) -> String {
+    format!(
         "the {} of a {m} x {n} {} matrix",
         match job {
             SvdJob::Values => "singular values",
             SvdJob::Vectors => "SVD with vectors",
         },
         std::any::type_name::<T>()
-    );
-    crate::sysinfo::check_fits(needed, &what, |_| String::new())
+    )
 }

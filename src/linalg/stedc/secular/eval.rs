@@ -1,6 +1,7 @@
 //! The evaluation of the secular function at an iterate (LAPACK `dlaed4`'s
 //! inner loops), in fixed interleaved lanes so that it vectorises.
 
+use crate::linalg::simd::reduce_lanes;
 use std::ops::Range;
 
 use super::{c, Frame};
@@ -71,20 +72,7 @@ fn side_sums<T: Scalar, F: Frame<T>>(
         ds[l] += t * t;
         ws[l] += wt[l] * term.abs();
     }
-    (reduce(s), reduce(ds), reduce(ws))
-}
-
-/// The sum of the lanes, pairwise in a fixed order.
-#[inline(always)]
-fn reduce<T: Scalar>(mut a: [T; LANES]) -> T {
-    let mut half = LANES / 2;
-    while half > 0 {
-        for l in 0..half {
-            a[l] += a[l + half];
-        }
-        half /= 2;
-    }
-    a[0]
+    (reduce_lanes(s), reduce_lanes(ds), reduce_lanes(ws))
 }
 
 /// Evaluates the secular function at the iterate `tau` of `frame` (`k` poles).
