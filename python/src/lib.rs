@@ -120,12 +120,30 @@ fn svd_impl<'py, T: Scalar + Element>(
         SvdJob::Values
     };
     let mat = view(&a);
-    let (graph, slot) = py
-        .detach(|| svd_graph(mat, job, &SvdOptions::auto()))
-        .map_err(|e| to_py(py, e))?
-        .into_parts();
-    run::run_graph(py, rt, graph, trace)?;
-    let (s, u, vt) = slot.into_results().map_err(|e| to_py(py, e))?;
+    let opts = SvdOptions::auto();
+    let (m, n) = (mat.nrows(), mat.ncols());
+    let (s, u, vt) = if trace.is_none() && opts.one_stage_for(m, n, job) {
+        // Below the crate's crossover: the one-stage path, as for eigh
+        // (inline when small, else on a thread of its own with a copy, so
+        // that Ctrl-C returns at once).
+        let r = if m.min(n) < INLINE_BELOW {
+            py.detach(|| eigenflow::pipeline::svd(mat, job, &opts, rt))
+                .map_err(|e| to_py(py, e))?
+        } else {
+            let owned = py.detach(|| mat.to_owned());
+            run::run_detached(py, move || {
+                eigenflow::pipeline::svd(owned.as_ref(), job, &opts, rt)
+            })?
+        };
+        (r.values, r.u, r.vt)
+    } else {
+        let (graph, slot) = py
+            .detach(|| svd_graph(mat, job, &opts))
+            .map_err(|e| to_py(py, e))?
+            .into_parts();
+        run::run_graph(py, rt, graph, trace)?;
+        slot.into_results().map_err(|e| to_py(py, e))?
+    };
     let uv = match (u, vt) {
         (Some(u), Some(vt)) => {
             let (u, vt) = py.detach(|| (col_major(&u), col_major(&vt)));
