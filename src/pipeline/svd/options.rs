@@ -99,7 +99,7 @@ pub struct SvdOptions {
 /// Automatic crossover of [`SvdOptions::one_stage_for`] with vectors.
 /// Measured with `cargo bench --bench svd -- --compare-paths` (2 threads,
 /// square, AMD EPYC with AVX2, one run per line), one-stage / two-stage time:
-/// f64 0.63 at 64, 0.60 at 256, 0.57 at 768, 0.63 at 1536, 0.83 at 2048,
+/// f64 0.61 at 64, 0.60 at 256, 0.57 at 768, 0.63 at 1536, 0.83 at 2048,
 /// 1.21 at 3072; f32 0.83 at 1024, 0.90 at 2048. The one-stage reduction's
 /// matrix-vector products run at memory speed once the matrix leaves the
 /// cache, the two-stage graph's extra `4 n^3` flops at a growing share of
