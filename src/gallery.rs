@@ -497,6 +497,25 @@ pub fn tridiagonal_to_dense<T: Scalar>(d: &[T], e: &[T]) -> Mat<T> {
     a
 }
 
+/// The dense `n x n` upper bidiagonal matrix with diagonal `d` and
+/// superdiagonal `e` (`e.len() == d.len() - 1`, or both empty), in f64: the
+/// `B` of the reconstruction checks `A = Q B P^T`.
+///
+/// # Panics
+/// If the lengths do not match.
+pub fn bidiagonal_to_dense<T: Scalar>(d: &[T], e: &[T]) -> Mat<f64> {
+    let n = d.len();
+    assert_eq!(e.len(), n.saturating_sub(1), "bidiagonal_to_dense: lengths");
+    let mut b = Mat::<f64>::zeros(n, n);
+    for (i, &x) in d.iter().enumerate() {
+        b[(i, i)] = x.f64();
+    }
+    for (i, &x) in e.iter().enumerate() {
+        b[(i, i + 1)] = x.f64();
+    }
+    b
+}
+
 /// Diagonal of Wilkinson's `W_n^+`: `|(n - 1)/2 - i|`.
 fn wilkinson_diag(n: usize) -> impl Iterator<Item = f64> {
     (0..n).map(move |i| ((n as f64 - 1.0) / 2.0 - i as f64).abs())

@@ -31,15 +31,7 @@ fn reduce<T: Scalar>(
     let mut p = Mat::<T>::identity(n, n);
     ormbr_p_on(w.as_ref(), &tp, p.as_mut(), qb, rt).unwrap();
     let (q, p) = (to_f64(q.as_ref()), to_f64(p.as_ref()));
-    let b = Mat::<f64>::from_fn(n, n, |i, j| {
-        if i == j {
-            d[i].f64()
-        } else if j == i + 1 {
-            e[i].f64()
-        } else {
-            0.0
-        }
-    });
+    let b = gallery::bidiagonal_to_dense(&d, &e);
     let a64 = to_f64(a.as_ref());
     let r = &a64 - &q * &b * p.transpose();
     let eps = T::EPS.f64();

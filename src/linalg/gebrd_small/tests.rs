@@ -31,15 +31,7 @@ fn bidiag_ratios<T: Scalar>(m: usize, n: usize, seed: u64) -> (f64, f64, f64) {
     org2r(b.as_ref(), &tq, q.as_mut());
     let mut p = Mat::<T>::zeros(n, n);
     orgbr_p(vr.as_ref(), &tp, p.as_mut());
-    let bd = Mat::<f64>::from_fn(n, n, |i, j| {
-        if i == j {
-            d[i].f64()
-        } else if j == i + 1 {
-            e[i].f64()
-        } else {
-            0.0
-        }
-    });
+    let bd = crate::gallery::bidiagonal_to_dense(&d, &e);
     let (qf, pf, af) = (to_f64(q.as_ref()), to_f64(p.as_ref()), to_f64(a.as_ref()));
     let r = &af - &qf * &bd * pf.transpose();
     let u = T::EPS.f64() / 2.0;

@@ -86,9 +86,8 @@ pub fn memory_bytes<T: Scalar>(
             let back = [copy, copy, nn.checked_mul(2)?, n.checked_mul(4 * nb)?]
                 .into_iter()
                 .try_fold(0u64, u64::checked_add)?;
-            dc.max(back)
-                .max(copy.checked_add(nn.checked_mul(2)?)?)
-                .checked_add(panel)?
+            // `back` covers the end too: U (m x n), V and V^T (n x n each).
+            dc.max(back).checked_add(panel)?
         }
     };
     words
