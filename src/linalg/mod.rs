@@ -15,6 +15,7 @@ pub mod gb2bd;
 pub mod ge2gb;
 pub mod gebrd;
 pub mod gebrd_small;
+pub mod gemv;
 pub mod householder;
 pub mod jacobi;
 pub mod ormqr;

@@ -7,9 +7,9 @@
 /// one-stage reductions). No fused multiply-add is formed either way (Rust does not
 /// contract `a * b + c`), so both versions give bitwise the same results.
 macro_rules! simd_dispatch {
-    ($(#[$meta:meta])* fn $name:ident / $avx:ident / $body:ident ($($arg:ident : $ty:ty),*)) => {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident / $avx:ident / $body:ident ($($arg:ident : $ty:ty),*)) => {
         $(#[$meta])*
-        fn $name<T: Scalar>($($arg: $ty),*) {
+        $vis fn $name<T: Scalar>($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
                 if std::is_x86_feature_detected!("avx512f") {

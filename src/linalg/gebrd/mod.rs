@@ -27,10 +27,10 @@
 //! its reflector is generated, and `Y`, `X` are extended so that the
 //! identity holds for the next one. After the panel one GEMM of inner
 //! dimension `2 nb` updates the trailing matrix. Half the flops stay in the two
-//! matrix-vector products per column ([`gemv`]).
+//! matrix-vector products per column ([`crate::linalg::gemv`]).
 
 use crate::error::Error;
-use crate::linalg::householder::{axpy, dot, larfg_slice};
+use crate::linalg::householder::larfg_slice;
 use crate::linalg::ormqr::ormqr_on;
 use crate::linalg::stedc::forked::join;
 use crate::runtime::Runtime;
@@ -39,11 +39,11 @@ use faer::linalg::matmul::matmul;
 use faer::reborrow::*;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
-mod gemv;
 #[cfg(test)]
 mod tests;
 
-pub use gemv::{gemv_n_on, gemv_t_on, GEMV_SPLIT_MIN};
+use crate::linalg::gemv::{gemv_n, gemv_n_sub, gemv_t};
+pub use crate::linalg::gemv::{gemv_n_on, gemv_t_on, GEMV_SPLIT_MIN};
 
 /// Default panel width of [`gebrd_on`] (LAPACK's `ilaenv` gives 32 for `dgebrd`).
 pub const GEBRD_BLOCK: usize = 32;
@@ -73,6 +73,7 @@ struct Workspace<T> {
     x: Mat<T>,
     y: Mat<T>,
     row: Vec<T>,
+    tmp: Vec<T>,
     xrow: Vec<T>,
     left: Mat<T>,
     right: Mat<T>,
@@ -115,6 +116,7 @@ pub fn gebrd_on<T: Scalar>(
         x: Mat::zeros(m, nb.min(n)),
         y: Mat::zeros(n, nb.min(n)),
         row: Vec::new(),
+        tmp: Vec::new(),
         xrow: Vec::new(),
         left: Mat::new(),
         right: Mat::new(),
@@ -239,16 +241,22 @@ fn labrd<T: Scalar>(
     let mut x = ws.x.as_mut().submatrix_mut(0, 0, mi, k);
     let mut y = ws.y.as_mut().submatrix_mut(0, 0, ni, k);
     ws.row.resize(ni, T::zero());
+    ws.tmp.resize(ni, T::zero());
     ws.xrow.resize(k, T::zero());
+    // The small products with the panel's earlier columns go through the
+    // laned `dgemv`s of `linalg::gemv`, as `dlabrd` calls `dgemv`; rows of a
+    // column-major matrix are gathered into `xrow` first.
     for i in 0..k {
         // Column i, rows i..: A(i:, i) -= A(i:, 0:i) Y(i, 0:i)^T + X(i:, 0:i) A(0:i, i).
         {
             let (done, mut rest) = a.rb_mut().split_at_col_mut(i);
             let (top, ci) = col_mut(rest.rb_mut(), 0).split_at_mut(i);
-            for p in 0..i {
-                axpy(ci, -y[(i, p)], &col(done.rb(), p)[i..]);
-                axpy(ci, -top[p], &col(x.rb(), p)[i..]);
+            let yrow = &mut ws.xrow[..i];
+            for (p, yp) in yrow.iter_mut().enumerate() {
+                *yp = y[(i, p)];
             }
+            gemv_n_sub(done.rb().subrows(i, mi - i), yrow, ci);
+            gemv_n_sub(x.rb().submatrix(i, 0, mi - i, i), top, ci);
             let (alpha, tail) = ci.split_first_mut().expect("i < mi");
             tauq[i] = larfg_slice(alpha, tail);
             d[i] = *alpha;
@@ -267,22 +275,16 @@ fn labrd<T: Scalar>(
             let (ydone, mut yrest) = y.rb_mut().split_at_col_mut(i);
             let yi = col_mut(yrest.rb_mut(), 0);
             let (ytop, ybot) = yi.split_at_mut(i + 1);
+            let ytop = &mut ytop[..i];
             gemv_t_on(ar.submatrix(i, i + 1, mi - i, nr), u, ybot, rt)?;
-            for (p, yp) in ytop[..i].iter_mut().enumerate() {
-                *yp = dot(&col(ar, p)[i..], u);
-            }
-            for (p, &yp) in ytop[..i].iter().enumerate() {
-                axpy(ybot, -yp, &col(ydone.rb(), p)[i + 1..]);
-            }
-            for (p, yp) in ytop[..i].iter_mut().enumerate() {
-                *yp = dot(&col(x.rb(), p)[i..], u);
-            }
-            for (jj, yj) in ybot.iter_mut().enumerate() {
-                *yj -= dot(&col(ar, i + 1 + jj)[..i], &ytop[..i]);
-            }
+            gemv_t(ar.submatrix(i, 0, mi - i, i), u, ytop);
+            gemv_n_sub(ydone.rb().subrows(i + 1, nr), ytop, ybot);
+            gemv_t(x.rb().submatrix(i, 0, mi - i, i), u, ytop);
+            let tmp = &mut ws.tmp[..nr];
+            gemv_t(ar.submatrix(0, i + 1, i, nr), ytop, tmp);
             let t = tauq[i];
-            for yj in ybot.iter_mut() {
-                *yj *= t;
+            for (yj, &q) in ybot.iter_mut().zip(tmp.iter()) {
+                *yj = (*yj - q) * t;
             }
         }
         // Row i, columns i+1..: A(i, i+1:) -= Y(i+1:, 0:i+1) A(i, 0:i+1)^T
@@ -292,15 +294,19 @@ fn labrd<T: Scalar>(
         for (jj, rj) in r.iter_mut().enumerate() {
             *rj = a[(i, i + 1 + jj)];
         }
-        for p in 0..=i {
-            axpy(r, -a[(i, p)], &col(y.rb(), p)[i + 1..]);
+        let arow = &mut ws.xrow[..=i];
+        for (p, ap) in arow.iter_mut().enumerate() {
+            *ap = a[(i, p)];
         }
+        gemv_n_sub(y.rb().submatrix(i + 1, 0, nr, i + 1), arow, r);
         let xr = &mut ws.xrow[..i];
         for (p, xp) in xr.iter_mut().enumerate() {
             *xp = x[(i, p)];
         }
-        for (jj, rj) in r.iter_mut().enumerate() {
-            *rj -= dot(&col(a.rb(), i + 1 + jj)[..i], xr);
+        let tmp = &mut ws.tmp[..nr];
+        gemv_t(a.rb().submatrix(0, i + 1, i, nr), xr, tmp);
+        for (rj, &q) in r.iter_mut().zip(tmp.iter()) {
+            *rj -= q;
         }
         {
             let (alpha, tail) = r.split_first_mut().expect("nr >= 1");
@@ -320,19 +326,10 @@ fn labrd<T: Scalar>(
             let xi = col_mut(xrest.rb_mut(), 0);
             let (xtop, xbot) = xi.split_at_mut(i + 1);
             gemv_n_on(ar.submatrix(i + 1, i + 1, mi - i - 1, nr), r, xbot, rt)?;
-            for (p, xp) in xtop.iter_mut().enumerate() {
-                *xp = dot(&col(y.rb(), p)[i + 1..], r);
-            }
-            for (p, &xp) in xtop.iter().enumerate() {
-                axpy(xbot, -xp, &col(ar, p)[i + 1..]);
-            }
-            xtop[..i].fill(T::zero());
-            for (jj, &rj) in r.iter().enumerate() {
-                axpy(&mut xtop[..i], rj, &col(ar, i + 1 + jj)[..i]);
-            }
-            for (p, &xp) in xtop[..i].iter().enumerate() {
-                axpy(xbot, -xp, &col(xdone.rb(), p)[i + 1..]);
-            }
+            gemv_t(y.rb().submatrix(i + 1, 0, nr, i + 1), r, xtop);
+            gemv_n_sub(ar.submatrix(i + 1, 0, mi - i - 1, i + 1), xtop, xbot);
+            gemv_n(ar.submatrix(0, i + 1, i, nr), r, &mut xtop[..i]);
+            gemv_n_sub(xdone.rb().subrows(i + 1, mi - i - 1), &xtop[..i], xbot);
             let t = taup[i];
             for xj in xbot.iter_mut() {
                 *xj *= t;

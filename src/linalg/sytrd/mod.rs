@@ -27,6 +27,7 @@
 //! matrix. Half the flops stay in the symmetric matrix-vector products.
 
 use crate::error::Error;
+use crate::linalg::gemv::{gemv_n_sub, gemv_t};
 use crate::linalg::householder::{axpy, dot, larfg_slice};
 use crate::linalg::ormqr::ormqr_on;
 use crate::linalg::stedc::forked::join;
@@ -317,15 +318,17 @@ fn latrd<T: Scalar>(
         let (left, right) = a.rb_mut().split_at_col_mut(j + 1);
         let (vdone, mut cjm) = left.split_at_col_mut(j);
         let (wdone, mut wrest) = w.rb_mut().split_at_col_mut(j);
+        let (vdone, wdone) = (vdone.rb(), wdone.rb());
         let cj = col_mut(cjm.rb_mut(), 0, j);
         // Bring column j (rows j..) up to date with the panel's earlier columns:
-        // a[j.., j] -= V[j.., 0..j] W[j, 0..j]^T + W[j.., 0..j] V[j, 0..j]^T.
+        // a[j.., j] -= V[j.., 0..j] W[j, 0..j]^T + W[j.., 0..j] V[j, 0..j]^T
+        // (two `dgemv`, as in `dlatrd`; the rows of V and W are strided).
         for p in 0..j {
-            let vp = col(vdone.rb(), p, j);
-            let wp = col(wdone.rb(), p, j);
-            axpy(cj, -wp[0], vp);
-            axpy(cj, -vp[0], wp);
+            t1[p] = wdone[(j, p)];
+            t2[p] = vdone[(j, p)];
         }
+        gemv_n_sub(vdone.subrows(j, m - j), &t1[..j], cj);
+        gemv_n_sub(wdone.subrows(j, m - j), &t2[..j], cj);
         // Reflector annihilating a[j+2.., j]; its unit stays in place.
         let cj = &mut cj[1..];
         let (alpha, x) = cj.split_first_mut().expect("j + 1 < m");
@@ -344,14 +347,11 @@ fn latrd<T: Scalar>(
         // w_j = tau (A22 - V W^T - W V^T) v over rows j+1.. (A22 is not yet
         // updated by this panel).
         symv_lower_on(right.rb().submatrix(j + 1, 0, len, len), v, wj, scratch, rt)?;
-        for p in 0..j {
-            t1[p] = dot(col(wdone.rb(), p, j + 1), v);
-            t2[p] = dot(col(vdone.rb(), p, j + 1), v);
-        }
-        for p in 0..j {
-            axpy(wj, -t1[p], col(vdone.rb(), p, j + 1));
-            axpy(wj, -t2[p], col(wdone.rb(), p, j + 1));
-        }
+        let (vlow, wlow) = (vdone.subrows(j + 1, len), wdone.subrows(j + 1, len));
+        gemv_t(wlow, v, &mut t1[..j]);
+        gemv_t(vlow, v, &mut t2[..j]);
+        gemv_n_sub(vlow, &t1[..j], wj);
+        gemv_n_sub(wlow, &t2[..j], wj);
         for x in wj.iter_mut() {
             *x *= t;
         }

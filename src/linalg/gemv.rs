@@ -1,15 +1,21 @@
-//! The two matrix-vector products of each `gebrd` panel column against the
-//! not yet updated trailing matrix (`dlabrd`'s `y = A^T u` and `x = A r`): the
-//! memory-bound half of the reduction's flops. Unlike `dsytrd`'s symmetric
-//! product they cannot share a pass, since `r` is built from `y`.
+//! Matrix-vector products of the one-stage reductions, laned for SIMD and
+//! dispatched at run time ([`simd_dispatch!`](crate::linalg::simd)):
 //!
-//! Both products are cut so that each output entry is computed by the same
-//! operations whatever the cut: `A^T u` by columns (each output entry is one
-//! column's dot product) and `A r` by rows (each output row sums the columns
-//! in the same groups). Hence [`gemv_t_on`] and [`gemv_n_on`] give the same
-//! bits run whole, in two parts in turn, or as two tasks.
+//! - `gebrd`'s two products per panel column against the not yet updated
+//!   trailing matrix (`dlabrd`'s `y = A^T u` and `x = A r`), the memory-bound
+//!   half of its flops; unlike `dsytrd`'s symmetric product they cannot share
+//!   a pass, since `r` is built from `y`;
+//! - the small products of both panels (`dlabrd`, `dlatrd`) that bring a
+//!   column up to date with the panel's earlier reflectors ([`gemv_t`],
+//!   [`gemv_n_sub`]): as one pass over a few columns each instead of one axpy
+//!   or dot per column (LAPACK calls `dgemv` there too).
+//!
+//! The large products are cut so that each output entry is computed by the
+//! same operations whatever the cut: `A^T u` by columns (each output entry is
+//! one column's dot product) and `A r` by rows (each output row sums the
+//! columns in the same groups). Hence [`gemv_t_on`] and [`gemv_n_on`] give the
+//! same bits run whole, in two parts in turn, or as two tasks.
 
-use super::col;
 use crate::error::Error;
 use crate::linalg::simd::reduce_lanes;
 use crate::linalg::stedc::forked::join;
@@ -21,6 +27,15 @@ use faer::MatRef;
 /// only on the length. Eight: with four columns at a time the accumulators
 /// fill eight of AVX2's sixteen registers in f64 (sixteen lanes spilled).
 const LANES: usize = 8;
+
+/// The contiguous storage of column `j` of `a` (unit row stride).
+#[inline(always)]
+fn col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
+    a.col(j)
+        .try_as_col_major()
+        .expect("unit row stride")
+        .as_slice()
+}
 
 /// Smallest number of matrix entries for which the products are cut in two
 /// tasks: below it (a few hundred KiB, read from cache) the product takes
@@ -96,7 +111,7 @@ fn dot4<T: Scalar>(x0: &[T], x1: &[T], x2: &[T], x3: &[T], u: &[T]) -> [T; 4] {
 
 simd_dispatch! {
     /// `y[j] = a[:, j] . u` for every column `j` of `a` (unit row stride).
-    fn gemv_t / gemv_t_simd / gemv_t_body (a: MatRef<'_, T>, u: &[T], y: &mut [T])
+    pub(crate) fn gemv_t / gemv_t_simd / gemv_t_body (a: MatRef<'_, T>, u: &[T], y: &mut [T])
 }
 
 #[inline(always)]
@@ -118,7 +133,7 @@ fn gemv_t_body<T: Scalar>(a: MatRef<'_, T>, u: &[T], y: &mut [T]) {
 simd_dispatch! {
     /// `x = a r` (`x` of `a.nrows()` entries, overwritten), the columns of
     /// `a` summed four at a time in order.
-    fn gemv_n / gemv_n_simd / gemv_n_body (a: MatRef<'_, T>, r: &[T], x: &mut [T])
+    pub(crate) fn gemv_n / gemv_n_simd / gemv_n_body (a: MatRef<'_, T>, r: &[T], x: &mut [T])
 }
 
 #[inline(always)]
@@ -139,6 +154,34 @@ fn gemv_n_body<T: Scalar>(a: MatRef<'_, T>, r: &[T], x: &mut [T]) {
         let (c0, s0) = (col(a, j), r[j]);
         for i in 0..m {
             x[i] += c0[i] * s0;
+        }
+        j += 1;
+    }
+}
+
+simd_dispatch! {
+    /// `y -= a r` (`y` of `a.nrows()` entries), the
+    /// columns of `a` summed four at a time in order, as in [`gemv_n`].
+    pub(crate) fn gemv_n_sub / gemv_n_sub_simd / gemv_n_sub_body (a: MatRef<'_, T>, r: &[T], y: &mut [T])
+}
+
+#[inline(always)]
+fn gemv_n_sub_body<T: Scalar>(a: MatRef<'_, T>, r: &[T], y: &mut [T]) {
+    let (m, c) = (a.nrows(), a.ncols());
+    let y = &mut y[..m];
+    let mut j = 0;
+    while j + 4 <= c {
+        let (c0, c1, c2, c3) = (col(a, j), col(a, j + 1), col(a, j + 2), col(a, j + 3));
+        let (s0, s1, s2, s3) = (r[j], r[j + 1], r[j + 2], r[j + 3]);
+        for i in 0..m {
+            y[i] -= (c0[i] * s0 + c1[i] * s1) + (c2[i] * s2 + c3[i] * s3);
+        }
+        j += 4;
+    }
+    while j < c {
+        let (c0, s0) = (col(a, j), r[j]);
+        for i in 0..m {
+            y[i] -= c0[i] * s0;
         }
         j += 1;
     }
