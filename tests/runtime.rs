@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 #[path = "runtime/failures.rs"]
 mod failures;
+#[path = "runtime/join.rs"]
+mod join;
 #[path = "runtime/pool.rs"]
 mod pool;
 #[path = "runtime/validation.rs"]

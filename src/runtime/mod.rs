@@ -41,6 +41,7 @@
 //! proceed side by side and never wait for each other.
 
 mod executor;
+mod fork;
 mod handle;
 mod pool;
 mod report;
@@ -313,6 +314,37 @@ impl Runtime {
     /// Number of stream lanes.
     pub fn streams(&self) -> usize {
         self.cfg.streams
+    }
+
+    /// Runs `a` and `b`, in parallel when the runtime has several CPU workers
+    /// (`rayon::join`'s contract): with one worker, or with
+    /// [`RuntimeBuilder::stack_size`] set, as a graph of two tasks; otherwise
+    /// the calling thread takes one half and a parked or spinning worker the
+    /// other, with no graph built (a few microseconds less per call, for
+    /// kernels that fork once per column). If no worker comes in time the
+    /// caller runs both. Both halves finish (or never start) before it returns.
+    ///
+    /// # Errors
+    /// The first error of a half; a panic in a half becomes
+    /// [`Error::TaskPanicked`](crate::Error::TaskPanicked) (task `join`);
+    /// [`Error::ThreadSpawn`](crate::Error::ThreadSpawn) if the threads cannot
+    /// start (nothing runs then).
+    pub fn join<'s>(
+        &self,
+        a: impl FnOnce() -> Result<()> + Send + 's,
+        b: impl FnOnce() -> Result<()> + Send + 's,
+    ) -> Result<()> {
+        if self.cfg.threads <= 1 {
+            fork::run_caught(a)?;
+            return fork::run_caught(b);
+        }
+        if self.pool.inline() && !self.cfg.gpu_streams {
+            return fork::join_inline(&self.pool, a, b);
+        }
+        let mut g = TaskGraph::new();
+        g.task("join.a", move |_| a());
+        g.task("join.b", move |_| b());
+        self.run(g).map(|_| ())
     }
 
     /// Validates and runs `graph`, blocking until every task finished or one

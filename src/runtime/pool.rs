@@ -399,6 +399,11 @@ impl Pool {
         }
     }
 
+    /// Whether the caller of a run is CPU worker 0 ([`CrewShape::inline`]).
+    pub fn inline(&self) -> bool {
+        self.shape.inline()
+    }
+
     /// An idle crew, or a new one.
     pub fn checkout(&self) -> Result<Crew> {
         let crew = self.idle.lock().pop();

@@ -14,7 +14,6 @@
 use super::serial::{for_each_scaled_block, merge_node, sort_eigenpairs};
 use super::{solve_leaf, DcParams, MergeProblem};
 use crate::error::Error;
-use crate::graph::TaskGraph;
 use crate::runtime::Runtime;
 use crate::scalar::Scalar;
 use faer::reborrow::ReborrowMut;
@@ -24,22 +23,18 @@ use faer::{Mat, MatMut};
 /// split in two (the root only; see the module docs).
 pub const FORK_DEPTH: usize = 1;
 
-/// Runs `a` and `b`: as two tasks of one graph on `rt` when it has several
-/// threads, one after the other on the calling thread otherwise. The first
-/// error is returned (the other task's result is then not used).
+/// Runs `a` and `b`: through [`Runtime::join`] on `rt` (in parallel when it
+/// has several threads), one after the other on the calling thread without a
+/// runtime. The first error is returned (the other half's result is then not
+/// used).
 pub fn join<'s>(
     rt: Option<&Runtime>,
     a: impl FnOnce() -> Result<(), Error> + Send + 's,
     b: impl FnOnce() -> Result<(), Error> + Send + 's,
 ) -> Result<(), Error> {
     match rt {
-        Some(rt) if rt.threads() > 1 => {
-            let mut g = TaskGraph::new();
-            g.task("fork.a", move |_| a());
-            g.task("fork.b", move |_| b());
-            rt.run(g).map(|_| ())
-        }
-        _ => {
+        Some(rt) => rt.join(a, b),
+        None => {
             a()?;
             b()
         }
