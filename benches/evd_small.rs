@@ -95,6 +95,11 @@ impl Timer {
     }
 }
 
+/// Waits long enough for every spinning worker thread to park.
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(5));
+}
+
 fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64; 4] {
     let a: Mat<T> = gallery::random_symmetric_uniform(n, 42);
     let full = Mat::<T>::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
@@ -137,9 +142,17 @@ fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64;
         Timer::new(&mut f4),
     ];
     for _ in 0..reps.max(1) {
+        // Each sample starts after the previous column's threads (faer's
+        // rayon pool, the other runtimes' helpers) have gone idle: spinning
+        // threads of one column would otherwise slow the next on a small
+        // machine.
+        settle();
         timers[0].sample(&mut f1);
+        settle();
         timers[1].sample(&mut f2);
+        settle();
         timers[2].sample(&mut f3);
+        settle();
         timers[3].sample(&mut f4);
     }
     timers.map(|t| median(t.samples))

@@ -9,12 +9,19 @@ pub use faer::Side;
 /// `ormtr` over two threads (issue 17), 0.80 at n = 512, 1.01 at 768, 1.30 at
 /// 1024 on 2 threads; after the faster `sytrd` (column-pair `symv`, one-GEMM
 /// SYR2K), on a quiet 2-core machine (2026-11-24): 0.75 at 512, 0.92 at 768,
-/// 0.99 at 1024, 1.33 at 1536 on 2 threads.
-pub const ONE_STAGE_BELOW_VALUES: usize = 1024;
+/// 0.99 at 1024, 1.33 at 1536 on 2 threads. After the panel updates of
+/// `sytrd` became laned `dgemv`s and `Runtime::join` replaced the two-task
+/// graphs (2-core AVX2 EPYC, 2026-11-27): f64 0.64 at 1024, 0.83 at 1280, 0.92
+/// at 1536 and 1792, 1.21 at 2048; f32 0.70 at 1024, 0.92 at 1792, 0.95 at
+/// 2048 (at 2048 the f64 matrix outgrows the 32 MiB L3 and the one-stage
+/// `symv` becomes bound by memory).
+pub const ONE_STAGE_BELOW_VALUES: usize = 1920;
 /// The eigenvalues-only crossover on one thread, where the two-stage graph has
 /// no second thread to overlap its stages: same run as
 /// [`ONE_STAGE_BELOW_VALUES`], one-stage / two-stage 0.70 at n = 512, 0.76 at
-/// 768, 0.92 at 1024, 0.99 at 1536.
+/// 768, 0.92 at 1024, 0.99 at 1536; re-measured with the later `sytrd`
+/// (same run as the 2026-11-27 figures above): 0.85 at 1024, 0.88 at 1536,
+/// 1.52 at 1792, 1.31 at 2048.
 pub const ONE_STAGE_BELOW_VALUES_ONE_THREAD: usize = 1536;
 /// Automatic crossover with eigenvectors: below this order the one-stage
 /// path is taken (the two-stage path does about 2n^3 more flops with

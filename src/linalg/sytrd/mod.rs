@@ -192,6 +192,8 @@ pub fn sytrd_on<T: Scalar>(
     if nb > 1 {
         let mut w = Mat::<T>::zeros(n, nb);
         let mut scratch = Vec::new();
+        // The SYR2K's operands [V W] and [W V], allocated once for all panels.
+        let (mut l, mut r) = (Mat::<T>::zeros(n, 2 * nb), Mat::<T>::zeros(n, 2 * nb));
         while n - i > nx.max(nb) {
             let m = n - i;
             let mut ai = a.rb_mut().submatrix_mut(i, i, m, m);
@@ -211,7 +213,11 @@ pub fn sytrd_on<T: Scalar>(
             let v2 = panel.rb().submatrix(nb, 0, m2, nb);
             let w2 = wi.rb().submatrix(nb, 0, m2, nb);
             let a22 = trailing.submatrix_mut(nb, 0, m2, m2);
-            syr2k_lower(a22, v2, w2, rt)?;
+            let (l2, r2) = (
+                l.as_mut().submatrix_mut(0, 0, m2, 2 * nb),
+                r.as_mut().submatrix_mut(0, 0, m2, 2 * nb),
+            );
+            syr2k_lower(a22, v2, w2, l2, r2, rt)?;
             for j in 0..nb {
                 a[(i + j + 1, i + j)] = e[i + j];
                 d[i + j] = a[(i + j, i + j)];
@@ -239,10 +245,13 @@ pub const SYR2K_SPLIT_MIN: usize = 256;
 /// through faer's triangular GEMM; from [`SYR2K_SPLIT_MIN`] rows on in two
 /// parts of about equal flops run by [`join`]: columns `0..c` (their diagonal
 /// triangle and the rectangle below it) and the triangle of columns `c..`.
+/// `l` and `r` (`m x 2k`) are workspace, overwritten.
 fn syr2k_lower<T: Scalar>(
     mut a: MatMut<'_, T>,
     v: MatRef<'_, T>,
     w: MatRef<'_, T>,
+    mut l: MatMut<'_, T>,
+    mut r: MatMut<'_, T>,
     rt: Option<&Runtime>,
 ) -> Result<(), Error> {
     let (m, k) = (a.nrows(), v.ncols());
@@ -250,12 +259,11 @@ fn syr2k_lower<T: Scalar>(
     // and writes the triangle once instead of twice, and the wider inner
     // dimension keeps faer's microkernel at its rate (LAPACK's `dsyr2k` does
     // two passes).
-    let mut l = Mat::<T>::zeros(m, 2 * k);
-    let mut r = Mat::<T>::zeros(m, 2 * k);
-    l.as_mut().subcols_mut(0, k).copy_from(v);
-    l.as_mut().subcols_mut(k, k).copy_from(w);
-    r.as_mut().subcols_mut(0, k).copy_from(w);
-    r.as_mut().subcols_mut(k, k).copy_from(v);
+    l.rb_mut().subcols_mut(0, k).copy_from(v);
+    l.rb_mut().subcols_mut(k, k).copy_from(w);
+    r.rb_mut().subcols_mut(0, k).copy_from(w);
+    r.rb_mut().subcols_mut(k, k).copy_from(v);
+    let (l, r) = (l.into_const(), r.into_const());
     let tri = |dst: MatMut<'_, T>, l: MatRef<'_, T>, r: MatRef<'_, T>| {
         tri_matmul(
             dst,
@@ -270,15 +278,15 @@ fn syr2k_lower<T: Scalar>(
         );
     };
     if m < SYR2K_SPLIT_MIN {
-        tri(a, l.as_ref(), r.as_ref());
+        tri(a, l, r);
         return Ok(());
     }
     // Columns 0..c hold c^2/2 + (m - c) c entries, the rest (m - c)^2 / 2:
     // equal for c = m (1 - 1/sqrt 2).
     let c = ((m as f64) * (1.0 - std::f64::consts::FRAC_1_SQRT_2)).round() as usize;
     let (a00, _, a10, a11) = a.rb_mut().split_at_mut(c, c);
-    let (lt, lb) = l.as_ref().split_at_row(c);
-    let (rt_, rb) = r.as_ref().split_at_row(c);
+    let (lt, lb) = l.split_at_row(c);
+    let (rt_, rb) = r.split_at_row(c);
     let left = move || {
         tri(a00, lt, rt_);
         matmul(a10, Accum::Add, lb, rt_.transpose(), -T::one(), Par::Seq);

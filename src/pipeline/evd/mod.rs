@@ -170,6 +170,11 @@ impl<T: Scalar> EvdValues<T> {
     }
 }
 
+/// Column `j` of the owned `a` as a slice.
+fn lower_col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
+    a.col(j).try_as_col_major().expect("owned").as_slice()
+}
+
 /// Checks an owned input and scales it in place into the safe range like LAPACK
 /// `dsyevd`: by `rmin / anrm` when `0 < anrm < rmin`, by `rmax / anrm` when
 /// `anrm > rmax`, with `rmin = sqrt(safmin / eps)`, `rmax = sqrt(eps / safmin)`
@@ -178,20 +183,26 @@ impl<T: Scalar> EvdValues<T> {
 fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
     check_square(a.nrows(), a.ncols())?;
     let n = a.nrows();
-    crate::matrix::check_finite(a.as_ref(), true)?;
-    let mut anrm = T::zero();
+    // One pass over the lower triangle's column slices (the working copy is
+    // owned, so contiguous): the largest magnitude and whether all are finite.
+    let (mut anrm, mut finite) = (T::zero(), true);
     for j in 0..n {
-        for i in j..n {
-            anrm = anrm.max(a[(i, j)].abs());
+        for &x in &lower_col(a.as_ref(), j)[j..] {
+            anrm = anrm.max(x.abs());
+            finite &= x.is_finite();
         }
+    }
+    if !finite {
+        crate::matrix::check_finite(a.as_ref(), true)?;
     }
     let scale = crate::pipeline::scale::safe_range_factor(anrm);
     if scale == T::one() {
         return Ok((scale, anrm));
     }
     for j in 0..n {
-        for i in j..n {
-            a[(i, j)] *= scale;
+        let c = a.col_mut(j).try_as_col_major_mut().expect("owned");
+        for x in &mut c.as_slice_mut()[j..] {
+            *x *= scale;
         }
     }
     Ok((scale, anrm * scale))

@@ -22,6 +22,15 @@ fn lower_entry<T: Scalar>(a: MatRef<'_, T>, side: Side, i: usize, j: usize) -> T
 /// is never read, so garbage there is no error).
 pub(super) fn check_finite_side<T: Scalar>(a: MatRef<'_, T>, side: Side) -> Result<()> {
     let n = a.nrows();
+    // The triangle column by column (contiguous), then, only if that fails,
+    // the first offender in the order of the lower triangle.
+    let finite = match side {
+        Side::Lower => crate::matrix::all_finite(a, |j| j.min(n)..n),
+        Side::Upper => crate::matrix::all_finite(a, |j| 0..(j + 1).min(n)),
+    };
+    if finite {
+        return Ok(());
+    }
     for j in 0..n {
         for i in j..n {
             let x = lower_entry(a, side, i, j);
@@ -44,6 +53,21 @@ pub(super) fn check_finite_side<T: Scalar>(a: MatRef<'_, T>, side: Side) -> Resu
 /// The working copy of the symmetric matrix whose `side` triangle `a` holds: its
 /// lower triangle, the strict upper part zero.
 pub(super) fn lower_copy<T: Scalar>(a: MatRef<'_, T>, side: Side) -> Mat<T> {
+    if side == Side::Lower && a.row_stride() == 1 {
+        // Column slices: a plain copy of each column's lower part.
+        let n = a.nrows();
+        let mut c = Mat::<T>::zeros(n, a.ncols());
+        for j in 0..a.ncols().min(n) {
+            let src = &a
+                .col(j)
+                .try_as_col_major()
+                .expect("unit row stride")
+                .as_slice()[j..];
+            let dst = c.col_mut(j).try_as_col_major_mut().expect("owned");
+            dst.as_slice_mut()[j..].copy_from_slice(src);
+        }
+        return c;
+    }
     Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
         if i >= j {
             lower_entry(a, side, i, j)
