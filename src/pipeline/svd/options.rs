@@ -106,8 +106,10 @@ pub struct SvdOptions {
 /// the GEMM rate.
 pub const ONE_STAGE_BELOW_VECTORS: usize = 2560;
 /// Automatic crossover of [`SvdOptions::one_stage_for`] for values only
-/// (same runs: 0.84 at 256, 0.94 at 384, 1.22 at 512, 1.35 at 1024).
-pub const ONE_STAGE_BELOW_VALUES: usize = 448;
+/// (same runs: 0.84 at 256, 0.94 at 384, 1.22 at 512, 1.35 at 1024; after
+/// `dlabrd`'s small products became laned `dgemv`s, 2026-11-27, f64 on 2
+/// threads: 0.89 at 384, 1.02 at 512, 1.05 at 768, 1.27 at 1024).
+pub const ONE_STAGE_BELOW_VALUES: usize = 512;
 
 impl Default for SvdOptions {
     fn default() -> Self {
