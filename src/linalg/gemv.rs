@@ -30,7 +30,7 @@ const LANES: usize = 8;
 
 /// The contiguous storage of column `j` of `a` (unit row stride).
 #[inline(always)]
-fn col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
+pub(crate) fn col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
     a.col(j)
         .try_as_col_major()
         .expect("unit row stride")

@@ -42,21 +42,13 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 #[cfg(test)]
 mod tests;
 
-use crate::linalg::gemv::{gemv_n, gemv_n_sub, gemv_t};
+use crate::linalg::gemv::{col, gemv_n, gemv_n_sub, gemv_t};
 pub use crate::linalg::gemv::{gemv_n_on, gemv_t_on, GEMV_SPLIT_MIN};
 
 /// Default panel width of [`gebrd_on`] (LAPACK's `ilaenv` gives 32 for `dgebrd`).
 pub const GEBRD_BLOCK: usize = 32;
 /// Smallest trailing width whose update [`gebrd_on`] splits in two tasks.
 pub const GEBRD_SPLIT_MIN: usize = 128;
-
-#[inline(always)]
-fn col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
-    a.col(j)
-        .try_as_col_major()
-        .expect("unit row stride")
-        .as_slice()
-}
 
 #[inline(always)]
 fn col_mut<T>(a: MatMut<'_, T>, j: usize) -> &mut [T] {
