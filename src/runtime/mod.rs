@@ -317,12 +317,14 @@ impl Runtime {
     }
 
     /// Runs `a` and `b`, in parallel when the runtime has several CPU workers
-    /// (`rayon::join`'s contract): with one worker, or with
-    /// [`RuntimeBuilder::stack_size`] set, as a graph of two tasks; otherwise
-    /// the calling thread takes one half and a parked or spinning worker the
-    /// other, with no graph built (a few microseconds less per call, for
-    /// kernels that fork once per column). If no worker comes in time the
-    /// caller runs both. Both halves finish (or never start) before it returns.
+    /// (`rayon::join`'s contract). With one worker they run in turn on the
+    /// calling thread; with [`RuntimeBuilder::stack_size`] or GPU stream lanes
+    /// set, as a graph of two tasks; otherwise the calling thread takes one
+    /// half and a parked or spinning worker the other, with no graph built (a
+    /// few microseconds less per call, for kernels that fork once per column;
+    /// see `runtime/fork.rs`). If no worker comes in time the caller runs
+    /// both. Both halves finish (or never start) before it returns; after an
+    /// error in the first half run in turn, the second does not start.
     ///
     /// # Errors
     /// The first error of a half; a panic in a half becomes
