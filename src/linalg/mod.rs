@@ -18,6 +18,7 @@ pub mod gebrd_small;
 pub mod gemv;
 pub mod householder;
 pub mod jacobi;
+mod lasr;
 pub mod ormqr;
 pub mod panel_qr;
 pub mod sb2st;

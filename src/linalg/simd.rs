@@ -1,26 +1,32 @@
 //! Run-time dispatch of the BLAS-2 loops of the one-stage reductions
-//! (`sytrd`, `gebrd`) to AVX-512 or AVX2 code (the crate is built for the
-//! baseline x86-64).
+//! (`sytrd`, `gebrd`) and of the small-matrix kernels (the batched SVD) to
+//! AVX-512 or AVX2 + FMA code (the crate is built for the baseline x86-64).
 
-/// Runs `body` compiled for AVX-512 or AVX2 when the CPU has them (the crate is built for
-/// the baseline x86-64, SSE2, and these loops are the BLAS-2 half of the
-/// one-stage reductions). No fused multiply-add is formed either way (Rust does not
-/// contract `a * b + c`), so both versions give bitwise the same results.
+/// Runs `body` compiled for AVX-512 or AVX2 + FMA when the CPU has them (the
+/// crate is built for the baseline x86-64, SSE2), with an optional return
+/// type (`fn name / module / body (args) -> Ret`). No fused multiply-add is
+/// formed where the body does not ask for one (Rust does not contract
+/// `a * b + c`), and an explicit `mul_add` is exactly rounded in hardware and
+/// in the software fallback alike, so every version gives bitwise the same
+/// results; FMA only turns the fallback's library call into one instruction.
 macro_rules! simd_dispatch {
     ($(#[$meta:meta])* $vis:vis fn $name:ident / $avx:ident / $body:ident ($($arg:ident : $ty:ty),*)) => {
+        simd_dispatch! {
+            $(#[$meta])* $vis fn $name / $avx / $body ($($arg : $ty),*) -> ()
+        }
+    };
+    ($(#[$meta:meta])* $vis:vis fn $name:ident / $avx:ident / $body:ident ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
         $(#[$meta])*
-        $vis fn $name<T: Scalar>($($arg: $ty),*) {
+        $vis fn $name<T: Scalar>($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 if std::is_x86_feature_detected!("avx512f") {
                     // SAFETY: the CPU supports AVX-512F (checked just above).
-                    unsafe { $avx::avx512($($arg),*) };
-                    return;
+                    return unsafe { $avx::avx512($($arg),*) };
                 }
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2 (checked just above).
-                    unsafe { $avx::avx2($($arg),*) };
-                    return;
+                if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                    // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+                    return unsafe { $avx::avx2($($arg),*) };
                 }
             }
             $body($($arg),*)
@@ -28,20 +34,20 @@ macro_rules! simd_dispatch {
         #[cfg(target_arch = "x86_64")]
         mod $avx {
             use super::*;
-            /// The body compiled for AVX-512F.
+            /// The body compiled for AVX-512F (which implies FMA).
             ///
             /// # Safety
             /// The CPU must support AVX-512F (the dispatcher checks it).
             #[target_feature(enable = "avx512f")]
-            pub(super) unsafe fn avx512<T: Scalar>($($arg: $ty),*) {
+            pub(super) unsafe fn avx512<T: Scalar>($($arg: $ty),*) -> $ret {
                 $body($($arg),*)
             }
-            /// The body compiled for AVX2.
+            /// The body compiled for AVX2 and FMA.
             ///
             /// # Safety
-            /// The CPU must support AVX2 (the dispatcher checks it).
-            #[target_feature(enable = "avx2")]
-            pub(super) unsafe fn avx2<T: Scalar>($($arg: $ty),*) {
+            /// The CPU must support AVX2 and FMA (the dispatcher checks it).
+            #[target_feature(enable = "avx2,fma")]
+            pub(super) unsafe fn avx2<T: Scalar>($($arg: $ty),*) -> $ret {
                 $body($($arg),*)
             }
         }

@@ -13,6 +13,7 @@
 use super::sterf::{block_end, check_tridiag, max_abs, no_convergence, scale, sym2x2, Consts};
 use crate::error::Error;
 use crate::scalar::Scalar;
+use faer::reborrow::ReborrowMut;
 use faer::MatMut;
 
 /// Computes all eigenvalues and eigenvectors of the symmetric tridiagonal matrix
@@ -245,7 +246,7 @@ fn rotate<T: Scalar>(x: &mut [T], y: &mut [T], c: T, s: T) {
 /// Plane rotation with `c f + s g = r`, `-s f + c g = 0`, `c >= 0`, `r` carrying
 /// the sign of `f`; squares are formed only inside the safe range, otherwise
 /// after scaling by the larger magnitude (the approach of LAPACK 3.10 `dlartg`).
-#[inline]
+#[inline(always)]
 pub(crate) fn givens<T: Scalar>(f: T, g: T) -> (T, T, T) {
     if g == T::zero() {
         return (T::one(), T::zero(), f);
@@ -279,12 +280,12 @@ pub(crate) fn col_pair<T: Scalar>(
     j: usize,
     op: impl FnOnce(&mut [T], &mut [T]),
 ) {
-    let contiguous = z.row_stride() == 1 || z.nrows() <= 1;
     let (mut x, mut y) = z.two_cols_mut(i, j);
-    if contiguous {
-        let x = x.try_as_col_major_mut().expect("unit-stride column");
-        let y = y.try_as_col_major_mut().expect("unit-stride column");
-        op(x.as_slice_mut(), y.as_slice_mut());
+    if let (Some(xs), Some(ys)) = (
+        x.rb_mut().try_as_col_major_mut(),
+        y.rb_mut().try_as_col_major_mut(),
+    ) {
+        op(xs.as_slice_mut(), ys.as_slice_mut());
         return;
     }
     let mut xv: Vec<T> = x.as_mut().iter().copied().collect();

@@ -29,11 +29,14 @@ use faer::MatMut;
 
 use crate::error::Error;
 use crate::linalg::dqds::{check_bidiagonal, las2};
+use crate::linalg::lasr::{apply_rotation_chain, Chain};
 use crate::linalg::stedc::merge::rotate_cols;
+use crate::linalg::steqr::givens;
 use crate::scalar::Scalar;
 
 /// A plane rotation with `c f + s g = r`, `-s f + c g = 0` (LAPACK `dlartg`, the
 /// shared [`crate::linalg::steqr::givens`]), then normalised by [`unit_pair`].
+#[inline(always)]
 pub(crate) fn rotation<T: Scalar>(f: T, g: T) -> (T, T, T) {
     let (c, s, r) = crate::linalg::steqr::givens(f, g);
     let (c, s) = unit_pair(c, s);
@@ -44,6 +47,7 @@ pub(crate) fn rotation<T: Scalar>(f: T, g: T) -> (T, T, T) {
 /// multiply-adds: the angle is unchanged and `c^2 + s^2 = 1 - O(dev^2)` up to the
 /// (unbiased) rounding of the two products, so column norms do not drift over
 /// thousands of rotations.
+#[inline(always)]
 pub(crate) fn unit_pair<T: Scalar>(c: T, s: T) -> (T, T) {
     let half_dev = T::of(0.5) * c.mul_add(c, s.mul_add(s, -T::one()));
     (c - c * half_dev, s - s * half_dev)
@@ -251,6 +255,13 @@ impl<T: Scalar> View<'_, T> {
     }
 
     /// Demmel–Kahan zero-shift QR sweep (high relative accuracy for every entry).
+    ///
+    /// The chase uses the rotations as `dlartg` gives them; the copies kept for
+    /// the vectors are normalised ([`unit_pair`]). That keeps the normalisation
+    /// off the chase's chain of dependent square roots and divisions (about a
+    /// quarter of its latency) while the vectors still get rotations orthogonal
+    /// to rounding.
+    #[inline(always)]
     fn sweep_zero_shift(&mut self, rot: &mut Rotations<T>) {
         let len = self.len();
         let one = T::one();
@@ -258,22 +269,24 @@ impl<T: Scalar> View<'_, T> {
         let (mut oldcs, mut oldsn) = (one, T::zero());
         for i in 0..len - 1 {
             let (sn, r);
-            (cs, sn, r) = rotation(self.d(i) * cs, self.e(i));
+            (cs, sn, r) = givens(self.d(i) * cs, self.e(i));
             if i > 0 {
                 self.set_e(i - 1, oldsn * r);
             }
             let di;
-            (oldcs, oldsn, di) = rotation(oldcs * r, self.d(i + 1) * sn);
+            (oldcs, oldsn, di) = givens(oldcs * r, self.d(i + 1) * sn);
             self.set_d(i, di);
-            rot.right.push((cs, sn));
-            rot.left.push((oldcs, oldsn));
+            rot.right.push(unit_pair(cs, sn));
+            rot.left.push(unit_pair(oldcs, oldsn));
         }
         let h = self.d(len - 1) * cs;
         self.set_d(len - 1, h * oldcs);
         self.set_e(len - 2, h * oldsn);
     }
 
-    /// Implicitly shifted QR sweep (Golub–Kahan chase with the shift `shift`).
+    /// Implicitly shifted QR sweep (Golub–Kahan chase with the shift `shift`);
+    /// rotations as in [`View::sweep_zero_shift`].
+    #[inline(always)]
     fn sweep_shifted(&mut self, shift: T, rot: &mut Rotations<T>) {
         let len = self.len();
         let d0 = self.d(0);
@@ -281,7 +294,7 @@ impl<T: Scalar> View<'_, T> {
         let mut f = (d0.abs() - shift) * (T::one().copysign(d0) + shift / d0);
         let mut g = self.e(0);
         for i in 0..len - 1 {
-            let (cosr, sinr, r) = rotation(f, g);
+            let (cosr, sinr, r) = givens(f, g);
             if i > 0 {
                 self.set_e(i - 1, r);
             }
@@ -290,7 +303,7 @@ impl<T: Scalar> View<'_, T> {
             let ei = cosr * ei - sinr * di;
             g = sinr * dn;
             let dn = cosr * dn;
-            let (cosl, sinl, r) = rotation(f, g);
+            let (cosl, sinl, r) = givens(f, g);
             self.set_d(i, r);
             f = cosl * ei + sinl * dn;
             self.set_d(i + 1, cosl * dn - sinl * ei);
@@ -300,8 +313,8 @@ impl<T: Scalar> View<'_, T> {
                 g = sinl * en;
                 self.set_e(i + 1, cosl * en);
             }
-            rot.right.push((cosr, sinr));
-            rot.left.push((cosl, sinl));
+            rot.right.push(unit_pair(cosr, sinr));
+            rot.left.push(unit_pair(cosl, sinl));
         }
         self.set_e(len - 2, f);
     }
@@ -309,30 +322,32 @@ impl<T: Scalar> View<'_, T> {
 
 /// Applies the rotations of a sweep over the block `lo..=hi` (view order, see
 /// [`View`]) to the columns of `m`: rotation `i` acts on view columns `(i, i + 1)`
-/// as `x' = c x + s y`, `y' = c y - s x`.
-fn apply_rotations<T: Scalar>(
-    mut m: MatMut<'_, T>,
-    lo: usize,
-    hi: usize,
-    rev: bool,
-    rots: &[(T, T)],
-) {
-    if m.nrows() == 0 {
-        return;
-    }
-    for (i, &(c, s)) in rots.iter().enumerate() {
-        if rev {
-            // View columns (i, i + 1) are columns (hi - i, hi - i - 1).
-            rotate_cols(m.rb_mut(), hi - i - 1, hi - i, c, -s);
-        } else {
-            rotate_cols(m.rb_mut(), lo + i, lo + i + 1, c, s);
-        }
+/// as `x' = c x + s y`, `y' = c y - s x` (in matrix columns: `(lo + i, lo + i + 1)`,
+/// or `(hi - i, hi - i - 1)` when reversed).
+fn apply_rotations<T: Scalar>(m: MatMut<'_, T>, lo: usize, hi: usize, rev: bool, rots: &[(T, T)]) {
+    if rev {
+        apply_rotation_chain(m, hi, Chain::Backward, rots);
+    } else {
+        apply_rotation_chain(m, lo, Chain::Forward, rots);
     }
 }
 
-/// [`bdsqr`] with an explicit iteration factor (tests use 0 to prove that
-/// non-convergence is reported). Arguments must already be checked.
-pub(crate) fn bdsqr_with_budget<T: Scalar>(
+simd_dispatch! {
+    /// [`bdsqr`] with an explicit iteration factor (tests use 0 to prove that
+    /// non-convergence is reported). Arguments must already be checked.
+    /// Dispatched so that the chase's `mul_add`s ([`unit_pair`]) are single
+    /// instructions, not library calls.
+    pub(crate) fn bdsqr_with_budget / bdsqr_simd / bdsqr_body (
+        d: &mut [T],
+        e: &mut [T],
+        u: MatMut<'_, T>,
+        v: MatMut<'_, T>,
+        maxitr: usize
+    ) -> Result<(), Error>
+}
+
+#[inline(always)]
+fn bdsqr_body<T: Scalar>(
     d: &mut [T],
     e: &mut [T],
     mut u: MatMut<'_, T>,
