@@ -126,6 +126,7 @@ fn col_slice<T>(z: MatMut<'_, T>, j: usize) -> &mut [T] {
 /// `L = v_tail.len() + 1` rows of `z` (LAPACK `dlarf`, side L), column by
 /// column with [`dot`] and [`axpy`] (fixed summation order). `z` needs unit row
 /// stride; any column stride. `tau = 0` is a no-op.
+#[inline(always)]
 pub fn larf_left<T: Scalar>(tau: T, v_tail: &[T], mut z: MatMut<'_, T>) {
     assert_eq!(z.nrows(), v_tail.len() + 1, "larf_left: Z must have L rows");
     if tau == T::zero() {
@@ -144,6 +145,7 @@ pub fn larf_left<T: Scalar>(tau: T, v_tail: &[T], mut z: MatMut<'_, T>) {
 /// `Y -= tau w v^T`, both as [`axpy`]s over the (contiguous) columns, in a fixed
 /// order. `y` needs unit row stride; `w` is a workspace of at least
 /// `y.nrows()` values. `tau = 0` is a no-op.
+#[inline(always)]
 pub fn larf_right<T: Scalar>(tau: T, v_tail: &[T], mut y: MatMut<'_, T>, w: &mut [T]) {
     assert_eq!(
         y.ncols(),

@@ -69,15 +69,16 @@ fn bidiagonalisation_reconstructs_and_is_orthogonal() {
 
 /// Values of [`small_svd`] against faer's SVD in f64 (G3 metric), and the
 /// reconstruction from its vectors, tall and wide, with vectors by QR and
-/// by divide and conquer (forced at every size).
+/// by divide and conquer (forced at every size), and by the blocked
+/// reduction with `dormbr` (forced at every size).
 #[test]
 fn small_svd_matches_faer() {
-    for dc_from in [usize::MAX, 1] {
-        small_svd_case(dc_from);
+    for (dc_from, blocked_from) in [(usize::MAX, usize::MAX), (1, usize::MAX), (1, 1)] {
+        small_svd_case(dc_from, blocked_from);
     }
 }
 
-fn small_svd_case(dc_from: usize) {
+fn small_svd_case(dc_from: usize, blocked_from: usize) {
     for &(m, n) in &[
         (1, 1),
         (1, 5),
@@ -87,11 +88,14 @@ fn small_svd_case(dc_from: usize) {
         (31, 33),
         (40, 12),
         (70, 50),
+        (45, 90),
     ] {
         let a = random::<f64>(m, n, &mut Rng::new(3 * m as u64 + n as u64));
         let k = m.min(n);
         let mut ws = GebrdWorkspace::new();
         ws.dc_from = dc_from;
+        ws.blocked_from = blocked_from;
+        ws.blocked_from_values = blocked_from;
         let (mut s, mut u, mut vt) = (vec![0.0; k], vec![0.0; m * k], vec![0.0; k * n]);
         small_svd(a.as_ref(), &mut ws, &mut s, Some((&mut u, &mut vt))).unwrap();
         let mut s2 = vec![0.0; k];
@@ -131,10 +135,18 @@ fn small_svd_case(dc_from: usize) {
 /// it) and for values only (dqds).
 #[test]
 fn extreme_scales_keep_relative_accuracy() {
-    for &(m, n) in &[(20, 12), (70, 60), (12, 20)] {
+    for &(m, n, blocked_from) in &[
+        (20, 12, BLOCKED_FROM),
+        (70, 60, BLOCKED_FROM),
+        (12, 20, BLOCKED_FROM),
+        (70, 60, 1),
+        (12, 20, 1),
+    ] {
         let a = random::<f64>(m, n, &mut Rng::new(7));
         let k = m.min(n);
         let mut ws = GebrdWorkspace::new();
+        ws.blocked_from = blocked_from;
+        ws.blocked_from_values = blocked_from;
         let mut want = vec![0.0; k];
         small_svd(a.as_ref(), &mut ws, &mut want, None).unwrap();
         for &s in &[2f64.powi(-1000), 1e-150, 1e150, 2f64.powi(1000)] {
