@@ -379,8 +379,44 @@ pub struct BatchedHandle<T> {
     m: usize,
     n: usize,
     vectors: bool,
-    chunks: Vec<Arc<Mutex<Option<ChunkOut<T>>>>>,
+    results: Arc<Mutex<Results<T>>>,
     tasks: Vec<TaskId>,
+}
+
+/// The whole batch's results, filled by the chunk tasks as they finish (each
+/// copies its chunk in under the lock, so the copies run on the workers, in
+/// parallel with other chunks' solves, and [`BatchedHandle::collect`] moves
+/// the buffers out without copying).
+struct Results<T> {
+    values: Vec<T>,
+    u: Vec<T>,
+    vt: Vec<T>,
+    sweeps: Vec<usize>,
+    failed: Vec<(usize, Error)>,
+    masked: usize,
+    idle: usize,
+    pair_skips: usize,
+    /// Chunks stored so far.
+    done: usize,
+}
+
+impl<T: Scalar> Results<T> {
+    /// Stores chunk `lo..` (`out`), `k` values and `mk`, `kn` vector entries
+    /// per matrix.
+    fn store(&mut self, lo: usize, out: ChunkOut<T>, k: usize, mk: usize, kn: usize) {
+        let len = out.sweeps.len();
+        self.values[lo * k..(lo + len) * k].copy_from_slice(&out.values);
+        if !out.u.is_empty() {
+            self.u[lo * mk..(lo + len) * mk].copy_from_slice(&out.u);
+            self.vt[lo * kn..(lo + len) * kn].copy_from_slice(&out.vt);
+        }
+        self.sweeps[lo..lo + len].copy_from_slice(&out.sweeps);
+        self.failed.extend(out.failed);
+        self.masked += out.masked;
+        self.idle += out.idle;
+        self.pair_skips += out.pair_skips;
+        self.done += 1;
+    }
 }
 
 impl<T: Scalar> BatchedHandle<T> {
@@ -401,41 +437,31 @@ impl<T: Scalar> BatchedHandle<T> {
     /// Assembles the results once the graph ran; [`Error::NotRun`] if a chunk
     /// task has not run successfully.
     pub fn collect(self) -> Result<BatchedSvd<T>> {
-        let k = self.m.min(self.n);
-        let mut r = BatchedSvd {
+        let mut res = self.results.lock();
+        if res.done != self.tasks.len() {
+            return Err(Error::NotRun);
+        }
+        use std::mem::take;
+        // Chunks finish in any order: list the failures by matrix.
+        let mut failed = take(&mut res.failed);
+        failed.sort_by_key(|f| f.0);
+        Ok(BatchedSvd {
             batch: self.batch,
             m: self.m,
             n: self.n,
-            k,
-            values: Vec::with_capacity(self.batch * k),
-            u: self
-                .vectors
-                .then(|| Vec::with_capacity(self.batch * self.m * k)),
-            vt: self
-                .vectors
-                .then(|| Vec::with_capacity(self.batch * k * self.n)),
-            failed: Vec::new(),
+            k: self.m.min(self.n),
+            values: take(&mut res.values),
+            u: self.vectors.then(|| take(&mut res.u)),
+            vt: self.vectors.then(|| take(&mut res.vt)),
+            failed,
             stats: BatchedStats {
-                chunks: self.chunks.len(),
-                ..BatchedStats::default()
+                chunks: self.tasks.len(),
+                sweeps: take(&mut res.sweeps),
+                masked_sweeps: res.masked,
+                idle_sweeps: res.idle,
+                pair_skips: res.pair_skips,
             },
-        };
-        for c in &self.chunks {
-            let out = c.lock().take().ok_or(Error::NotRun)?;
-            r.values.extend_from_slice(&out.values);
-            if let Some(u) = r.u.as_mut() {
-                u.extend_from_slice(&out.u);
-            }
-            if let Some(vt) = r.vt.as_mut() {
-                vt.extend_from_slice(&out.vt);
-            }
-            r.stats.sweeps.extend_from_slice(&out.sweeps);
-            r.stats.masked_sweeps += out.masked;
-            r.stats.idle_sweeps += out.idle;
-            r.stats.pair_skips += out.pair_skips;
-            r.failed.extend(out.failed);
-        }
-        Ok(r)
+        })
     }
 }
 
@@ -458,12 +484,27 @@ pub fn svd_batched_graph<'a, T: Scalar>(
     let vectors = job == SvdJob::Vectors;
     let (m, n) = batch.shape();
     let chunk = opts.chunk_for::<T>(batch.batch(), m, n, vectors);
+    let (nb, k) = (batch.batch(), m.min(n));
+    let (mk, kn) = if vectors { (m * k, k * n) } else { (0, 0) };
+    // Zero-filled, so the pages are mapped by the workers that first write
+    // them, not here.
+    let results = Arc::new(Mutex::new(Results {
+        values: vec![T::zero(); nb * k],
+        u: vec![T::zero(); nb * mk],
+        vt: vec![T::zero(); nb * kn],
+        sweeps: vec![0; nb],
+        failed: Vec::new(),
+        masked: 0,
+        idle: 0,
+        pair_skips: 0,
+        done: 0,
+    }));
     let mut handle = BatchedHandle {
-        batch: batch.batch(),
+        batch: nb,
         m,
         n,
         vectors,
-        chunks: Vec::new(),
+        results: results.clone(),
         tasks: Vec::new(),
     };
     let method = opts.method.resolve(m, n, vectors);
@@ -477,18 +518,17 @@ pub fn svd_batched_graph<'a, T: Scalar>(
     let bytes = (std::mem::size_of::<T>() * m * n) as f64;
     for lo in (0..batch.batch()).step_by(chunk) {
         let hi = (lo + chunk).min(batch.batch());
-        let slot = Arc::new(Mutex::new(None));
-        let dst = slot.clone();
+        let dst = results.clone();
         let o = opts.clone();
         let t = g.add(
             Task::new(format!("{}[{lo}..{hi})", method.name()), move |_| {
-                *dst.lock() = Some(run_chunk(&batch, lo, hi, vectors, method, &o));
+                let out = run_chunk(&batch, lo, hi, vectors, method, &o);
+                dst.lock().store(lo, out, k, mk, kn);
                 Ok(())
             })
             .stage(method.name())
             .cost(per * (hi - lo) as f64, bytes * (hi - lo) as f64),
         );
-        handle.chunks.push(slot);
         handle.tasks.push(t);
     }
     Ok(handle)
