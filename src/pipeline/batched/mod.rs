@@ -12,13 +12,23 @@
 //! chunk it lands in and whichever worker runs it, so results are bitwise
 //! identical across thread counts and chunkings.
 //!
-//! Speed (measured with `benches/batched.rs` on a loaded 2-core machine,
+//! Speed of the Jacobi route (measured with `benches/batched.rs` on a loaded 2-core machine,
 //! 2 workers, f64, against a loop of faer SVDs): this route is correct but
 //! not fast on the CPU. It took 1.2-1.8x the faer loop's time at 8 x 8,
 //! 2.5-5x at 32 x 32, 6-7x at 128 x 128 and about 14x at 512 x 512. Small
 //! sizes spend most of their time in the inner eigensolver (rotation setup
 //! and strided row copies); large ones in the GEMMs, of which the method
 //! needs about `12 n^3` flops per sweep over 8-14 sweeps.
+//!
+//! The GEBRD route, measured with the same bench on a 2-core AVX2 machine
+//! (2 workers, f64, median of 3, numpy's `np.linalg.svd` loop over LAPACK
+//! `gesdd` from `benches/peers_batched.py` right after it), seconds, ours /
+//! faer 2-thread loop / numpy: 10,000 x 8x8 with vectors 0.066 / 0.081 /
+//! 0.207, 10,000 x 32x32 0.857 / 1.06 / 2.15, 1,000 x 128x128 2.03 / 1.87 /
+//! 6.09, 100 x 512x512 5.28 / 5.45 / 13.9; values only 0.035 / 0.061 /
+//! 0.112, 0.345 / 0.682 / 0.673, 0.646 / 1.18 / 1.51, 2.18 / 3.15 / 5.86. At
+//! 32 x 32 with vectors about 40% of the time is the bidiagonal QR's chase,
+//! a chain of dependent square roots and divisions.
 //!
 //! # Crossover (`BatchedMethod::Auto`)
 //!
