@@ -149,34 +149,22 @@ fn col<T>(z: MatMut<'_, T>, j: usize) -> &mut [T] {
         .as_slice_mut()
 }
 
-/// Householder bidiagonalisation of the tall `a` (`m x n`, `m >= n`, unit row
-/// stride), LAPACK `dgebd2` for the upper bidiagonal case:
-/// `H_{n-1} .. H_0 A G_0 .. G_{n-2} = Bd` with diagonal `d` (length `n`) and
-/// superdiagonal `e` (length `n - 1`).
-///
-/// On exit the tail of the left reflector `H_i` (`v[0] = 1` implicit) is in
-/// `a[i+1.., i]` with `tauq[i]`; the tail of the right reflector `G_i`
-/// (acting on columns `i+1..`, `v[0] = 1` implicit at `i + 1`) is in
-/// `vr[i+2.., i]` (`vr` is `n x n`) with `taup[i]` (`taup[n-1] = 0`). The rest
-/// of `a` and `vr` is unspecified. `w` needs `m` entries.
-///
-/// Compiled for AVX2 or AVX-512 when the CPU has them (the reflector
-/// applications are its flops), with the same results.
-pub fn gebd2<T: Scalar>(
-    a: MatMut<'_, T>,
-    tauq: &mut [T],
-    taup: &mut [T],
-    d: &mut [T],
-    e: &mut [T],
-    vr: MatMut<'_, T>,
-    w: &mut [T],
-) {
-    gebd2_simd(a, tauq, taup, d, e, vr, w);
-}
-
 simd_dispatch! {
+    /// Householder bidiagonalisation of the tall `a` (`m x n`, `m >= n`, unit row
+    /// stride), LAPACK `dgebd2` for the upper bidiagonal case:
+    /// `H_{n-1} .. H_0 A G_0 .. G_{n-2} = Bd` with diagonal `d` (length `n`) and
+    /// superdiagonal `e` (length `n - 1`).
+    ///
+    /// On exit the tail of the left reflector `H_i` (`v[0] = 1` implicit) is in
+    /// `a[i+1.., i]` with `tauq[i]`; the tail of the right reflector `G_i`
+    /// (acting on columns `i+1..`, `v[0] = 1` implicit at `i + 1`) is in
+    /// `vr[i+2.., i]` (`vr` is `n x n`) with `taup[i]` (`taup[n-1] = 0`). The rest
+    /// of `a` and `vr` is unspecified. `w` needs `m` entries.
+    ///
+    /// Compiled for AVX2 or AVX-512 when the CPU has them (the reflector
+    /// applications are its flops), with the same results.
     #[allow(clippy::too_many_arguments)]
-    fn gebd2_simd / gebd2_dispatch / gebd2_body (
+    pub fn gebd2 / gebd2_dispatch / gebd2_body (
         a: MatMut<'_, T>,
         tauq: &mut [T],
         taup: &mut [T],
@@ -224,17 +212,13 @@ fn gebd2_body<T: Scalar>(
     }
 }
 
-/// Forms `Q = H_0 H_1 .. H_{k-1}` restricted to its first `k` columns
-/// (LAPACK `dorg2r`) into `q` (`r x k`, unit row stride): reflector `j` has
-/// `v[0] = 1` at row `j` and its tail in `v[j+1.., j]` (`v` is `r x k`).
-/// Backward accumulation, so each reflector touches only the columns it
-/// changes. Compiled for AVX2 or AVX-512 when the CPU has them.
-pub fn org2r<T: Scalar>(v: MatRef<'_, T>, tau: &[T], q: MatMut<'_, T>) {
-    org2r_simd(v, tau, q);
-}
-
 simd_dispatch! {
-    fn org2r_simd / org2r_dispatch / org2r_body (v: MatRef<'_, T>, tau: &[T], q: MatMut<'_, T>)
+    /// Forms `Q = H_0 H_1 .. H_{k-1}` restricted to its first `k` columns
+    /// (LAPACK `dorg2r`) into `q` (`r x k`, unit row stride): reflector `j` has
+    /// `v[0] = 1` at row `j` and its tail in `v[j+1.., j]` (`v` is `r x k`).
+    /// Backward accumulation, so each reflector touches only the columns it
+    /// changes. Compiled for AVX2 or AVX-512 when the CPU has them.
+    pub fn org2r / org2r_dispatch / org2r_body (v: MatRef<'_, T>, tau: &[T], q: MatMut<'_, T>)
 }
 
 #[inline(always)]
@@ -344,10 +328,7 @@ pub fn small_svd<T: Scalar>(
         &mut ws.w,
     );
     let Some((u, vt)) = vectors else {
-        let s = dqds::singular_values(&ws.d, &ws.e)?;
-        values.copy_from_slice(&s);
-        unscale(values);
-        return Ok(());
+        return values_by_dqds(&ws.d, &ws.e, values, unscale);
     };
     let mut q = MatMut::from_column_major_slice_mut(&mut ws.q[..], mt, nt);
     org2r(b.rb(), &ws.tauq, q.rb_mut());
@@ -360,18 +341,9 @@ pub fn small_svd<T: Scalar>(
     assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
     assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
     if nt >= ws.dc_from {
-        let mut ub = MatMut::from_column_major_slice_mut(&mut ws.ub[..], nt, nt);
-        let mut vb = MatMut::from_column_major_slice_mut(&mut ws.vb[..], nt, nt);
-        dc::bd_dc(
-            &mut ws.d,
-            &ws.e,
-            ub.rb_mut(),
-            vb.rb_mut(),
-            &mut ws.w,
-            &BdsdcParams::default(),
+        let (ub, vb) = bidiagonal_dc(
+            &mut ws.d, &ws.e, &mut ws.ub, &mut ws.vb, &mut ws.w, values, unscale,
         )?;
-        values.copy_from_slice(&ws.d);
-        unscale(values);
         // B = (Q U_b) S (P V_b)^T.
         let (lf, lb, rf, rb) = if transposed {
             (p.rb(), vb.rb(), q.rb(), ub.rb())
@@ -409,6 +381,40 @@ pub fn small_svd<T: Scalar>(
     Ok(())
 }
 
+/// Singular values only: dqds on the bidiagonal `(d, e)`, unscaled into
+/// `values`.
+fn values_by_dqds<T: Scalar>(
+    d: &[T],
+    e: &[T],
+    values: &mut [T],
+    unscale: impl Fn(&mut [T]),
+) -> Result<()> {
+    let s = dqds::singular_values(d, e)?;
+    values.copy_from_slice(&s);
+    unscale(values);
+    Ok(())
+}
+
+/// The bidiagonal `(d, e)`'s SVD by divide and conquer: the values, unscaled,
+/// into `values`, and its vectors as `nt x nt` views of `ub`, `vb`.
+fn bidiagonal_dc<'a, T: Scalar>(
+    d: &mut [T],
+    e: &[T],
+    ub: &'a mut [T],
+    vb: &'a mut [T],
+    w: &mut [T],
+    values: &mut [T],
+    unscale: impl Fn(&mut [T]),
+) -> Result<(MatMut<'a, T>, MatMut<'a, T>)> {
+    let nt = d.len();
+    let mut ub = MatMut::from_column_major_slice_mut(&mut ub[..nt * nt], nt, nt);
+    let mut vb = MatMut::from_column_major_slice_mut(&mut vb[..nt * nt], nt, nt);
+    dc::bd_dc(d, e, ub.rb_mut(), vb.rb_mut(), w, &BdsdcParams::default())?;
+    values.copy_from_slice(d);
+    unscale(values);
+    Ok((ub, vb))
+}
+
 /// The blocked route of [`small_svd`] (from [`BLOCKED_FROM`]): `dgebrd`, then
 /// dqds (values) or the bidiagonal divide and conquer followed by the two
 /// halves of `dormbr`, `U_B := Q [U_b; 0]` and `V_B := P V_b`, so that
@@ -433,25 +439,13 @@ fn blocked_svd<T: Scalar>(
         &mut ws.taup,
     );
     let Some((u, vt)) = vectors else {
-        let s = dqds::singular_values(&ws.d, &ws.e)?;
-        values.copy_from_slice(&s);
-        unscale(values);
-        return Ok(());
+        return values_by_dqds(&ws.d, &ws.e, values, unscale);
     };
     ws.ub.resize(nt * nt, T::zero());
     ws.vb.resize(nt * nt, T::zero());
-    let mut ub = MatMut::from_column_major_slice_mut(&mut ws.ub[..], nt, nt);
-    let mut vb = MatMut::from_column_major_slice_mut(&mut ws.vb[..], nt, nt);
-    dc::bd_dc(
-        &mut ws.d,
-        &ws.e,
-        ub.rb_mut(),
-        vb.rb_mut(),
-        &mut ws.w,
-        &BdsdcParams::default(),
+    let (ub, mut vb) = bidiagonal_dc(
+        &mut ws.d, &ws.e, &mut ws.ub, &mut ws.vb, &mut ws.w, values, unscale,
     )?;
-    values.copy_from_slice(&ws.d);
-    unscale(values);
     let mut left = MatMut::from_column_major_slice_mut(&mut ws.q[..], mt, nt);
     left.rb_mut().subrows_mut(0, nt).copy_from(ub.rb());
     left.rb_mut().subrows_mut(nt, mt - nt).fill(T::zero());
