@@ -12,6 +12,7 @@
 
 use super::sterf::{block_end, check_tridiag, max_abs, no_convergence, scale, sym2x2, Consts};
 use crate::error::Error;
+use crate::linalg::lasr::{apply_rotation_chain, Chain};
 use crate::scalar::Scalar;
 use faer::reborrow::ReborrowMut;
 use faer::MatMut;
@@ -64,9 +65,8 @@ pub(crate) fn steqr_with_max_iter<T: Scalar>(
         return Ok(());
     }
     let c = Consts::<T>::new();
-    // Rotations of the current sweep, indexed by the lower row of their plane.
-    let mut rot_c = vec![T::zero(); n - 1];
-    let mut rot_s = vec![T::zero(); n - 1];
+    // Rotations of the current sweep, in the order they were generated.
+    let mut rots = Vec::with_capacity(n - 1);
     let mut sweeps = 0usize;
     let mut start = 0usize;
     while start < n {
@@ -98,16 +98,7 @@ pub(crate) fn steqr_with_max_iter<T: Scalar>(
                 col_pair(zb.as_mut(), k, nb - 1 - k, |x, y| x.swap_with_slice(y));
             }
         }
-        let ok = implicit_ql(
-            blk_d,
-            blk_e,
-            zb,
-            &mut rot_c[first..end],
-            &mut rot_s[first..end],
-            &c,
-            &mut sweeps,
-            max_iter,
-        );
+        let ok = implicit_ql(blk_d, blk_e, zb, &mut rots, &c, &mut sweeps, max_iter);
         if let Some(t) = target {
             // e is workspace on return (only its zero pattern matters, for the
             // error count), so it is left scaled.
@@ -149,8 +140,7 @@ fn implicit_ql<T: Scalar>(
     d: &mut [T],
     e: &mut [T],
     mut z: MatMut<'_, T>,
-    rot_c: &mut [T],
-    rot_s: &mut [T],
+    rots: &mut Vec<(T, T)>,
     c: &Consts<T>,
     sweeps: &mut usize,
     max_iter: usize,
@@ -203,6 +193,7 @@ fn implicit_ql<T: Scalar>(
         let mut s = T::one();
         let mut cc = T::one();
         let mut p = T::zero();
+        rots.clear();
         for i in (l..m).rev() {
             let f = s * e[i];
             let b = cc * e[i];
@@ -217,18 +208,16 @@ fn implicit_ql<T: Scalar>(
             p = s * r;
             d[i + 1] = g + p;
             g = cc * r - b;
-            rot_c[i] = cc;
-            rot_s[i] = s;
+            rots.push((cc, s));
         }
         d[l] -= p;
         e[l] = g;
-        // Apply the sweep's rotations in the order they were generated; each
-        // touches two contiguous columns, and column i+1 is still in cache from
-        // the previous rotation.
-        for i in (l..m).rev() {
-            let (cs, sn) = (rot_c[i], rot_s[i]);
-            col_pair(z.as_mut(), i, i + 1, |x, y| rotate(x, y, cs, sn));
-        }
+        // Apply the sweep's rotations in the order they were generated, as one
+        // chain (LAPACK `dlasr`): rotation (i, i + 1) takes column i + 1 as
+        // left by rotation (i + 1, i + 2), so the chain runs backward from
+        // column m. Per entry `z_i+1 := s z_i + c z_i+1` and
+        // `z_i := c z_i - s z_i+1`, the arithmetic of `rotate`.
+        apply_rotation_chain(z.as_mut(), m, Chain::Backward, rots);
     }
     true
 }
