@@ -23,12 +23,20 @@
 //!    serially) and are multiplied into `Q` and `P` by two GEMMs (faer,
 //!    `Par::Seq`), as LAPACK `dgesdd` does.
 //!
+//! From [`BLOCKED_FROM`] columns with vectors ([`BLOCKED_FROM_VALUES`] for
+//! values only) both steps follow LAPACK `dgesdd` instead: the blocked
+//! `dgebrd` of [`crate::linalg::gebrd`], the divide and conquer, then `Q`
+//! and `P` applied to the bidiagonal's vectors as compact-WY blocks
+//! (`dormbr`), which moves most flops into GEMMs.
+//!
 //! Every step is serial with fixed summation orders ([`crate::linalg::householder::dot`]),
 //! so the result depends only on the input matrix.
 //!
 //! Allocation: the [`GebrdWorkspace`] holds every buffer of steps 1-2 and is
 //! reused across the matrices of a chunk; the two reused solvers still make
-//! a few small per-call allocations of `O(n)` (their rotation and qd lists).
+//! a few small per-call allocations of `O(n)` (their rotation and qd lists),
+//! and the blocked route's `dgebrd` and `dormbr` allocate their panels and
+//! triangular factors per call (`O(n nb)`).
 
 use crate::linalg::bdsdc::bdsqr::bdsqr;
 use crate::linalg::bdsdc::BdsdcParams;
