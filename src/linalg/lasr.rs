@@ -1,6 +1,7 @@
 //! A chain of plane rotations applied to consecutive columns of a matrix
 //! (LAPACK `dlasr` with `side = 'R'`, `pivot = 'V'`): the vector update of
-//! one implicit QR sweep of the bidiagonal SVD ([`crate::linalg::bdsdc::bdsqr`]).
+//! one implicit QR sweep of the bidiagonal SVD ([`crate::linalg::bdsdc::bdsqr`])
+//! and of the symmetric tridiagonal QL iteration ([`crate::linalg::steqr`]).
 //!
 //! Rotation `k` of a sweep acts on columns `k` and `k + 1` of the chain, and
 //! column `k + 1` is touched again by rotation `k + 1`. Applied one pair at a

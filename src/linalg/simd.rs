@@ -1,6 +1,7 @@
 //! Run-time dispatch of the BLAS-2 loops of the one-stage reductions
-//! (`sytrd`, `gebrd`) and of the small-matrix kernels (the batched SVD) to
-//! AVX-512 or AVX2 + FMA code (the crate is built for the baseline x86-64).
+//! (`sytrd`, `gebrd`), of the small SVD's Householder kernels, of the
+//! bidiagonal QR's chase and of the rotation chains (`lasr`) to AVX-512 or
+//! AVX2 + FMA code (the crate is built for the baseline x86-64).
 
 /// Runs `body` compiled for AVX-512 or AVX2 + FMA when the CPU has them (the
 /// crate is built for the baseline x86-64, SSE2), with an optional return

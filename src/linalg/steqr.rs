@@ -135,7 +135,6 @@ pub(crate) fn steqr_with_max_iter<T: Scalar>(
 /// Implicit QL with Wilkinson shifts on one unreduced, scaled block; deflates at
 /// the top (index 0). `z` holds the block's columns. Returns `false` when the
 /// shared sweep budget runs out first.
-#[allow(clippy::too_many_arguments)]
 fn implicit_ql<T: Scalar>(
     d: &mut [T],
     e: &mut [T],
