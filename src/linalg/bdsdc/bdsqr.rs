@@ -17,7 +17,8 @@
 //! `V` as one chain (`linalg::lasr`, LAPACK `dlasr`).
 //!
 //! Every rotation applied to the vectors is made orthogonal to within the rounding
-//! of its two entries (`unit_pair`; the chase itself uses `dlartg`'s values): the usual `c = |f| / h`, `s = g / r` carry an error in `c^2 + s^2`
+//! of its two entries (`unit_pair`; the chase itself uses `dlartg`'s values): the
+//! usual `c = |f| / h`, `s = g / r` carry an error in `c^2 + s^2`
 //! of an ulp or so that is *systematic* when `f^2 + g^2` sits just above a power of
 //! two (the square root rounds on a coarser grid there), and a column receives about
 //! two rotations per sweep over about `2 n` sweeps. Uncorrected, tightly clustered
