@@ -62,62 +62,82 @@ pub(crate) fn apply_rotation_chain<T: Scalar>(
         }
         return;
     }
-    let mut cols: Vec<&mut [T]> = m
-        .subcols_mut(lo, len + 1)
-        .col_iter_mut()
-        .map(|c| {
-            c.try_as_col_major_mut()
-                .expect("unit row stride")
-                .as_slice_mut()
-        })
-        .collect();
-    if order == Chain::Backward {
-        cols.reverse();
-    }
-    rotate_chain(&mut cols, rots);
+    rotate_chain(m.subcols_mut(lo, len + 1), order, rots);
 }
 
 simd_dispatch! {
-    /// [`apply_rotation_chain`] on unit-stride columns, in chain order.
-    fn rotate_chain / rotate_chain_simd / rotate_chain_body (cols: &mut [&mut [T]], rots: &[(T, T)])
+    /// [`apply_rotation_chain`] on the `rots.len() + 1` unit-stride columns
+    /// of `m`, visited in `order` from its first (`Forward`) or last column.
+    fn rotate_chain / rotate_chain_simd / rotate_chain_body (
+        m: MatMut<'_, T>,
+        order: Chain,
+        rots: &[(T, T)]
+    )
 }
 
-/// Rows in strips of 16, then 4, then one at a time.
+/// Rows in strips of 16, then 4, then one at a time. Each strip walks the
+/// columns afresh (no list of columns is built: the chain runs once per QR
+/// sweep, and an allocation per sweep showed in profiles of small SVDs).
 #[inline(always)]
-fn rotate_chain_body<T: Scalar>(cols: &mut [&mut [T]], rots: &[(T, T)]) {
-    let nrows = cols[0].len();
+fn rotate_chain_body<T: Scalar>(mut m: MatMut<'_, T>, order: Chain, rots: &[(T, T)]) {
+    let nrows = m.nrows();
     let mut r = 0;
     while r + 16 <= nrows {
-        rotate_strip::<T, 16>(cols, rots, r);
+        rotate_strip::<T, 16>(m.rb_mut(), order, rots, r);
         r += 16;
     }
     while r + 4 <= nrows {
-        rotate_strip::<T, 4>(cols, rots, r);
+        rotate_strip::<T, 4>(m.rb_mut(), order, rots, r);
         r += 4;
     }
     while r < nrows {
-        rotate_strip::<T, 1>(cols, rots, r);
+        rotate_strip::<T, 1>(m.rb_mut(), order, rots, r);
         r += 1;
     }
 }
 
-/// Rows `r..r + S` of the whole chain, the carried column held in `x`.
+/// Rows `r..r + S` of the whole chain, in `order`.
 #[inline(always)]
-fn rotate_strip<T: Scalar, const S: usize>(cols: &mut [&mut [T]], rots: &[(T, T)], r: usize) {
-    let mut x: [T; S] = cols[0][r..r + S].try_into().expect("strip of S rows");
-    for (k, &(c, s)) in rots.iter().enumerate() {
-        let y: &[T; S] = (&cols[k + 1][r..r + S])
-            .try_into()
-            .expect("strip of S rows");
+fn rotate_strip<T: Scalar, const S: usize>(
+    m: MatMut<'_, T>,
+    order: Chain,
+    rots: &[(T, T)],
+    r: usize,
+) {
+    let cols = m.col_iter_mut().map(|c| {
+        &mut c
+            .try_as_col_major_mut()
+            .expect("unit row stride")
+            .as_slice_mut()[r..r + S]
+    });
+    match order {
+        Chain::Forward => rotate_strip_of::<T, S>(cols, rots),
+        Chain::Backward => rotate_strip_of::<T, S>(cols.rev(), rots),
+    }
+}
+
+/// One strip of the chain, its columns in chain order: the carried column's
+/// strip stays in `x` from one rotation to the next.
+#[inline(always)]
+fn rotate_strip_of<'a, T: Scalar, const S: usize>(
+    mut cols: impl Iterator<Item = &'a mut [T]>,
+    rots: &[(T, T)],
+) {
+    let mut prev = cols.next().expect("a chain has rots + 1 columns");
+    let mut x: [T; S] = (&*prev).try_into().expect("strip of S rows");
+    for &(c, s) in rots {
+        let next = cols.next().expect("a chain has rots + 1 columns");
+        let y: &[T; S] = (&*next).try_into().expect("strip of S rows");
         let mut done = [T::zero(); S];
         for i in 0..S {
             let (p, q) = (x[i], y[i]);
             done[i] = c * p + s * q;
             x[i] = c * q - s * p;
         }
-        cols[k][r..r + S].copy_from_slice(&done);
+        prev.copy_from_slice(&done);
+        prev = next;
     }
-    cols[rots.len()][r..r + S].copy_from_slice(&x);
+    prev.copy_from_slice(&x);
 }
 
 #[cfg(test)]

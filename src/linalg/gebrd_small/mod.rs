@@ -38,7 +38,7 @@
 //! and the blocked route's `dgebrd` and `dormbr` allocate their panels and
 //! triangular factors per call (`O(n nb)`).
 
-use crate::linalg::bdsdc::bdsqr::bdsqr;
+use crate::linalg::bdsdc::bdsqr::{bdsqr_pair, bdsqr_run, Lane};
 use crate::linalg::bdsdc::BdsdcParams;
 use crate::linalg::dqds;
 use crate::linalg::householder::{larf_left, larf_right, larfg_slice};
@@ -48,7 +48,10 @@ use faer::linalg::matmul::matmul;
 use faer::reborrow::*;
 use faer::{Accum, MatMut, MatRef, Par};
 
+mod blocked;
 mod dc;
+
+use blocked::blocked_svd;
 
 /// From this order on (`min(m, n)`), vectors come from the bidiagonal
 /// divide and conquer and two GEMMs rather than from QR rotations applied to
@@ -287,11 +290,157 @@ pub fn small_svd<T: Scalar>(
     values: &mut [T],
     vectors: Option<(&mut [T], &mut [T])>,
 ) -> Result<()> {
+    let sc = load_scaled(a, ws, values, vectors.is_some());
+    let (mt, nt, transposed) = (sc.mt, sc.nt, sc.transposed);
+    let unscale = |values: &mut [T]| sc.unscale(values);
+    let route = ws.route(nt, vectors.is_some());
+    if route == Route::Blocked {
+        return blocked_svd(ws, mt, nt, transposed, values, vectors, unscale);
+    }
+    ws.bidiagonalise(mt, nt);
+    let Some((u, vt)) = vectors else {
+        return values_by_dqds(&ws.d, &ws.e, values, unscale);
+    };
+    ws.form_q_p(mt, nt);
+    let (m, n) = sc.shape();
+    assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
+    assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
+    let q = MatRef::from_column_major_slice(&ws.q[..], mt, nt);
+    let p = MatRef::from_column_major_slice(&ws.p[..], nt, nt);
+    if route == Route::DivideConquer {
+        let (ub, vb) = bidiagonal_dc(
+            &mut ws.d, &ws.e, &mut ws.ub, &mut ws.vb, &mut ws.w, values, unscale,
+        )?;
+        // B = (Q U_b) S (P V_b)^T.
+        let (lf, lb, rf, rb) = if transposed {
+            (p, vb.rb(), q, ub.rb())
+        } else {
+            (q, ub.rb(), p, vb.rb())
+        };
+        let one = T::one();
+        let um = MatMut::from_column_major_slice_mut(u, m, nt);
+        matmul(um, Accum::Replace, lf, lb, one, Par::Seq);
+        let vm = MatMut::from_column_major_slice_mut(vt, nt, n);
+        matmul(
+            vm,
+            Accum::Replace,
+            rb.transpose(),
+            rf.transpose(),
+            one,
+            Par::Seq,
+        );
+        return Ok(());
+    }
+    bdsqr_run(ws.qr_lane(mt, nt)?)?;
+    write_qr_outputs(ws, &sc, values, u, vt);
+    Ok(())
+}
+
+/// [`small_svd`] of two matrices of one shape, each with its own workspace:
+/// results bitwise those of two [`small_svd`] calls. Where the route is the
+/// bidiagonal QR with vectors, the two QR iterations run interleaved
+/// ([`crate::linalg::bdsdc::bdsqr::bdsqr_pair`]): a sweep is a chain of
+/// dependent square roots and divisions, and two independent chains keep the
+/// core busy where one leaves it waiting. Otherwise the two are solved one
+/// after the other. Errors and panics per matrix as [`small_svd`].
+pub fn small_svd_pair<T: Scalar>(
+    a: [MatRef<'_, T>; 2],
+    ws: [&mut GebrdWorkspace<T>; 2],
+    values: [&mut [T]; 2],
+    vectors: Option<[(&mut [T], &mut [T]); 2]>,
+) -> [Result<()>; 2] {
+    let [a0, a1] = a;
+    let [w0, w1] = ws;
+    let [v0, v1] = values;
+    let (m, n) = (a0.nrows(), a0.ncols());
+    assert_eq!(
+        (a1.nrows(), a1.ncols()),
+        (m, n),
+        "small_svd_pair: one shape"
+    );
+    let [x0, x1] = match vectors {
+        Some(x) if w0.route(m.min(n), true) == Route::Qr => x,
+        Some([x0, x1]) => {
+            return [
+                small_svd(a0, w0, v0, Some(x0)),
+                small_svd(a1, w1, v1, Some(x1)),
+            ]
+        }
+        None => return [small_svd(a0, w0, v0, None), small_svd(a1, w1, v1, None)],
+    };
+    let s0 = load_scaled(a0, w0, v0, true);
+    let s1 = load_scaled(a1, w1, v1, true);
+    let (mt, nt) = (s0.mt, s0.nt);
+    for w in [&mut *w0, &mut *w1] {
+        w.bidiagonalise(mt, nt);
+        w.form_q_p(mt, nt);
+    }
+    let res = {
+        match (w0.qr_lane(mt, nt), w1.qr_lane(mt, nt)) {
+            (Ok(l0), Ok(l1)) => bdsqr_pair(l0, l1),
+            (l0, l1) => [l0.and_then(bdsqr_run), l1.and_then(bdsqr_run)],
+        }
+    };
+    let [r0, r1] = res;
+    [
+        r0.map(|()| write_qr_outputs(w0, &s0, v0, x0.0, x0.1)),
+        r1.map(|()| write_qr_outputs(w1, &s1, v1, x1.0, x1.1)),
+    ]
+}
+
+/// Which algorithm [`small_svd`] runs for `min(m, n) = nt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// Blocked `dgebrd`, then dqds or D&C and `dormbr` ([`blocked_svd`]).
+    Blocked,
+    /// [`gebd2`], then dqds (values only).
+    Dqds,
+    /// [`gebd2`], `Q` and `P` formed, rotated by the bidiagonal QR.
+    Qr,
+    /// [`gebd2`], `Q` and `P` formed, times the D&C's vectors.
+    DivideConquer,
+}
+
+/// The tall working copy of a matrix, scaled: `mt x nt` with `mt >= nt`,
+/// the input's transpose when `transposed`, times `h r` (powers of two).
+struct Scaled<T> {
+    mt: usize,
+    nt: usize,
+    transposed: bool,
+    h: T,
+    r: T,
+}
+
+impl<T: Scalar> Scaled<T> {
+    /// The input's shape.
+    fn shape(&self) -> (usize, usize) {
+        if self.transposed {
+            (self.nt, self.mt)
+        } else {
+            (self.mt, self.nt)
+        }
+    }
+
+    /// Undoes the scaling on singular values.
+    fn unscale(&self, values: &mut [T]) {
+        for x in values.iter_mut() {
+            *x = *x / self.h / self.r;
+        }
+    }
+}
+
+/// Copies `a` (transposed if wide) into `ws.a`, scaled, after sizing `ws`.
+fn load_scaled<T: Scalar>(
+    a: MatRef<'_, T>,
+    ws: &mut GebrdWorkspace<T>,
+    values: &[T],
+    vectors: bool,
+) -> Scaled<T> {
     let (m, n) = (a.nrows(), a.ncols());
     let transposed = m < n;
     let (mt, nt) = if transposed { (n, m) } else { (m, n) };
     assert_eq!(values.len(), nt, "small_svd: values must hold min(m, n)");
-    ws.reserve(mt, nt, vectors.is_some());
+    ws.reserve(mt, nt, vectors);
     let src = if transposed { a.transpose() } else { a };
     let mut b = MatMut::from_column_major_slice_mut(&mut ws.a[..], mt, nt);
     b.copy_from(src);
@@ -313,80 +462,86 @@ pub fn small_svd<T: Scalar>(
             }
         }
     }
-    let unscale = |values: &mut [T]| {
-        for x in values.iter_mut() {
-            *x = *x / h / r;
+    Scaled {
+        mt,
+        nt,
+        transposed,
+        h,
+        r,
+    }
+}
+
+impl<T: Scalar> GebrdWorkspace<T> {
+    /// The route for `min(m, n) = nt`.
+    fn route(&self, nt: usize, vectors: bool) -> Route {
+        match vectors {
+            true if nt >= self.blocked_from.max(self.dc_from) => Route::Blocked,
+            false if nt >= self.blocked_from_values => Route::Blocked,
+            false => Route::Dqds,
+            true if nt >= self.dc_from => Route::DivideConquer,
+            true => Route::Qr,
         }
-    };
-    let blocked = match vectors {
-        Some(_) => nt >= ws.blocked_from.max(ws.dc_from),
-        None => nt >= ws.blocked_from_values,
-    };
-    if blocked {
-        return blocked_svd(ws, mt, nt, transposed, values, vectors, unscale);
     }
-    let mut b = MatMut::from_column_major_slice_mut(&mut ws.a[..], mt, nt);
-    gebd2(
-        b.rb_mut(),
-        &mut ws.tauq,
-        &mut ws.taup,
-        &mut ws.d,
-        &mut ws.e,
-        MatMut::from_column_major_slice_mut(&mut ws.vr[..], nt, nt),
-        &mut ws.w,
-    );
-    let Some((u, vt)) = vectors else {
-        return values_by_dqds(&ws.d, &ws.e, values, unscale);
-    };
-    let mut q = MatMut::from_column_major_slice_mut(&mut ws.q[..], mt, nt);
-    org2r(b.rb(), &ws.tauq, q.rb_mut());
-    let mut p = MatMut::from_column_major_slice_mut(&mut ws.p[..], nt, nt);
-    orgbr_p(
-        MatRef::from_column_major_slice(&ws.vr[..], nt, nt),
-        &ws.taup,
-        p.rb_mut(),
-    );
-    assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
-    assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
-    if nt >= ws.dc_from {
-        let (ub, vb) = bidiagonal_dc(
-            &mut ws.d, &ws.e, &mut ws.ub, &mut ws.vb, &mut ws.w, values, unscale,
-        )?;
-        // B = (Q U_b) S (P V_b)^T.
-        let (lf, lb, rf, rb) = if transposed {
-            (p.rb(), vb.rb(), q.rb(), ub.rb())
-        } else {
-            (q.rb(), ub.rb(), p.rb(), vb.rb())
-        };
-        let one = T::one();
-        let um = MatMut::from_column_major_slice_mut(u, m, nt);
-        matmul(um, Accum::Replace, lf, lb, one, Par::Seq);
-        let vm = MatMut::from_column_major_slice_mut(vt, nt, n);
-        matmul(
-            vm,
-            Accum::Replace,
-            rb.transpose(),
-            rf.transpose(),
-            one,
-            Par::Seq,
+
+    /// [`gebd2`] on the working matrix.
+    fn bidiagonalise(&mut self, mt: usize, nt: usize) {
+        gebd2(
+            MatMut::from_column_major_slice_mut(&mut self.a[..], mt, nt),
+            &mut self.tauq,
+            &mut self.taup,
+            &mut self.d,
+            &mut self.e,
+            MatMut::from_column_major_slice_mut(&mut self.vr[..], nt, nt),
+            &mut self.w,
         );
-        return Ok(());
     }
-    bdsqr(&mut ws.d, &mut ws.e, q.rb_mut(), p.rb_mut())?;
+
+    /// `Q` and `P` formed from [`gebd2`]'s reflectors (LAPACK `dorgbr`).
+    fn form_q_p(&mut self, mt: usize, nt: usize) {
+        let b = MatRef::from_column_major_slice(&self.a[..], mt, nt);
+        let q = MatMut::from_column_major_slice_mut(&mut self.q[..], mt, nt);
+        org2r(b, &self.tauq, q);
+        let p = MatMut::from_column_major_slice_mut(&mut self.p[..], nt, nt);
+        orgbr_p(
+            MatRef::from_column_major_slice(&self.vr[..], nt, nt),
+            &self.taup,
+            p,
+        );
+    }
+
+    /// The bidiagonal QR of [`gebd2`]'s `(d, e)`, rotating `Q` (`mt x nt`)
+    /// and `P` (`nt x nt`), as a [`Lane`] to run.
+    fn qr_lane(&mut self, mt: usize, nt: usize) -> Result<Lane<'_, T>> {
+        Lane::new(
+            &mut self.d,
+            &mut self.e,
+            MatMut::from_column_major_slice_mut(&mut self.q[..], mt, nt),
+            MatMut::from_column_major_slice_mut(&mut self.p[..], nt, nt),
+        )
+    }
+}
+
+/// After the bidiagonal QR (`B = Q S P^T` in `ws`): the values, unscaled,
+/// and the vectors. Not transposed: `U = Q`, `V^T = P^T`; transposed
+/// (`A = B^T`): `U = P`, `V^T = Q^T`.
+fn write_qr_outputs<T: Scalar>(
+    ws: &GebrdWorkspace<T>,
+    sc: &Scaled<T>,
+    values: &mut [T],
+    u: &mut [T],
+    vt: &mut [T],
+) {
+    let (mt, nt) = (sc.mt, sc.nt);
     values.copy_from_slice(&ws.d);
-    unscale(values);
-    // B = Q S P^T. Not transposed: U = Q, V^T = P^T. Transposed (A = B^T):
-    // U = P, V^T = Q^T.
-    let (uf, vf) = if transposed {
-        (p.rb(), q.rb())
-    } else {
-        (q.rb(), p.rb())
-    };
+    sc.unscale(values);
+    let q = MatRef::from_column_major_slice(&ws.q[..], mt, nt);
+    let p = MatRef::from_column_major_slice(&ws.p[..], nt, nt);
+    let (uf, vf) = if sc.transposed { (p, q) } else { (q, p) };
+    let (m, n) = sc.shape();
     assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
     assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
     MatMut::from_column_major_slice_mut(u, m, nt).copy_from(uf);
     MatMut::from_column_major_slice_mut(vt, nt, n).copy_from(vf.transpose());
-    Ok(())
 }
 
 /// Singular values only: dqds on the bidiagonal `(d, e)`, unscaled into
@@ -421,58 +576,6 @@ fn bidiagonal_dc<'a, T: Scalar>(
     values.copy_from_slice(d);
     unscale(values);
     Ok((ub, vb))
-}
-
-/// The blocked route of [`small_svd`] (from [`BLOCKED_FROM`]): `dgebrd`, then
-/// dqds (values) or the bidiagonal divide and conquer followed by the two
-/// halves of `dormbr`, `U_B := Q [U_b; 0]` and `V_B := P V_b`, so that
-/// `B = U_B S V_B^T` for the (scaled) working matrix `B = ws.a`.
-fn blocked_svd<T: Scalar>(
-    ws: &mut GebrdWorkspace<T>,
-    mt: usize,
-    nt: usize,
-    transposed: bool,
-    values: &mut [T],
-    vectors: Option<(&mut [T], &mut [T])>,
-    unscale: impl Fn(&mut [T]),
-) -> Result<()> {
-    use crate::linalg::gebrd::{gebrd, ormbr_p_on, ormbr_q_on, GEBRD_BLOCK};
-    let mut b = MatMut::from_column_major_slice_mut(&mut ws.a[..], mt, nt);
-    gebrd(
-        b.rb_mut(),
-        GEBRD_BLOCK,
-        &mut ws.d,
-        &mut ws.e,
-        &mut ws.tauq,
-        &mut ws.taup,
-    );
-    let Some((u, vt)) = vectors else {
-        return values_by_dqds(&ws.d, &ws.e, values, unscale);
-    };
-    ws.ub.resize(nt * nt, T::zero());
-    ws.vb.resize(nt * nt, T::zero());
-    let (ub, mut vb) = bidiagonal_dc(
-        &mut ws.d, &ws.e, &mut ws.ub, &mut ws.vb, &mut ws.w, values, unscale,
-    )?;
-    let mut left = MatMut::from_column_major_slice_mut(&mut ws.q[..], mt, nt);
-    left.rb_mut().subrows_mut(0, nt).copy_from(ub.rb());
-    left.rb_mut().subrows_mut(nt, mt - nt).fill(T::zero());
-    let infallible = "no runtime, no run to fail";
-    ormbr_q_on(b.rb(), &ws.tauq, left.rb_mut(), GEBRD_BLOCK, None).expect(infallible);
-    ormbr_p_on(b.rb(), &ws.taup, vb.rb_mut(), GEBRD_BLOCK, None).expect(infallible);
-    // B = L S R^T with L = left (mt x nt), R = vb (nt x nt). Not transposed:
-    // U = L, V^T = R^T; transposed (A = B^T): U = R, V^T = L^T.
-    let (m, n) = if transposed { (nt, mt) } else { (mt, nt) };
-    assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
-    assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
-    let (l, r) = if transposed {
-        (vb.rb(), left.rb())
-    } else {
-        (left.rb(), vb.rb())
-    };
-    MatMut::from_column_major_slice_mut(u, m, nt).copy_from(l);
-    MatMut::from_column_major_slice_mut(vt, nt, n).copy_from(r.transpose());
-    Ok(())
 }
 
 /// Flops of the route for one `m x n` matrix (bidiagonalisation `4 n^2 (m -

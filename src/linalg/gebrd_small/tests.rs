@@ -172,3 +172,71 @@ fn extreme_scales_keep_relative_accuracy() {
         }
     }
 }
+
+/// Two matrices solved together give the bits of two separate calls, on the
+/// interleaved bidiagonal-QR route and on the routes that fall back to one
+/// call after the other (values only, divide and conquer), in both
+/// precisions; matrix 1 is scaled so that the two lanes take different
+/// numbers of sweeps.
+#[test]
+fn pair_is_bitwise_two_calls() {
+    fn case<T: Scalar>(m: usize, n: usize, dc_from: usize, vectors: bool) {
+        let k = m.min(n);
+        let a0 = random::<T>(m, n, &mut Rng::new(5 + m as u64));
+        let a1 = Mat::from_fn(m, n, |i, j| {
+            let x = random::<T>(m, n, &mut Rng::new(9 + n as u64))[(i, j)];
+            x * T::of(if i == j { 4.0 } else { 1.0 })
+        });
+        let new_ws = || {
+            let mut ws = GebrdWorkspace::<T>::new();
+            ws.dc_from = dc_from;
+            ws
+        };
+        let solve_one = |a: &Mat<T>| {
+            let (mut s, mut u, mut vt) = (
+                vec![T::zero(); k],
+                vec![T::zero(); m * k],
+                vec![T::zero(); k * n],
+            );
+            let vecs = vectors.then_some((&mut u[..], &mut vt[..]));
+            small_svd(a.as_ref(), &mut new_ws(), &mut s, vecs).unwrap();
+            (s, u, vt)
+        };
+        let (want0, want1) = (solve_one(&a0), solve_one(&a1));
+        let (mut s0, mut u0, mut t0) = (
+            vec![T::zero(); k],
+            vec![T::zero(); m * k],
+            vec![T::zero(); k * n],
+        );
+        let (mut s1, mut u1, mut t1) = (
+            vec![T::zero(); k],
+            vec![T::zero(); m * k],
+            vec![T::zero(); k * n],
+        );
+        let vecs = vectors.then_some([(&mut u0[..], &mut t0[..]), (&mut u1[..], &mut t1[..])]);
+        let [r0, r1] = small_svd_pair(
+            [a0.as_ref(), a1.as_ref()],
+            [&mut new_ws(), &mut new_ws()],
+            [&mut s0, &mut s1],
+            vecs,
+        );
+        r0.unwrap();
+        r1.unwrap();
+        let bits = |x: &[T]| x.iter().map(|v| v.f64().to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&want0.0), bits(&s0), "{m}x{n} values 0");
+        assert_eq!(bits(&want1.0), bits(&s1), "{m}x{n} values 1");
+        if vectors {
+            assert_eq!(bits(&want0.1), bits(&u0), "{m}x{n} u 0");
+            assert_eq!(bits(&want0.2), bits(&t0), "{m}x{n} vt 0");
+            assert_eq!(bits(&want1.1), bits(&u1), "{m}x{n} u 1");
+            assert_eq!(bits(&want1.2), bits(&t1), "{m}x{n} vt 1");
+        }
+    }
+    for &(m, n) in &[(1, 1), (3, 2), (32, 32), (40, 20), (20, 37)] {
+        for vectors in [true, false] {
+            case::<f64>(m, n, DC_FROM, vectors);
+            case::<f32>(m, n, DC_FROM, vectors);
+        }
+    }
+    case::<f64>(30, 30, 1, true);
+}

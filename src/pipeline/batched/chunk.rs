@@ -1,7 +1,7 @@
 //! One chunk task's work: matrices `lo..hi` of the batch, by either route.
 
 use super::{BatchRef, BatchedMethod, BatchedOptions};
-use crate::linalg::gebrd_small::{small_svd, GebrdWorkspace};
+use crate::linalg::gebrd_small::{small_svd, small_svd_pair, GebrdWorkspace};
 use crate::linalg::jacobi::{JacobiState, JacobiWorkspace, Status};
 use crate::{Error, Scalar};
 
@@ -44,27 +44,49 @@ fn run_gebrd<T: Scalar>(
         idle: 0,
         pair_skips: 0,
     };
-    let mut ws = GebrdWorkspace::new();
-    for j in 0..len {
-        let values = &mut out.values[j * k..(j + 1) * k];
-        let vecs = vectors.then(|| {
-            (
-                &mut out.u[j * m * k..(j + 1) * m * k],
-                &mut out.vt[j * k * n..(j + 1) * k * n],
-            )
-        });
-        if let Err(e) = small_svd(batch.matrix(lo + j), &mut ws, values, vecs) {
-            let e = match e {
-                Error::NoConvergence { stage, detail } => Error::NoConvergence {
-                    stage,
-                    detail: format!("matrix {} of the batch: {detail}", lo + j),
-                },
-                other => other,
-            };
-            out.failed.push((lo + j, e));
+    // Two at a time (`small_svd_pair`: the bidiagonal QR iterations of the
+    // two run interleaved), with results bitwise those of one at a time.
+    let [mut w0, mut w1] = [GebrdWorkspace::new(), GebrdWorkspace::new()];
+    let (mk, kn) = if vectors { (m * k, k * n) } else { (0, 0) };
+    let mut j = 0;
+    while j < len {
+        let pair = j + 1 < len;
+        let count = if pair { 2 } else { 1 };
+        let values = &mut out.values[j * k..(j + count) * k];
+        let u = &mut out.u[j * mk..(j + count) * mk];
+        let vt = &mut out.vt[j * kn..(j + count) * kn];
+        let res = if pair {
+            let (v0, v1) = values.split_at_mut(k);
+            let vecs = vectors.then(|| {
+                let (u0, u1) = u.split_at_mut(mk);
+                let (t0, t1) = vt.split_at_mut(kn);
+                [(u0, t0), (u1, t1)]
+            });
+            let a = [batch.matrix(lo + j), batch.matrix(lo + j + 1)];
+            Vec::from(small_svd_pair(a, [&mut w0, &mut w1], [v0, v1], vecs))
+        } else {
+            let vecs = vectors.then_some((u, vt));
+            vec![small_svd(batch.matrix(lo + j), &mut w0, values, vecs)]
+        };
+        for (i, r) in res.into_iter().enumerate() {
+            if let Err(e) = r {
+                out.failed.push((lo + j + i, name_matrix(e, lo + j + i)));
+            }
         }
+        j += count;
     }
     out
+}
+
+/// `e` with the index of the batch's matrix it concerns.
+fn name_matrix(e: Error, index: usize) -> Error {
+    match e {
+        Error::NoConvergence { stage, detail } => Error::NoConvergence {
+            stage,
+            detail: format!("matrix {index} of the batch: {detail}"),
+        },
+        other => other,
+    }
 }
 
 /// One chunk's results.
