@@ -339,7 +339,7 @@ pub fn small_svd<T: Scalar>(
 /// [`small_svd`] of two matrices of one shape, each with its own workspace:
 /// results bitwise those of two [`small_svd`] calls. Where the route is the
 /// bidiagonal QR with vectors, the two QR iterations run interleaved
-/// ([`crate::linalg::bdsdc::bdsqr::bdsqr_pair`]): a sweep is a chain of
+/// (`bdsqr_pair` of [`crate::linalg::bdsdc::bdsqr`]): a sweep is a chain of
 /// dependent square roots and divisions, and two independent chains keep the
 /// core busy where one leaves it waiting. Otherwise the two are solved one
 /// after the other. Errors and panics per matrix as [`small_svd`].

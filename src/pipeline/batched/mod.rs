@@ -22,13 +22,17 @@
 //!
 //! The GEBRD route, measured with the same bench on a 2-core AVX2 machine
 //! (2 workers, f64, median of 3, numpy's `np.linalg.svd` loop over LAPACK
-//! `gesdd` from `benches/peers_batched.py` right after it), seconds, ours /
-//! faer 2-thread loop / numpy: 10,000 x 8x8 with vectors 0.066 / 0.081 /
-//! 0.207, 10,000 x 32x32 0.857 / 1.06 / 2.15, 1,000 x 128x128 2.03 / 1.87 /
-//! 6.09, 100 x 512x512 5.28 / 5.45 / 13.9; values only 0.035 / 0.061 /
-//! 0.112, 0.345 / 0.682 / 0.673, 0.646 / 1.18 / 1.51, 2.18 / 3.15 / 5.86. At
-//! 32 x 32 with vectors about 40% of the time is the bidiagonal QR's chase,
-//! a chain of dependent square roots and divisions.
+//! `gesdd` from `benches/peers_batched.py` right after it; 2026-11-27, after
+//! matrices were paired, see below), seconds, ours / faer 2-thread loop /
+//! numpy: 10,000 x 8x8 with vectors 0.050 / 0.077 / 0.153, 10,000 x 32x32
+//! 0.766 / 1.07 / 1.80, 1,000 x 128x128 2.06 / 1.88 / 3.76, 100 x 512x512
+//! 5.05 / 5.43 / 12.6; values only 0.032 / 0.051 / 0.067, 0.333 / 0.683 /
+//! 0.599, 0.742 / 1.18 / 1.48, 2.19 / 3.13 / 4.70. Below 48 columns with
+//! vectors each chunk solves its matrices two at a time
+//! ([`crate::linalg::gebrd_small::small_svd_pair`]): the bidiagonal QR's chase
+//! is a chain of dependent square roots and divisions, and two matrices'
+//! chains run interleaved (10-13% per 32x32 matrix, bitwise the same
+//! results).
 //!
 //! # Crossover (`BatchedMethod::Auto`)
 //!

@@ -16,8 +16,8 @@
 //! The rotations of a sweep are collected, then applied to the columns of `U` and
 //! `V` as one chain (`linalg::lasr`, LAPACK `dlasr`).
 //!
-//! The iteration is a resumable state ([`Lane`]) that stops before each sweep,
-//! and a sweep is a step function (`sweep.rs`), so that [`bdsqr_pair`] can run
+//! The iteration is a resumable state (`Lane`, `lane.rs`) that stops before each
+//! sweep, and a sweep is a step function (`sweep.rs`), so that `bdsqr_pair` can run
 //! the sweeps of two independent bidiagonals in one loop. A sweep is a chain of
 //! dependent square roots and divisions; two chains side by side keep the core
 //! busy where one leaves it waiting (about 10% off a batch of 32 x 32 SVDs with
