@@ -375,13 +375,10 @@ pub fn small_svd_pair<T: Scalar>(
         w.bidiagonalise(mt, nt);
         w.form_q_p(mt, nt);
     }
-    let res = {
-        match (w0.qr_lane(mt, nt), w1.qr_lane(mt, nt)) {
-            (Ok(l0), Ok(l1)) => bdsqr_pair(l0, l1),
-            (l0, l1) => [l0.and_then(bdsqr_run), l1.and_then(bdsqr_run)],
-        }
+    let [r0, r1] = match (w0.qr_lane(mt, nt), w1.qr_lane(mt, nt)) {
+        (Ok(l0), Ok(l1)) => bdsqr_pair(l0, l1),
+        (l0, l1) => [l0.and_then(bdsqr_run), l1.and_then(bdsqr_run)],
     };
-    let [r0, r1] = res;
     [
         r0.map(|()| write_qr_outputs(w0, &s0, v0, x0.0, x0.1)),
         r1.map(|()| write_qr_outputs(w1, &s1, v1, x1.0, x1.1)),

@@ -265,14 +265,8 @@ simd_dispatch! {
 #[inline(always)]
 fn bdsqr_pair_body<T: Scalar>(mut a: Lane<'_, T>, mut b: Lane<'_, T>) -> [Result<(), Error>; 2] {
     let mut out = [Ok(()), Ok(())];
-    let mut pa = a.next_sweep().unwrap_or_else(|err| {
-        out[0] = Err(err);
-        None
-    });
-    let mut pb = b.next_sweep().unwrap_or_else(|err| {
-        out[1] = Err(err);
-        None
-    });
+    let mut pa = next_or_record(&mut a, &mut out[0]);
+    let mut pb = next_or_record(&mut b, &mut out[1]);
     while let (Some(x), Some(y)) = (&pa, &pb) {
         let (mut va, ra) = a.view(x);
         let (mut vb, rb) = b.view(y);
@@ -293,14 +287,8 @@ fn bdsqr_pair_body<T: Scalar>(mut a: Lane<'_, T>, mut b: Lane<'_, T>) -> [Result
         sb.end(&mut vb);
         a.finish_sweep(x);
         b.finish_sweep(y);
-        pa = a.next_sweep().unwrap_or_else(|err| {
-            out[0] = Err(err);
-            None
-        });
-        pb = b.next_sweep().unwrap_or_else(|err| {
-            out[1] = Err(err);
-            None
-        });
+        pa = next_or_record(&mut a, &mut out[0]);
+        pb = next_or_record(&mut b, &mut out[1]);
     }
     // At most one lane is left: it runs on its own.
     if let Some(p) = pa {
@@ -316,6 +304,19 @@ fn bdsqr_pair_body<T: Scalar>(mut a: Lane<'_, T>, mut b: Lane<'_, T>) -> [Result
         b.finish();
     }
     out
+}
+
+/// `lane`'s next sweep; on an error, the error goes to `out` and the lane
+/// stops (`None`).
+#[inline(always)]
+fn next_or_record<T: Scalar>(
+    lane: &mut Lane<'_, T>,
+    out: &mut Result<(), Error>,
+) -> Option<lane::Plan<T>> {
+    lane.next_sweep().unwrap_or_else(|err| {
+        *out = Err(err);
+        None
+    })
 }
 
 #[cfg(test)]
