@@ -2,7 +2,7 @@
 //! Fortran order in, `singular_values.npy`, `u.npy`, `vt.npy` (numpy-ordered)
 //! out reconstructing every matrix, the JSON line, both methods, and clear
 //! errors naming the bad matrix. Build the examples first
-//! (`cargo build --release --examples`).
+//! (`cargo build --examples` in the test's profile; `cargo test` alone does).
 
 mod example_bin;
 

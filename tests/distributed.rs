@@ -6,10 +6,11 @@
 //! non-zero, none left hanging.
 //!
 //! Everything but one test needs the `mpi` feature and the examples built with
-//! it (`cargo build --release --features mpi --examples`; `.ci/run` does), plus
-//! `mpirun` on the PATH (scripts/install-mpi.sh). The one test of the default
-//! suite checks that a build without the feature refuses `--distributed`,
-//! naming the feature.
+//! it, in the test's profile (`cargo build --profile checked --features mpi
+//! --examples` before `cargo test --profile checked --features mpi`, as
+//! `.ci/run` does), plus `mpirun` on the PATH (scripts/install-mpi.sh). The
+//! one test of the default suite checks that a build without the feature
+//! refuses `--distributed`, naming the feature.
 
 #[cfg(feature = "mpi")]
 mod common;

@@ -291,14 +291,18 @@ fn f64_input_beyond_f32_range_is_refused_in_f32() {
 /// resident memory (VmHWM) and the resident memory before the run. The
 /// figure is what the refusal before allocating relies on, so it must not
 /// underestimate: the run's share of the peak (peak minus the start) stays
-/// within it in every run, and the largest share of up to three runs is
+/// within it in every run, and the largest share of up to five runs is
 /// within 10% of it. The peak depends on how the schedule overlaps the tasks'
 /// workspaces: single runs measured 0.89-0.93 of the figure on one machine
-/// (so one run alone made this test flaky).
+/// (so one run alone made this test flaky), and with the other tests of this
+/// file competing for the two cores of a CI machine three runs in a row once
+/// peaked at 0.8997 (the figure is the worst overlap; a busy machine
+/// overlaps less).
 #[test]
 fn accounted_memory_bounds_the_measured_peak() {
+    const RUNS: usize = 5;
     let mut best = (0u64, 1u64);
-    for _ in 0..3 {
+    for _ in 0..RUNS {
         let Some(o) = evd(&["--n", "2000", "--threads", "2", "--json"]) else {
             return;
         };
@@ -317,7 +321,7 @@ fn accounted_memory_bounds_the_measured_peak() {
         }
     }
     panic!(
-        "the largest share of three runs, {} B, is under 0.9 of the accounted {} B",
+        "the largest share of {RUNS} runs, {} B, is under 0.9 of the accounted {} B",
         best.0, best.1
     );
 }
