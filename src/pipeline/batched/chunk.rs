@@ -1,12 +1,53 @@
-//! One chunk task's work: matrices `lo..hi` of the batch, by either route.
+//! One chunk task's work: matrices `lo..hi` of the batch, by either route,
+//! in buffers that the chunk tasks of one batch pass on to one another
+//! ([`ScratchPool`]).
 
 use super::{BatchRef, BatchedMethod, BatchedOptions};
 use crate::linalg::gebrd_small::{small_svd, small_svd_pair, GebrdWorkspace};
 use crate::linalg::jacobi::{JacobiState, JacobiWorkspace, Status};
 use crate::{Error, Scalar};
+use parking_lot::Mutex;
+
+/// What a chunk task allocates: the solvers' workspaces and the chunk's
+/// result buffers. A chunk of one 128 x 128 matrix with vectors sizes about
+/// 1 MB of them; allocated and zeroed per task they cost about 8% of the
+/// batch's time (`memset` and page faults in a profile), so a task takes its
+/// scratch from the batch's [`ScratchPool`] and returns it when done.
+pub(super) struct ChunkScratch<T> {
+    gebrd: [GebrdWorkspace<T>; 2],
+    jacobi: JacobiWorkspace<T>,
+    pub(super) out: ChunkOut<T>,
+}
+
+/// The scratch of a batch's chunk tasks: at most one per task running at a
+/// time, so as many as the runtime has workers. A task [`take`]s one (a new
+/// one when none is free) and [`give`]s it back; what a previous chunk left
+/// in it is overwritten before it is read.
+///
+/// [`take`]: ScratchPool::take
+/// [`give`]: ScratchPool::give
+pub(super) struct ScratchPool<T>(Mutex<Vec<ChunkScratch<T>>>);
+
+impl<T: Scalar> ScratchPool<T> {
+    pub(super) fn new() -> Self {
+        ScratchPool(Mutex::new(Vec::new()))
+    }
+
+    pub(super) fn take(&self) -> ChunkScratch<T> {
+        self.0.lock().pop().unwrap_or_else(|| ChunkScratch {
+            gebrd: [GebrdWorkspace::new(), GebrdWorkspace::new()],
+            jacobi: JacobiWorkspace::new(),
+            out: ChunkOut::default(),
+        })
+    }
+
+    pub(super) fn give(&self, scratch: ChunkScratch<T>) {
+        self.0.lock().push(scratch);
+    }
+}
 
 /// Solves matrices `lo..hi` of `batch` by `method` (already resolved, not
-/// [`BatchedMethod::Auto`]).
+/// [`BatchedMethod::Auto`]) into `scratch.out`.
 pub(super) fn run_chunk<T: Scalar>(
     batch: &BatchRef<'_, T>,
     lo: usize,
@@ -14,39 +55,39 @@ pub(super) fn run_chunk<T: Scalar>(
     vectors: bool,
     method: BatchedMethod,
     opts: &BatchedOptions,
-) -> ChunkOut<T> {
+    scratch: &mut ChunkScratch<T>,
+) {
+    let (m, n) = batch.shape();
+    let k = m.min(n);
+    scratch
+        .out
+        .reset(hi - lo, k, if vectors { (m * k, k * n) } else { (0, 0) });
     match method {
-        BatchedMethod::Gebrd => run_gebrd(batch, lo, hi, vectors),
-        _ => run_jacobi(batch, lo, hi, vectors, opts),
+        BatchedMethod::Gebrd => run_gebrd(batch, lo, hi, vectors, scratch),
+        _ => run_jacobi(batch, lo, hi, vectors, opts, scratch),
     }
 }
 
-/// Solves matrices `lo..hi` of `batch` one after another by
-/// bidiagonalisation ([`small_svd`]) with one workspace for the chunk. A
-/// matrix whose bidiagonal solver fails is listed in `failed` (its slots
-/// hold unspecified values); the others are complete.
+/// Solves matrices `lo..hi` of `batch` by bidiagonalisation
+/// ([`small_svd`]), two at a time. A matrix whose bidiagonal solver fails is
+/// listed in `failed` (its slots hold NaN); the others are complete.
 fn run_gebrd<T: Scalar>(
     batch: &BatchRef<'_, T>,
     lo: usize,
     hi: usize,
     vectors: bool,
-) -> ChunkOut<T> {
+    scratch: &mut ChunkScratch<T>,
+) {
     let (m, n) = batch.shape();
     let k = m.min(n);
     let len = hi - lo;
-    let mut out = ChunkOut {
-        values: vec![T::zero(); len * k],
-        u: vec![T::zero(); if vectors { len * m * k } else { 0 }],
-        vt: vec![T::zero(); if vectors { len * k * n } else { 0 }],
-        sweeps: vec![0; len],
-        failed: Vec::new(),
-        masked: 0,
-        idle: 0,
-        pair_skips: 0,
-    };
+    let ChunkScratch {
+        gebrd: [w0, w1],
+        out,
+        ..
+    } = scratch;
     // Two at a time (`small_svd_pair`: the bidiagonal QR iterations of the
     // two run interleaved), with results bitwise those of one at a time.
-    let [mut w0, mut w1] = [GebrdWorkspace::new(), GebrdWorkspace::new()];
     let (mk, kn) = if vectors { (m * k, k * n) } else { (0, 0) };
     let mut j = 0;
     while j < len {
@@ -63,22 +104,25 @@ fn run_gebrd<T: Scalar>(
                 [(u0, t0), (u1, t1)]
             });
             let a = [batch.matrix(lo + j), batch.matrix(lo + j + 1)];
-            small_svd_pair(a, [&mut w0, &mut w1], [v0, v1], vecs)
+            small_svd_pair(a, [&mut *w0, &mut *w1], [v0, v1], vecs)
         } else {
             let vecs = vectors.then_some((u, vt));
-            [
-                small_svd(batch.matrix(lo + j), &mut w0, values, vecs),
-                Ok(()),
-            ]
+            [small_svd(batch.matrix(lo + j), w0, values, vecs), Ok(())]
         };
         for (i, r) in res.into_iter().enumerate().take(count) {
             if let Err(e) = r {
-                out.failed.push((lo + j + i, name_matrix(e, lo + j + i)));
+                // The solve stopped part way: NaN in the matrix's slots, not
+                // whatever the reused buffers held before.
+                let jj = j + i;
+                let nan = <T as num_traits::Float>::nan();
+                out.values[jj * k..(jj + 1) * k].fill(nan);
+                out.u[jj * mk..(jj + 1) * mk].fill(nan);
+                out.vt[jj * kn..(jj + 1) * kn].fill(nan);
+                out.failed.push((lo + jj, name_matrix(e, lo + jj)));
             }
         }
         j += count;
     }
-    out
 }
 
 /// `e` with the index of the batch's matrix it concerns.
@@ -93,6 +137,7 @@ fn name_matrix(e: Error, index: usize) -> Error {
 }
 
 /// One chunk's results.
+#[derive(Default)]
 pub(super) struct ChunkOut<T> {
     pub(super) values: Vec<T>,
     pub(super) u: Vec<T>,
@@ -104,6 +149,22 @@ pub(super) struct ChunkOut<T> {
     pub(super) pair_skips: usize,
 }
 
+impl<T: Scalar> ChunkOut<T> {
+    /// Sized for `len` matrices of `k` values and `mk`, `kn` vector entries
+    /// each, counters cleared; the buffers keep their capacity (and stale
+    /// entries, each overwritten by its matrix's solve).
+    fn reset(&mut self, len: usize, k: usize, (mk, kn): (usize, usize)) {
+        let z = T::zero();
+        self.values.resize(len * k, z);
+        self.u.resize(len * mk, z);
+        self.vt.resize(len * kn, z);
+        self.sweeps.clear();
+        self.sweeps.resize(len, 0);
+        self.failed.clear();
+        (self.masked, self.idle, self.pair_skips) = (0, 0, 0);
+    }
+}
+
 /// Solves matrices `lo..hi` of `batch` by blocked one-sided Jacobi, in
 /// lockstep, one outer sweep per round over the active set.
 fn run_jacobi<T: Scalar>(
@@ -112,51 +173,43 @@ fn run_jacobi<T: Scalar>(
     hi: usize,
     vectors: bool,
     opts: &BatchedOptions,
-) -> ChunkOut<T> {
+    scratch: &mut ChunkScratch<T>,
+) {
     let (m, n) = batch.shape();
     let k = m.min(n);
     let len = hi - lo;
-    let mut ws = JacobiWorkspace::new();
+    let ChunkScratch {
+        jacobi: ws, out, ..
+    } = scratch;
     let mut states: Vec<JacobiState<T>> = (lo..hi)
         .map(|i| JacobiState::new(batch.matrix(i), vectors, &opts.params))
         .collect();
     let mut active: Vec<usize> = (0..len).collect();
-    let (mut masked, mut idle) = (0, 0);
     while !active.is_empty() {
         for &i in &active {
-            states[i].sweep(&mut ws);
+            states[i].sweep(ws);
         }
         active.retain(|&i| states[i].status() == Status::Running);
         if active.is_empty() {
             break;
         }
         if opts.mask {
-            masked += len - active.len();
+            out.masked += len - active.len();
         } else {
             for s in states.iter_mut() {
                 if s.status() == Status::Converged {
-                    s.idle_sweep(&mut ws);
-                    idle += 1;
+                    s.idle_sweep(ws);
+                    out.idle += 1;
                 }
             }
         }
     }
-    let mut out = ChunkOut {
-        values: vec![T::zero(); len * k],
-        u: vec![T::zero(); if vectors { len * m * k } else { 0 }],
-        vt: vec![T::zero(); if vectors { len * k * n } else { 0 }],
-        sweeps: Vec::with_capacity(len),
-        failed: Vec::new(),
-        masked,
-        idle,
-        pair_skips: 0,
-    };
     for (j, s) in states.iter().enumerate() {
         let u = vectors.then(|| &mut out.u[j * m * k..(j + 1) * m * k]);
         let vt = vectors.then(|| &mut out.vt[j * k * n..(j + 1) * k * n]);
         s.finish(&mut out.values[j * k..(j + 1) * k], u, vt);
         let st = s.stats();
-        out.sweeps.push(st.sweeps);
+        out.sweeps[j] = st.sweeps;
         out.pair_skips += st.pair_skips;
         if s.status() != Status::Converged {
             out.failed.push((
@@ -172,5 +225,4 @@ fn run_jacobi<T: Scalar>(
             ));
         }
     }
-    out
 }

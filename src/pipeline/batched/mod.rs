@@ -82,7 +82,7 @@ use crate::graph::{SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::jacobi::JacobiParams;
 use crate::runtime::Runtime;
 use crate::{Error, Result, Scalar};
-use chunk::{run_chunk, ChunkOut};
+use chunk::{run_chunk, ChunkOut, ScratchPool};
 use faer::MatRef;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -343,8 +343,8 @@ pub struct BatchedSvd<T> {
     pub vt: Option<Vec<T>>,
     /// Matrices that did not converge within the sweep limit, each with an
     /// [`Error::NoConvergence`] naming it; ascending. Their slots hold the
-    /// last iterate (not trustworthy); every other matrix's result is
-    /// complete. [`Self::into_result`] turns a non-empty list into an error.
+    /// last iterate (Jacobi route; not trustworthy) or NaN (GEBRD route);
+    /// every other matrix's result is complete. [`Self::into_result`] turns a non-empty list into an error.
     pub failed: Vec<(usize, Error)>,
     /// Counters.
     pub stats: BatchedStats,
@@ -417,7 +417,7 @@ struct Results<T> {
 impl<T: Scalar> Results<T> {
     /// Stores chunk `lo..` (`out`), `k` values and `mk`, `kn` vector entries
     /// per matrix.
-    fn store(&mut self, lo: usize, out: ChunkOut<T>, k: usize, mk: usize, kn: usize) {
+    fn store(&mut self, lo: usize, out: &mut ChunkOut<T>, k: usize, mk: usize, kn: usize) {
         let len = out.sweeps.len();
         self.values[lo * k..(lo + len) * k].copy_from_slice(&out.values);
         if !out.u.is_empty() {
@@ -425,7 +425,7 @@ impl<T: Scalar> Results<T> {
             self.vt[lo * kn..(lo + len) * kn].copy_from_slice(&out.vt);
         }
         self.sweeps[lo..lo + len].copy_from_slice(&out.sweeps);
-        self.failed.extend(out.failed);
+        self.failed.append(&mut out.failed);
         self.masked += out.masked;
         self.idle += out.idle;
         self.pair_skips += out.pair_skips;
@@ -530,14 +530,18 @@ pub fn svd_batched_graph<'a, T: Scalar>(
         8.0 * 12.0 * mt * nt * nt
     };
     let bytes = (std::mem::size_of::<T>() * m * n) as f64;
+    let pool = Arc::new(ScratchPool::new());
     for lo in (0..batch.batch()).step_by(chunk) {
         let hi = (lo + chunk).min(batch.batch());
         let dst = results.clone();
+        let pool = pool.clone();
         let o = opts.clone();
         let t = g.add(
             Task::new(format!("{}[{lo}..{hi})", method.name()), move |_| {
-                let out = run_chunk(&batch, lo, hi, vectors, method, &o);
-                dst.lock().store(lo, out, k, mk, kn);
+                let mut scratch = pool.take();
+                run_chunk(&batch, lo, hi, vectors, method, &o, &mut scratch);
+                dst.lock().store(lo, &mut scratch.out, k, mk, kn);
+                pool.give(scratch);
                 Ok(())
             })
             .stage(method.name())
