@@ -43,36 +43,52 @@ fn side_sums<T: Scalar, F: Frame<T>>(
     let zero = T::zero();
     let mut s = [zero; LANES];
     let mut ds = [zero; LANES];
-    let mut ws = [zero; LANES];
-    let lanes = c::<T>(LANES as f64);
-    let first = range.start;
-    // Weight of lane l's current term, as a float (exact: small integers).
-    let mut wt: [T; LANES] = std::array::from_fn(|l| {
-        let (j, b) = ((first + l) as f64, base as f64);
-        c::<T>(if weight_up { j - b } else { b - j })
+    // The weighted sum as `sum_l w_l a_l + step sum_l b_l`: lane `l`'s weight
+    // in block `blk` is `w_l + step blk`, so `a_l` sums `|z_j t_j|` and `b_l`
+    // sums `blk |z_j t_j|`. A per-lane weight array stepped every block kept
+    // LLVM from vectorising the loop at all (one `vdivsd` per term).
+    let mut a = [zero; LANES];
+    let mut b = [zero; LANES];
+    let mut blk = zero;
+    let w: [T; LANES] = std::array::from_fn(|l| weight(range.start + l, base, weight_up));
+    let step = c::<T>(if weight_up {
+        LANES as f64
+    } else {
+        -(LANES as f64)
     });
-    let step = if weight_up { lanes } else { -lanes };
-    let mut j = first;
+    let mut j = range.start;
     while j + LANES <= range.end {
         let del = frame.deltas::<LANES>(j, tau);
+        // One bounds check per block, not one per lane.
+        let zb: &[T; LANES] = z[j..j + LANES].try_into().expect("LANES entries");
         for l in 0..LANES {
-            let t = z[j + l] / del[l];
-            let term = z[j + l] * t;
+            let t = zb[l] / del[l];
+            let term = zb[l] * t;
             s[l] += term;
             ds[l] += t * t;
-            ws[l] += wt[l] * term.abs();
-            wt[l] += step;
+            let m = term.abs();
+            a[l] += m;
+            b[l] += blk * m;
         }
+        blk += T::one();
         j += LANES;
     }
+    let mut ws: [T; LANES] = std::array::from_fn(|l| w[l] * a[l] + step * b[l]);
     for (l, jj) in (j..range.end).enumerate() {
         let t = z[jj] / frame.delta(jj, tau);
         let term = z[jj] * t;
         s[l] += term;
         ds[l] += t * t;
-        ws[l] += wt[l] * term.abs();
+        ws[l] += weight::<T>(jj, base, weight_up) * term.abs();
     }
     (reduce_lanes(s), reduce_lanes(ds), reduce_lanes(ws))
+}
+
+/// `j - base` (`up`) or `base - j`, as a float (exact: small integers).
+#[inline(always)]
+fn weight<T: Scalar>(j: usize, base: usize, up: bool) -> T {
+    let (j, b) = (j as f64, base as f64);
+    c::<T>(if up { j - b } else { b - j })
 }
 
 /// Evaluates the secular function at the iterate `tau` of `frame` (`k` poles).
