@@ -700,3 +700,37 @@ fn every_merge_fits_its_part_of_the_shared_workspace() {
         }
     }
 }
+
+#[test]
+fn unit_scale_normalises_and_refuses_zero_and_non_finite() {
+    // Lengths around the lane count, so both the laned blocks and the tail
+    // are exercised; entries spanning many binades.
+    for len in [1usize, 3, 7, 8, 9, 16, 21, 64, 67] {
+        let u: Vec<f64> = (0..len)
+            .map(|i| {
+                (if i % 3 == 0 { -1.0 } else { 1.0 })
+                    * 2f64.powi(i as i32 % 40 - 20)
+                    * (1.0 + i as f64 / 7.0)
+            })
+            .collect();
+        let s = merge::unit_scale(&u).expect("a non-zero finite vector");
+        let norm2: f64 = u.iter().map(|x| (x * s) * (x * s)).sum();
+        assert!(
+            (norm2 - 1.0).abs() < 8.0 * f64::EPSILON * len as f64,
+            "len {len}: {norm2}"
+        );
+        // Huge entries: no overflow in the sum of squares.
+        let big: Vec<f64> = u.iter().map(|x| x * 1e300).collect();
+        let sb = merge::unit_scale(&big).expect("finite");
+        assert!(((sb * 1e300) / s - 1.0).abs() < 1e-14, "len {len}");
+        assert_eq!(merge::unit_scale(&vec![0.0; len]), None);
+        // A NaN or an infinity anywhere, in a laned block or in the tail.
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            for at in [0, len / 2, len - 1] {
+                let mut v = u.clone();
+                v[at] = bad;
+                assert_eq!(merge::unit_scale(&v), None, "len {len}, {bad} at {at}");
+            }
+        }
+    }
+}
