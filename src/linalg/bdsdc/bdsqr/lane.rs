@@ -107,9 +107,34 @@ impl<'a, T: Scalar> Lane<'a, T> {
     /// due: its plan, or `None` once every value has converged.
     #[inline(always)]
     pub(super) fn next_sweep(&mut self) -> Result<Option<Plan<T>>, Error> {
+        while let Some(block) = self.next_block()? {
+            let mu = mu_test(self.tol, &self.block_view(&block));
+            if let Some(plan) = self.conclude(block, mu) {
+                return Ok(Some(plan));
+            }
+        }
+        Ok(None)
+    }
+
+    /// [`Lane::next_sweep`] from a block whose mu test is due.
+    #[inline(always)]
+    fn resume(&mut self, block: Block<T>) -> Result<Option<Plan<T>>, Error> {
+        let mu = mu_test(self.tol, &self.block_view(&block));
+        match self.conclude(block, mu) {
+            Some(plan) => Ok(Some(plan)),
+            None => self.next_sweep(),
+        }
+    }
+
+    /// Deflates and finishes 2x2 blocks until the bottom block `ll..=m` needs
+    /// a sweep unless the mu recurrence finds a negligible entry: that block
+    /// (its chase direction chosen, its far end tested), or `None` once every
+    /// value has converged.
+    #[inline(always)]
+    fn next_block(&mut self) -> Result<Option<Block<T>>, Error> {
         let zero = T::zero();
-        let (tol, eps, nt) = (self.tol, T::EPS, self.nt);
-        'outer: while self.m > 0 {
+        let tol = self.tol;
+        while self.m > 0 {
             let m = self.m;
             if self.iter > self.maxit {
                 return Err(Error::NoConvergence {
@@ -160,7 +185,8 @@ impl<'a, T: Scalar> Lane<'a, T> {
             if self.oldm.is_none_or(|om| ll > om) || self.oldll.is_none_or(|ol| m < ol) {
                 self.rev = d[ll].abs() < d[m].abs();
             }
-            // Convergence tests (relative): the far end, then the mu recurrence.
+            // Convergence tests (relative): the far end here, then the mu
+            // recurrence ([`mu_test`]).
             let mut view = View {
                 d,
                 e,
@@ -173,32 +199,53 @@ impl<'a, T: Scalar> Lane<'a, T> {
                 view.set_e(len - 2, zero);
                 continue;
             }
-            let mut mu = view.d(0).abs();
-            let mut smin = mu;
-            for i in 0..len - 1 {
-                if view.e(i).abs() <= tol * mu {
-                    view.set_e(i, zero);
-                    continue 'outer;
-                }
-                mu = view.d(i + 1).abs() * (mu / (mu + view.e(i).abs()));
-                smin = smin.min(mu);
-            }
-            self.oldll = Some(ll);
-            self.oldm = Some(m);
-            // Shift from the far 2x2 corner; none if it is negligible (then the
-            // zero shift sweep keeps relative accuracy).
-            let mut shift = zero;
-            if nt * tol * (smin / smax) > eps.max(T::of(0.01) * tol) {
-                let sll = view.d(0).abs();
-                shift = las2(view.d(len - 2), view.e(len - 2), view.d(len - 1)).0;
-                if sll > zero && (shift / sll) * (shift / sll) < eps {
-                    shift = zero;
-                }
-            }
-            self.iter += len - 1;
-            return Ok(Some(Plan { ll, m, shift }));
+            return Ok(Some(Block { ll, m, smax }));
         }
         Ok(None)
+    }
+
+    /// The block as a [`View`] in the lane's chase direction.
+    #[inline(always)]
+    fn block_view(&mut self, block: &Block<T>) -> View<'_, T> {
+        View {
+            d: &mut *self.d,
+            e: &mut *self.e,
+            lo: block.ll,
+            hi: block.m,
+            rev: self.rev,
+        }
+    }
+
+    /// After the mu recurrence on `block`: `None` if it found a negligible
+    /// entry (now zero; the lane must look again), else the sweep's plan with
+    /// its shift from the far 2x2 corner (none if negligible: the zero-shift
+    /// sweep then keeps relative accuracy).
+    #[inline(always)]
+    fn conclude(&mut self, block: Block<T>, mu: MuTest<T>) -> Option<Plan<T>> {
+        let zero = T::zero();
+        let (tol, eps, nt) = (self.tol, T::EPS, self.nt);
+        let Block { ll, m, smax } = block;
+        let smin = match mu {
+            MuTest::Negligible(i) => {
+                self.block_view(&block).set_e(i, zero);
+                return None;
+            }
+            MuTest::Smin(smin) => smin,
+        };
+        self.oldll = Some(ll);
+        self.oldm = Some(m);
+        let view = self.block_view(&block);
+        let len = view.len();
+        let mut shift = zero;
+        if nt * tol * (smin / smax) > eps.max(T::of(0.01) * tol) {
+            let sll = view.d(0).abs();
+            shift = las2(view.d(len - 2), view.e(len - 2), view.d(len - 1)).0;
+            if sll > zero && (shift / sll) * (shift / sll) < eps {
+                shift = zero;
+            }
+        }
+        self.iter += len - 1;
+        Some(Plan { ll, m, shift })
     }
 
     /// The block of `plan` as a [`View`], and the rotation lists for its sweep.
@@ -289,6 +336,116 @@ impl<'a, T: Scalar> Lane<'a, T> {
                 swap_cols(v.rb_mut(), i, k);
             }
         }
+    }
+}
+
+/// [`Lane::next_sweep`] of two lanes, their mu recurrences (a chain of
+/// dependent divisions each) run side by side; each lane's arithmetic and
+/// decisions are those of its own `next_sweep`.
+#[inline(always)]
+pub(super) fn next_sweep_pair<T: Scalar>(
+    a: &mut Lane<'_, T>,
+    b: &mut Lane<'_, T>,
+) -> [Result<Option<Plan<T>>, Error>; 2] {
+    let (ba, bb) = match (a.next_block(), b.next_block()) {
+        (Ok(Some(x)), Ok(Some(y))) => (x, y),
+        // A lane that is done or failed: the other goes on alone.
+        (Ok(Some(x)), rb) => return [a.resume(x), rb.map(|_| None)],
+        (ra, Ok(Some(y))) => return [ra.map(|_| None), b.resume(y)],
+        (ra, rb) => return [ra.map(|_| None), rb.map(|_| None)],
+    };
+    let [ma, mb] = mu_test_pair(a.tol, [&a.block_view(&ba), &b.block_view(&bb)]);
+    let pa = a.conclude(ba, ma);
+    let pb = b.conclude(bb, mb);
+    // A lane whose recurrence deflated an entry looks again on its own.
+    [
+        pa.map_or_else(|| a.next_sweep(), |p| Ok(Some(p))),
+        pb.map_or_else(|| b.next_sweep(), |p| Ok(Some(p))),
+    ]
+}
+
+/// The bottom unreduced block `ll..=m` whose mu test is due, and the largest
+/// magnitude in it (for the shift decision).
+#[derive(Clone, Copy)]
+struct Block<T> {
+    ll: usize,
+    m: usize,
+    smax: T,
+}
+
+/// What the mu recurrence found on a block.
+#[derive(Clone, Copy)]
+enum MuTest<T> {
+    /// View superdiagonal `i` is negligible relative to the recurrence.
+    Negligible(usize),
+    /// No negligible entry; the smallest mu (an estimate of the smallest
+    /// singular value of the block).
+    Smin(T),
+}
+
+/// The relative convergence test of Demmel and Kahan along the chase
+/// direction: `mu_0 = |d_0|`, `mu_{i+1} = |d_{i+1}| mu_i / (mu_i + |e_i|)`;
+/// entry `i` is negligible if `|e_i| <= tol mu_i` (`dbdsqr`).
+#[inline(always)]
+fn mu_test<T: Scalar>(tol: T, view: &View<'_, T>) -> MuTest<T> {
+    let mut r = MuRecurrence::new(view);
+    for i in 0..view.len() - 1 {
+        if let Some(out) = r.step(tol, view, i) {
+            return out;
+        }
+    }
+    MuTest::Smin(r.smin)
+}
+
+/// [`mu_test`] of two blocks in one loop: the two recurrences are
+/// independent chains of divisions, which the core overlaps; each lane's
+/// arithmetic and stopping point are those of [`mu_test`].
+#[inline(always)]
+fn mu_test_pair<T: Scalar>(tol: T, views: [&View<'_, T>; 2]) -> [MuTest<T>; 2] {
+    let [va, vb] = views;
+    let (mut a, mut b) = (MuRecurrence::new(va), MuRecurrence::new(vb));
+    let (la, lb) = (va.len() - 1, vb.len() - 1);
+    let (mut oa, mut ob) = (None, None);
+    for i in 0..la.max(lb) {
+        if oa.is_none() && i < la {
+            oa = a.step(tol, va, i);
+        }
+        if ob.is_none() && i < lb {
+            ob = b.step(tol, vb, i);
+        }
+        if oa.is_some() && ob.is_some() {
+            break;
+        }
+    }
+    [
+        oa.unwrap_or(MuTest::Smin(a.smin)),
+        ob.unwrap_or(MuTest::Smin(b.smin)),
+    ]
+}
+
+/// The state of one mu recurrence.
+struct MuRecurrence<T> {
+    mu: T,
+    smin: T,
+}
+
+impl<T: Scalar> MuRecurrence<T> {
+    #[inline(always)]
+    fn new(view: &View<'_, T>) -> Self {
+        let mu = view.d(0).abs();
+        MuRecurrence { mu, smin: mu }
+    }
+
+    /// Entry `i`: `Some` if it is negligible, else the recurrence moves on.
+    #[inline(always)]
+    fn step(&mut self, tol: T, view: &View<'_, T>, i: usize) -> Option<MuTest<T>> {
+        let ei = view.e(i).abs();
+        if ei <= tol * self.mu {
+            return Some(MuTest::Negligible(i));
+        }
+        self.mu = view.d(i + 1).abs() * (self.mu / (self.mu + ei));
+        self.smin = self.smin.min(self.mu);
+        None
     }
 }
 

@@ -265,8 +265,7 @@ simd_dispatch! {
 #[inline(always)]
 fn bdsqr_pair_body<T: Scalar>(mut a: Lane<'_, T>, mut b: Lane<'_, T>) -> [Result<(), Error>; 2] {
     let mut out = [Ok(()), Ok(())];
-    let mut pa = next_or_record(&mut a, &mut out[0]);
-    let mut pb = next_or_record(&mut b, &mut out[1]);
+    let (mut pa, mut pb) = next_pair_or_record(&mut a, &mut b, &mut out);
     while let (Some(x), Some(y)) = (&pa, &pb) {
         let (mut va, ra) = a.view(x);
         let (mut vb, rb) = b.view(y);
@@ -287,8 +286,7 @@ fn bdsqr_pair_body<T: Scalar>(mut a: Lane<'_, T>, mut b: Lane<'_, T>) -> [Result
         sb.end(&mut vb);
         a.finish_sweep(x);
         b.finish_sweep(y);
-        pa = next_or_record(&mut a, &mut out[0]);
-        pb = next_or_record(&mut b, &mut out[1]);
+        (pa, pb) = next_pair_or_record(&mut a, &mut b, &mut out);
     }
     // At most one lane is left: it runs on its own.
     if let Some(p) = pa {
@@ -306,17 +304,23 @@ fn bdsqr_pair_body<T: Scalar>(mut a: Lane<'_, T>, mut b: Lane<'_, T>) -> [Result
     out
 }
 
-/// `lane`'s next sweep; on an error, the error goes to `out` and the lane
-/// stops (`None`).
+/// The two lanes' next sweeps ([`lane::next_sweep_pair`]); a lane's error
+/// goes to its slot of `out` and that lane stops (`None`).
 #[inline(always)]
-fn next_or_record<T: Scalar>(
-    lane: &mut Lane<'_, T>,
-    out: &mut Result<(), Error>,
-) -> Option<lane::Plan<T>> {
-    lane.next_sweep().unwrap_or_else(|err| {
-        *out = Err(err);
-        None
-    })
+fn next_pair_or_record<T: Scalar>(
+    a: &mut Lane<'_, T>,
+    b: &mut Lane<'_, T>,
+    out: &mut [Result<(), Error>; 2],
+) -> (Option<lane::Plan<T>>, Option<lane::Plan<T>>) {
+    let [ra, rb] = lane::next_sweep_pair(a, b);
+    let record = |r: Result<Option<lane::Plan<T>>, Error>, slot: &mut Result<(), Error>| {
+        r.unwrap_or_else(|err| {
+            *slot = Err(err);
+            None
+        })
+    };
+    let [oa, ob] = out;
+    (record(ra, oa), record(rb, ob))
 }
 
 #[cfg(test)]
