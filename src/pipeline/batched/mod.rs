@@ -6,7 +6,9 @@
 //! balance the chunks. Inside a chunk the matrices advance one outer sweep
 //! at a time (Jacobi route) and a converged matrix leaves the active set
 //! (the batch mask of [004 §8], Design-4); the GEBRD route solves the
-//! chunk's matrices one after another with one reused workspace.
+//! chunk's matrices two at a time. The chunk tasks of one batch pass their
+//! workspaces and result buffers on to one another through a pool (a chunk of
+//! one 128 x 128 matrix would otherwise allocate and zero about 1 MB).
 //!
 //! Every matrix is solved by the same serial, deterministic kernel whatever
 //! chunk it lands in and whichever worker runs it, so results are bitwise
@@ -23,16 +25,16 @@
 //! The GEBRD route, measured with the same bench on a 2-core AVX2 machine
 //! (2 workers, f64, median of 3, numpy's `np.linalg.svd` loop over LAPACK
 //! `gesdd` from `benches/peers_batched.py` right after it; 2026-11-27, after
-//! matrices were paired, see below), seconds, ours / faer 2-thread loop /
-//! numpy: 10,000 x 8x8 with vectors 0.050 / 0.077 / 0.153, 10,000 x 32x32
-//! 0.766 / 1.07 / 1.80, 1,000 x 128x128 2.06 / 1.88 / 3.76, 100 x 512x512
-//! 5.05 / 5.43 / 12.6; values only 0.032 / 0.051 / 0.067, 0.333 / 0.683 /
-//! 0.599, 0.742 / 1.18 / 1.48, 2.19 / 3.13 / 4.70. Below 48 columns with
+//! the secular-equation and pooling changes), seconds, ours / faer 2-thread
+//! loop / numpy: 10,000 x 8x8 with vectors 0.057 / 0.075 / 0.198, 10,000 x
+//! 32x32 0.707 / 0.967 / 1.80, 1,000 x 128x128 1.68 / 1.77 / 3.74, 100 x
+//! 512x512 5.03 / 6.10 / 13.2; values only 0.032 / 0.053 / 0.104, 0.336 /
+//! 0.669 / 0.699, 0.602 / 1.19 / 1.32, 2.14 / 2.86 / 5.15. Below 48 columns with
 //! vectors each chunk solves its matrices two at a time
 //! ([`crate::linalg::gebrd_small::small_svd_pair`]): the bidiagonal QR's chase
-//! is a chain of dependent square roots and divisions, and two matrices'
-//! chains run interleaved (10-13% per 32x32 matrix, bitwise the same
-//! results).
+//! and its convergence test (the mu recurrence) are chains of dependent square
+//! roots and divisions, and two matrices' chains run interleaved (10-13% per
+//! 32x32 matrix, bitwise the same results).
 //!
 //! # Crossover (`BatchedMethod::Auto`)
 //!
