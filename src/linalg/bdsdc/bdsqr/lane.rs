@@ -107,21 +107,26 @@ impl<'a, T: Scalar> Lane<'a, T> {
     /// due: its plan, or `None` once every value has converged.
     #[inline(always)]
     pub(super) fn next_sweep(&mut self) -> Result<Option<Plan<T>>, Error> {
-        while let Some(block) = self.next_block()? {
-            let mu = mu_test(self.tol, &self.block_view(&block));
-            if let Some(plan) = self.conclude(block, mu) {
-                return Ok(Some(plan));
-            }
+        match self.next_block()? {
+            Some(block) => self.resume(block),
+            None => Ok(None),
         }
-        Ok(None)
     }
 
     /// [`Lane::next_sweep`] from a block whose mu test is due.
     #[inline(always)]
     fn resume(&mut self, block: Block<T>) -> Result<Option<Plan<T>>, Error> {
         let mu = mu_test(self.tol, &self.block_view(&block));
-        match self.conclude(block, mu) {
-            Some(plan) => Ok(Some(plan)),
+        let plan = self.conclude(block, mu);
+        self.plan_or_next(plan)
+    }
+
+    /// `plan` if there is one; else (the mu recurrence deflated an entry)
+    /// [`Lane::next_sweep`] looks again.
+    #[inline(always)]
+    fn plan_or_next(&mut self, plan: Option<Plan<T>>) -> Result<Option<Plan<T>>, Error> {
+        match plan {
+            Some(p) => Ok(Some(p)),
             None => self.next_sweep(),
         }
     }
@@ -358,10 +363,7 @@ pub(super) fn next_sweep_pair<T: Scalar>(
     let pa = a.conclude(ba, ma);
     let pb = b.conclude(bb, mb);
     // A lane whose recurrence deflated an entry looks again on its own.
-    [
-        pa.map_or_else(|| a.next_sweep(), |p| Ok(Some(p))),
-        pb.map_or_else(|| b.next_sweep(), |p| Ok(Some(p))),
-    ]
+    [a.plan_or_next(pa), b.plan_or_next(pb)]
 }
 
 /// The bottom unreduced block `ll..=m` whose mu test is due, and the largest
