@@ -276,6 +276,7 @@ impl<'a, T: Scalar> Lane<'a, T> {
         if view.e(len - 2).abs() <= thresh {
             view.set_e(len - 2, T::zero());
         }
+        self.rot.normalise();
         // View right rotations act on V (on U when reversed), left ones on U.
         let (for_v, for_u) = if rev {
             (&self.rot.left, &self.rot.right)

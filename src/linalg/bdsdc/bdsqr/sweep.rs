@@ -26,6 +26,17 @@ impl<T> Rotations<T> {
         }
     }
 
+    /// Normalises every rotation ([`unit_pair`]) once the sweep is done, in
+    /// one pass off the chase's chain.
+    pub(super) fn normalise(&mut self)
+    where
+        T: Scalar,
+    {
+        for r in self.right.iter_mut().chain(self.left.iter_mut()) {
+            *r = unit_pair(r.0, r.1);
+        }
+    }
+
     fn clear(&mut self) {
         self.right.clear();
         self.left.clear();
@@ -81,11 +92,11 @@ impl<T: Scalar> View<'_, T> {
 
 /// The state carried along a sweep from one position to the next.
 ///
-/// The chase uses the rotations as `dlartg` gives them; the copies kept for
-/// the vectors are normalised ([`unit_pair`]). That keeps the normalisation
-/// off the chase's chain of dependent square roots and divisions (about a
-/// quarter of its latency) while the vectors still get rotations orthogonal
-/// to rounding.
+/// The chase uses the rotations as it computes them; the copies kept for
+/// the vectors are normalised ([`unit_pair`]) in one pass once the sweep is
+/// done ([`Rotations::normalise`]). That keeps the normalisation off the
+/// chase's chain of dependent square roots and divisions while the vectors
+/// still get rotations orthogonal to rounding.
 #[derive(Clone, Copy)]
 pub(super) enum Sweep<T> {
     /// Demmel–Kahan zero-shift sweep (high relative accuracy for every entry).
@@ -130,10 +141,27 @@ impl<T: Scalar> Sweep<T> {
                 let (oc, os, di) = givens(*oldcs * r, view.d(i + 1) * sn);
                 (*oldcs, *oldsn) = (oc, os);
                 view.set_d(i, di);
-                rot.right.push(unit_pair(c, sn));
-                rot.left.push(unit_pair(oc, os));
+                rot.right.push((c, sn));
+                rot.left.push((oc, os));
             }
             Sweep::Shifted { f, g } => {
+                if let Some(p) = shifted_position(*f, *g, view.d(i), view.e(i), view.d(i + 1)) {
+                    if i > 0 {
+                        view.set_e(i - 1, p.r);
+                    }
+                    view.set_d(i, p.d);
+                    view.set_d(i + 1, p.dn);
+                    view.set_e(i, p.e);
+                    *f = p.f;
+                    if i + 2 < view.len() {
+                        let en = view.e(i + 1);
+                        *g = p.sinl * en;
+                        view.set_e(i + 1, p.cosl * en);
+                    }
+                    rot.right.push((p.cosr, p.sinr));
+                    rot.left.push((p.cosl, p.sinl));
+                    return;
+                }
                 let (cosr, sinr, r) = givens(*f, *g);
                 if i > 0 {
                     view.set_e(i - 1, r);
@@ -153,8 +181,8 @@ impl<T: Scalar> Sweep<T> {
                     *g = sinl * en;
                     view.set_e(i + 1, cosl * en);
                 }
-                rot.right.push(unit_pair(cosr, sinr));
-                rot.left.push(unit_pair(cosl, sinl));
+                rot.right.push((cosr, sinr));
+                rot.left.push((cosl, sinl));
             }
         }
     }
@@ -172,6 +200,73 @@ impl<T: Scalar> Sweep<T> {
             Sweep::Shifted { f, .. } => view.set_e(len - 2, f),
         }
     }
+}
+
+/// One position of the shifted chase, computed so that its two rotations'
+/// square roots run side by side (see [`shifted_position`]).
+struct Position<T> {
+    cosr: T,
+    sinr: T,
+    cosl: T,
+    sinl: T,
+    /// The superdiagonal entry left above the position (`e[i - 1]`).
+    r: T,
+    /// The new `d[i]`, `e[i]`, `d[i + 1]`.
+    d: T,
+    e: T,
+    dn: T,
+    /// The next bulge's first entry.
+    f: T,
+}
+
+/// The shifted chase at one position, with bulge `(f, g)` and entries
+/// `d_i, e_i, d_{i+1}`, as a chase of two `dlartg`s would do it, but with
+/// the chain of dependent operations cut by half.
+///
+/// The chase takes the right rotation from `(f, g)`, `h = sqrt(f^2 + g^2)`,
+/// then the left one from `(f1, g1) = (c_r d_i + s_r e_i, s_r d_{i+1})`. Both
+/// are `(N1, G1) / r` with `N1 = f d_i + g e_i`, `G1 = g d_{i+1}` and
+/// `r = sign(f) h`, and a rotation does not change if both entries are
+/// scaled: the left rotation is that of `(N1, G1)`, whose square root
+/// `S = sqrt(N1^2 + G1^2)` does not wait for `h`. Its norm is `S / h`, with
+/// the sign of `f1`, i.e. `sign(N1) sign(f)`. Each rotation then costs a
+/// square root and one division (`c = |x| / h`, `s = sign(x) y / h` as
+/// multiplications by `1 / h`), and the next bulge waits for one square root
+/// and one division per position instead of two of each.
+///
+/// `None` (the caller then takes the `dlartg` chase) when an entry is zero
+/// or a square might overflow or underflow: the same safe range as
+/// `dlartg`'s unscaled branch, for `f`, `g`, `N1` and `G1`.
+#[inline(always)]
+fn shifted_position<T: Scalar>(f: T, g: T, di: T, ei: T, dn: T) -> Option<Position<T>> {
+    let one = T::one();
+    let rtmin = T::SAFE_MIN.sqrt();
+    let rtmax = (T::one() / T::SAFE_MIN / T::of(2.0)).sqrt();
+    let n1 = g.mul_add(ei, f * di);
+    let g1 = g * dn;
+    let safe = |x: T| x.abs() > rtmin && x.abs() < rtmax;
+    if !(safe(f) && safe(g) && safe(n1) && safe(g1)) {
+        return None;
+    }
+    let h = f.mul_add(f, g * g).sqrt();
+    let s = n1.mul_add(n1, g1 * g1).sqrt();
+    let (ih, is) = (one / h, one / s);
+    let (sf, sn) = (one.copysign(f), one.copysign(n1));
+    let (cosr, sinr) = (f.abs() * ih, (g * sf) * ih);
+    let (cosl, sinl) = (n1.abs() * is, (g1 * sn) * is);
+    let e = cosr * ei - sinr * di;
+    let dn = cosr * dn;
+    Some(Position {
+        cosr,
+        sinr,
+        cosl,
+        sinl,
+        r: h * sf,
+        d: (s * ih) * (sn * sf),
+        e,
+        dn: cosl * dn - sinl * e,
+        f: cosl * e + sinl * dn,
+    })
 }
 
 /// Applies the rotations of a sweep over the block `lo..=hi` (view order, see
