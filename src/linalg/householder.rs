@@ -140,6 +140,66 @@ pub fn larf_left<T: Scalar>(tau: T, v_tail: &[T], mut z: MatMut<'_, T>) {
     }
 }
 
+/// `Z := H_0 H_1 Z` for two consecutive reflectors (LAPACK `dlarf` twice,
+/// `H_1` first) in one pass over each column: `H_0 = I - tau0 v0 v0^T` with
+/// `v0 = (1, tail0)` on the `L = tail0.len() + 1` rows of `z`, and
+/// `H_1 = I - tau1 v1 v1^T` with `v1 = (0, 1, tail1)` (it leaves the first
+/// row alone). With `a = v1^T z_j` and `b = v0^T z_j` from one pass,
+/// `w1 = tau1 a` and `w0 = tau0 (b - w1 v0^T v1)`, then
+/// `z_j -= w1 v1 + w0 v0` in a second pass: two passes over the column
+/// instead of four (the small-SVD `org2r` is bound by them). `z` needs unit
+/// row stride and `L >= 2` rows.
+#[inline(always)]
+pub fn larf2_left<T: Scalar>(tau0: T, tail0: &[T], tau1: T, tail1: &[T], mut z: MatMut<'_, T>) {
+    let l = z.nrows();
+    assert!(
+        l >= 2 && tail0.len() + 1 == l && tail1.len() + 2 == l,
+        "larf2_left: shapes"
+    );
+    let (t0_first, t0_rest) = (tail0[0], &tail0[1..]);
+    // v0^T v1: row 1 of v1 is 1, rows 2.. are tail1.
+    let beta = t0_first + dot(t0_rest, tail1);
+    for j in 0..z.ncols() {
+        let c = col_slice(z.rb_mut(), j);
+        let (head, rest) = c.split_at_mut(2);
+        let (a_dot, b_dot) = dot2(rest, tail1, t0_rest);
+        let a = head[1] + a_dot;
+        let b = head[0] + t0_first * head[1] + b_dot;
+        let w1 = tau1 * a;
+        let w0 = tau0 * (b - w1 * beta);
+        head[0] -= w0;
+        head[1] -= w1 + w0 * t0_first;
+        for ((ci, &x), &y) in rest.iter_mut().zip(tail1).zip(t0_rest) {
+            *ci -= w1 * x + w0 * y;
+        }
+    }
+}
+
+/// `(c . x, c . y)` in one pass, each with [`dot`]'s four partial sums.
+#[inline(always)]
+fn dot2<T: Scalar>(c: &[T], x: &[T], y: &[T]) -> (T, T) {
+    let n = c.len().min(x.len()).min(y.len());
+    let main = n - n % 4;
+    let (mut sx, mut sy) = ([T::zero(); 4], [T::zero(); 4]);
+    for ((cc, xc), yc) in c[..main]
+        .chunks_exact(4)
+        .zip(x[..main].chunks_exact(4))
+        .zip(y[..main].chunks_exact(4))
+    {
+        for k in 0..4 {
+            sx[k] += cc[k] * xc[k];
+            sy[k] += cc[k] * yc[k];
+        }
+    }
+    let mut a = (sx[0] + sx[1]) + (sx[2] + sx[3]);
+    let mut b = (sy[0] + sy[1]) + (sy[2] + sy[3]);
+    for i in main..n {
+        a += c[i] * x[i];
+        b += c[i] * y[i];
+    }
+    (a, b)
+}
+
 /// `Y := Y H` for one reflector `H = I - tau v v^T`, `v = (1, v_tail)`, on the
 /// `L` columns of `y` (LAPACK `dlarf`, side R): `w = Y v`, then
 /// `Y -= tau w v^T`, both as [`axpy`]s over the (contiguous) columns, in a fixed

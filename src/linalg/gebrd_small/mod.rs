@@ -41,7 +41,7 @@
 use crate::linalg::bdsdc::bdsqr::{bdsqr_pair, bdsqr_run, Lane};
 use crate::linalg::bdsdc::BdsdcParams;
 use crate::linalg::dqds;
-use crate::linalg::householder::{larf_left, larf_right, larfg_slice};
+use crate::linalg::householder::{larf2_left, larf_left, larf_right, larfg_slice};
 use crate::linalg::jacobi::pow2_scale;
 use crate::{Result, Scalar};
 use faer::linalg::matmul::matmul;
@@ -235,25 +235,47 @@ simd_dispatch! {
 #[inline(always)]
 fn org2r_body<T: Scalar>(v: MatRef<'_, T>, tau: &[T], mut q: MatMut<'_, T>) {
     let (r, k) = (q.nrows(), q.ncols());
-    for j in (0..k).rev() {
-        let tail: &[T] = &v
-            .col(j)
+    let tail = |j: usize| -> &[T] {
+        &v.col(j)
             .try_as_col_major()
             .expect("unit row stride")
-            .as_slice()[j + 1..];
-        if j + 1 < k {
-            larf_left(
-                tau[j],
-                tail,
-                q.rb_mut().submatrix_mut(j, j + 1, r - j, k - j - 1),
-            );
-        }
-        let c = col(q.rb_mut(), j);
+            .as_slice()[j + 1..]
+    };
+    // Column j of Q is H_j e_j: zero above row j.
+    let set_col = |q: MatMut<'_, T>, j: usize| {
+        let c = col(q, j);
         c[..j].fill(T::zero());
         c[j] = T::one() - tau[j];
-        for (x, &y) in c[j + 1..].iter_mut().zip(tail) {
+        for (x, &y) in c[j + 1..].iter_mut().zip(tail(j)) {
             *x = -tau[j] * y;
         }
+    };
+    // Backward accumulation, two reflectors at a time where both act on
+    // the same trailing columns (`larf2_left`); an odd last one alone.
+    let mut j = k;
+    if k % 2 == 1 {
+        j -= 1;
+        set_col(q.rb_mut(), j);
+    }
+    while j >= 2 {
+        let (j0, j1) = (j - 2, j - 1);
+        if j1 + 1 < k {
+            larf2_left(
+                tau[j0],
+                tail(j0),
+                tau[j1],
+                tail(j1),
+                q.rb_mut().submatrix_mut(j0, j1 + 1, r - j0, k - j1 - 1),
+            );
+        }
+        set_col(q.rb_mut(), j1);
+        larf_left(
+            tau[j0],
+            tail(j0),
+            q.rb_mut().submatrix_mut(j0, j1, r - j0, 1),
+        );
+        set_col(q.rb_mut(), j0);
+        j -= 2;
     }
 }
 

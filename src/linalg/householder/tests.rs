@@ -202,6 +202,42 @@ fn single_reflector_applications() {
     );
 }
 
+/// `larf2_left` against the explicit product `H_0 H_1` (`v1` zero in the
+/// first row), including a zero `tau` on either side.
+#[test]
+fn two_reflector_application_matches_explicit_product() {
+    let mut rng = Rng::new(11);
+    for (l, k) in [(2usize, 3usize), (3, 1), (6, 5), (9, 4), (33, 7), (34, 0)] {
+        for zero in [None, Some(0), Some(1)] {
+            let mut a0 = rng.uniform();
+            let mut tail0: Vec<f64> = (1..l).map(|_| rng.uniform()).collect();
+            let mut tau0 = larfg_slice(&mut a0, &mut tail0);
+            let mut a1 = rng.uniform();
+            let mut tail1: Vec<f64> = (2..l).map(|_| rng.uniform()).collect();
+            let mut tau1 = larfg_slice(&mut a1, &mut tail1);
+            match zero {
+                Some(0) => tau0 = 0.0,
+                Some(_) => tau1 = 0.0,
+                None => {}
+            }
+            let v0: Vec<f64> = std::iter::once(1.0).chain(tail0.iter().copied()).collect();
+            let v1: Vec<f64> = [0.0, 1.0]
+                .into_iter()
+                .chain(tail1.iter().copied())
+                .collect();
+            let h = |tau: f64, v: &[f64]| {
+                Mat::<f64>::from_fn(l, l, |i, j| (i == j) as u8 as f64 - tau * v[i] * v[j])
+            };
+            let p = &h(tau0, &v0) * &h(tau1, &v1);
+            let z0 = random::<f64>(l, k, &mut rng);
+            let mut z = z0.clone();
+            larf2_left(tau0, &tail0, tau1, &tail1, z.as_mut());
+            let err = (&z - &p * &z0).norm_l2();
+            assert!(err <= 1e-14 * (1.0 + z0.norm_l2()), "l {l} k {k}: {err:e}");
+        }
+    }
+}
+
 #[test]
 fn block_reflectors_match_product_of_reflectors() {
     let mut rng = Rng::new(2);

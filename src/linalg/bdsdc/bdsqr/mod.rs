@@ -25,7 +25,7 @@
 //! own.
 //!
 //! Every rotation applied to the vectors is made orthogonal to within the rounding
-//! of its two entries (`unit_pair`; the chase itself uses `dlartg`'s values): the
+//! of its two entries (`unit_pair`; the chase itself uses the values as computed): the
 //! usual `c = |f| / h`, `s = g / r` carry an error in `c^2 + s^2`
 //! of an ulp or so that is *systematic* when `f^2 + g^2` sits just above a power of
 //! two (the square root rounds on a coarser grid there), and a column receives about
