@@ -16,9 +16,9 @@
 //! step that can fail on one rank ends with an agreement (`Grid::agree`) so
 //! that all ranks stop together and rank 0 reports the error once.
 //!
-//! The examples' `--distributed` calls [`run_example`]; a program of one's
-//! own, started under `mpirun`, calls [`run`] on every rank and gets an
-//! [`Outcome`] (values, files, timings) back:
+//! The examples' `--distributed` calls `run_example`; a program of one's
+//! own, started under `mpirun`, calls `run` on every rank and gets an
+//! `Outcome` (values, files, timings) back:
 //!
 //! ```no_run
 //! # #[cfg(feature = "mpi")]

@@ -1,13 +1,13 @@
 //! Matrix-vector products of the one-stage reductions, laned for SIMD and
-//! dispatched at run time ([`simd_dispatch!`](crate::linalg::simd)):
+//! dispatched at run time (`simd_dispatch!`):
 //!
 //! - `gebrd`'s two products per panel column against the not yet updated
 //!   trailing matrix (`dlabrd`'s `y = A^T u` and `x = A r`), the memory-bound
 //!   half of its flops; unlike `dsytrd`'s symmetric product they cannot share
 //!   a pass, since `r` is built from `y`;
 //! - the small products of both panels (`dlabrd`, `dlatrd`) that bring a
-//!   column up to date with the panel's earlier reflectors ([`gemv_t`],
-//!   [`gemv_n_sub`]): as one pass over a few columns each instead of one axpy
+//!   column up to date with the panel's earlier reflectors (`gemv_t`,
+//!   `gemv_n_sub`): as one pass over a few columns each instead of one axpy
 //!   or dot per column (LAPACK calls `dgemv` there too).
 //!
 //! The large products are cut so that each output entry is computed by the

@@ -23,7 +23,7 @@
 //! Every task is a similarity with `H`, so with the tasks numbered in sequential
 //! (sweep-by-sweep) order, `T = H_N ... H_1 B H_1 ... H_N`, i.e.
 //! **`T = Q2^T B Q2` with `Q2 = H(0,0) H(0,1) ... H(1,0) ...`** (see
-//! [`super::q2`]).
+//! [`crate::linalg::back_transform::q2`]).
 //!
 //! # Dependencies
 //!
@@ -579,7 +579,7 @@ pub fn chase_step<T: Scalar>(
 /// Sequential bulge chasing (digest §4.1): runs every T(s, m), sweep by sweep.
 /// On return the band holds the tridiagonal (diagonal and first subdiagonal)
 /// and every other stored entry is exactly zero. With `store`, the reflectors
-/// are saved so that `T = Q2^T B Q2` (see [`super::q2`]).
+/// are saved so that `T = Q2^T B Q2` (see [`crate::linalg::back_transform::q2`]).
 ///
 /// `b` is the half-bandwidth of the input (entries with `r - c > b` must be
 /// zero) and the storage must have `ldab >= 2b`.

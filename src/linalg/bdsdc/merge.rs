@@ -27,7 +27,7 @@
 //!
 //! 1. [`SvdMerge::new`]: scale by a power of two, form `z`, deflate (tiny `z_j`, close
 //!    poles merged by a rotation of both the `U` and the `V` columns; the shared
-//!    [`crate::linalg::stedc::merge::deflate`] pass), group the kept columns by sparsity
+//!    `stedc::merge::deflate` pass), group the kept columns by sparsity
 //!    type and copy their halves into the caller's workspace. Deflated columns and the
 //!    null vector (`sqre = 1`, the last column of the `V` block) stay in the blocks.
 //! 2. [`SvdMerge::solve_roots_range`] per range of roots (concurrently through

@@ -152,9 +152,9 @@ impl<T: Scalar> UpperBand<T> {
 /// A mutable view of [`UpperBand`] storage handed to gb2bd tasks.
 ///
 /// Several views of one band may exist at once in different tasks (through
-/// [`SharedUpperBand::view`]); each task touches only its declared footprint
+/// `SharedUpperBand::read`/`write`); each task touches only its declared footprint
 /// and the task graph orders overlapping footprints. A view taken through
-/// [`SharedUpperBand::write`] is confined to the window `rows x cols` it was
+/// `SharedUpperBand::write` is confined to the window `rows x cols` it was
 /// granted ([`GbBandMut::rect_mut`] panics outside it).
 pub struct GbBandMut<'a, T> {
     ptr: *mut T,

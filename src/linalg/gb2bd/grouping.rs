@@ -4,7 +4,7 @@
 //!
 //! Inside a pass the fine DAG has the shape of the EVD's bulge chasing
 //! (`(r, s-1) -> (r, s)`, `(r-1, min(s+2, last)) -> (r, s)`), so the shared
-//! [`SweepGrouping`] applies unchanged. Across passes, fine task `(r, s)` of a
+//! [`crate::linalg::chase::SweepGrouping`] applies unchanged. Across passes, fine task `(r, s)` of a
 //! later pass follows the one task [`super::pass_pred`] names in each earlier
 //! pass; the super-task follows the super-tasks that contain those tasks
 //! ([`cross_pass_preds`]). Every fine edge is then inside one super-task (in

@@ -99,7 +99,7 @@ impl BandStorage for f64 {
 
 /// An upper band in storage type `S` (the layout of
 /// [`super::UpperBand`]: column `j` holds rows `j - ku ..= j + kl`), shared
-/// by the tasks of one graph. Every access goes through an [`Access`] grant
+/// by the tasks of one graph. Every access goes through an `Access` grant
 /// of the task's declared footprint, and stays inside it.
 pub struct SharedBandStore<S> {
     data: UnsafeCell<Vec<S>>,

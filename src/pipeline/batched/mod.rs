@@ -257,7 +257,7 @@ pub struct BatchedOptions {
     /// Converged matrices leave the active set of their chunk (default
     /// `true`). `false` keeps sweeping them until the whole chunk converged,
     /// as an unmasked batch solver would; the results are the same (see
-    /// [`JacobiState::idle_sweep`]), it is only slower. For tests.
+    /// [`crate::linalg::jacobi::JacobiState::idle_sweep`]), it is only slower. For tests.
     pub mask: bool,
 }
 

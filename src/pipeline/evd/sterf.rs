@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// LAPACK `dsterf`) on `tri`; the returned slot holds the eigenvalues,
 /// ascending, once the task ran.
 ///
-/// Errors: [`Error::InvalidArgument`] for a tridiagonal from another graph.
+/// Errors: [`crate::Error::InvalidArgument`] for a tridiagonal from another graph.
 pub fn sterf<T: Scalar>(g: &mut TaskGraph<'static>, tri: Tridiagonal<T>) -> Result<Slot<T>> {
     check_owned(g, "the tridiagonal", tri.tasks())?;
     let band = tri.band;

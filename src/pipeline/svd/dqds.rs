@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// Adds the task computing the singular values of `bd` (descending) into the
 /// returned slot, by dqds ([`crate::linalg::dqds::singular_values`]).
 ///
-/// Errors: [`Error::InvalidArgument`] for a bidiagonal from another graph.
+/// Errors: [`crate::Error::InvalidArgument`] for a bidiagonal from another graph.
 pub fn singular_values<T: Scalar>(
     g: &mut TaskGraph<'static>,
     bd: Bidiagonal<T>,

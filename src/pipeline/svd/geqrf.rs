@@ -22,7 +22,7 @@ use std::sync::Arc;
 pub const GEQRF: &str = "geqrf";
 
 /// The triangle `R` of a QR pre-reduction: an `n x n` matrix the stage's last
-/// task writes, to be reduced by [`GeqrfStage::ge2gb`].
+/// task writes, to be reduced by [`RFactor::ge2gb`].
 pub struct RFactor<T> {
     pub(super) r: Arc<SharedMatrix<T>>,
     pub(super) task: TaskId,
