@@ -1,5 +1,5 @@
-//! Shared helpers of the batched SVD tests (tests/batched.rs,
-//! tests/batched_gebrd.rs): the digest's matrix families (J5), packing, and
+//! Shared helpers of the batched SVD tests (tests/suite/batched.rs,
+//! tests/suite/batched_gebrd.rs): the digest's matrix families (J5), packing, and
 //! the LAPACK-style ratios J1-J4.
 #![allow(dead_code)]
 

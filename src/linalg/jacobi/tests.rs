@@ -1,6 +1,6 @@
 //! Unit tests of the kernel: ordering (J7), rotation (J8), the paper's 8 x 8
 //! example (J6), edge shapes (J11). Batch-level oracles live in
-//! `tests/batched.rs`.
+//! `tests/suite/batched.rs`.
 
 use super::inner::{jacobi_sweeps, rot2};
 use super::order::{round_robin, sweep_schedule};

@@ -3,7 +3,7 @@
 //! refusals. Skipped (with a note) when the example is not built in this
 //! profile; a binary older than its sources fails (`tests/example_bin`).
 
-mod example_bin;
+use crate::example_bin;
 use example_bin::{json_field, npy_shape, TempDir};
 use std::process::Output;
 

@@ -4,7 +4,7 @@
 //! errors naming the bad matrix. Build the examples first
 //! (`cargo build --examples` in the test's profile; `cargo test` alone does).
 
-mod example_bin;
+use crate::example_bin;
 
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;

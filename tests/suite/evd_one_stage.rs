@@ -3,7 +3,7 @@
 //! gallery family, both triangles, extreme scalings, refused input, and the
 //! automatic crossover reached from both sides through the public `eigh`.
 
-mod common;
+use crate::common;
 
 use common::{reference, symmetric_f64, to_f64};
 use eigenflow::gallery::{self, Family};

@@ -7,7 +7,7 @@
 //! results across thread counts, `check_races()`, and clear errors for bad
 //! selections.
 
-mod common;
+use crate::common;
 
 use common::{svd_family, to_f64, SVD_FAMILIES};
 use eigenflow::gallery;

@@ -3,7 +3,7 @@
 //! convention) reconstructing the input read from a `.npy` in either order,
 //! the dtype following the input, and clear errors for bad input.
 
-mod example_bin;
+use crate::example_bin;
 
 use eigenflow::matrix::npy;
 use example_bin::{example, TempDir};

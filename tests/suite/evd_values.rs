@@ -1,7 +1,7 @@
 //! Two-stage symmetric eigenvalues: accuracy against faer, the stages' own
 //! invariants, bitwise reproducibility across schedules, races, bad input.
 
-mod common;
+use crate::common;
 
 use common::{bits, reference};
 use eigenflow::gallery::{self, Family};

@@ -4,7 +4,7 @@
 //! eigenvalue, the edge cases, bad selections, race freedom and bitwise
 //! reproducibility across thread counts.
 
-mod common;
+use crate::common;
 
 use common::reference;
 use eigenflow::gallery::{self, Family};

@@ -1,7 +1,7 @@
 //! Every example answers `--help` with its usage and touches nothing (issue 19:
 //! `graph --help` used to create a directory named `--help`).
 
-mod example_bin;
+use crate::example_bin;
 
 use example_bin::{example, TempDir};
 use std::process::Command;

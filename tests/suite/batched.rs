@@ -9,7 +9,7 @@
 //! * J3 `||S - S_ref||_F / (k ||S_ref||_F u)` with `S_ref` from faer in f64
 //!   on the same (exactly converted) input.
 
-mod batched_util;
+use crate::batched_util;
 
 use batched_util::*;
 use eigenflow::pipeline::batched::{

@@ -4,7 +4,7 @@
 //! bitwise reproducibility across threads and chunkings; per-matrix
 //! failures; and `BatchedMethod::Auto`'s determinism.
 
-mod batched_util;
+use crate::batched_util;
 
 use batched_util::*;
 use eigenflow::pipeline::batched::{

@@ -1,7 +1,7 @@
 //! The full EVD (values and vectors): LAPACK-style ratios, bitwise
 //! reproducibility, race freedom, and the back-transformations on their own.
 
-mod common;
+use crate::common;
 
 use common::{bits, reference};
 use eigenflow::gallery::{self, Family};

@@ -3,7 +3,7 @@
 //! of it would surface as `Error::NonFinite` or as NaN results; the eigenvalues
 //! are compared with faer's of the full symmetric matrix in f64.
 
-mod common;
+use crate::common;
 
 use eigenflow::pipeline::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;

@@ -3,7 +3,7 @@
 //! matrix families of issue 9, square, tall and wide, f64 and f32; bitwise
 //! identical results across thread counts; the input never modified.
 
-mod common;
+use crate::common;
 
 use common::{svd_family, to_f64, SVD_FAMILIES};
 use eigenflow::gallery;
