@@ -145,44 +145,23 @@ impl<T: Scalar> Sweep<T> {
                 rot.left.push((oc, os));
             }
             Sweep::Shifted { f, g } => {
-                if let Some(p) = shifted_position(*f, *g, view.d(i), view.e(i), view.d(i + 1)) {
-                    if i > 0 {
-                        view.set_e(i - 1, p.r);
-                    }
-                    view.set_d(i, p.d);
-                    view.set_d(i + 1, p.dn);
-                    view.set_e(i, p.e);
-                    *f = p.f;
-                    if i + 2 < view.len() {
-                        let en = view.e(i + 1);
-                        *g = p.sinl * en;
-                        view.set_e(i + 1, p.cosl * en);
-                    }
-                    rot.right.push((p.cosr, p.sinr));
-                    rot.left.push((p.cosl, p.sinl));
-                    return;
-                }
-                let (cosr, sinr, r) = givens(*f, *g);
-                if i > 0 {
-                    view.set_e(i - 1, r);
-                }
                 let (di, ei, dn) = (view.d(i), view.e(i), view.d(i + 1));
-                let f1 = cosr * di + sinr * ei;
-                let ei = cosr * ei - sinr * di;
-                let g1 = sinr * dn;
-                let dn = cosr * dn;
-                let (cosl, sinl, r) = givens(f1, g1);
-                view.set_d(i, r);
-                *f = cosl * ei + sinl * dn;
-                view.set_d(i + 1, cosl * dn - sinl * ei);
-                view.set_e(i, ei);
+                let p = shifted_position(*f, *g, di, ei, dn)
+                    .unwrap_or_else(|| dlartg_position(*f, *g, di, ei, dn));
+                if i > 0 {
+                    view.set_e(i - 1, p.r);
+                }
+                view.set_d(i, p.d);
+                view.set_d(i + 1, p.dn);
+                view.set_e(i, p.e);
+                *f = p.f;
                 if i + 2 < view.len() {
                     let en = view.e(i + 1);
-                    *g = sinl * en;
-                    view.set_e(i + 1, cosl * en);
+                    *g = p.sinl * en;
+                    view.set_e(i + 1, p.cosl * en);
                 }
-                rot.right.push((cosr, sinr));
-                rot.left.push((cosl, sinl));
+                rot.right.push((p.cosr, p.sinr));
+                rot.left.push((p.cosl, p.sinl));
             }
         }
     }
@@ -234,7 +213,7 @@ struct Position<T> {
 /// multiplications by `1 / h`), and the next bulge waits for one square root
 /// and one division per position instead of two of each.
 ///
-/// `None` (the caller then takes the `dlartg` chase) when an entry is zero
+/// `None` (the caller then takes [`dlartg_position`]) when an entry is zero
 /// or a square might overflow or underflow: the same safe range as
 /// `dlartg`'s unscaled branch, for `f`, `g`, `N1` and `G1`.
 #[inline(always)]
@@ -267,6 +246,30 @@ fn shifted_position<T: Scalar>(f: T, g: T, di: T, ei: T, dn: T) -> Option<Positi
         dn: cosl * dn - sinl * e,
         f: cosl * e + sinl * dn,
     })
+}
+
+/// The shifted chase at one position by two `dlartg`s in sequence
+/// ([`givens`]): the general form, for the cases [`shifted_position`]
+/// leaves out.
+#[inline(always)]
+fn dlartg_position<T: Scalar>(f: T, g: T, di: T, ei: T, dn: T) -> Position<T> {
+    let (cosr, sinr, r) = givens(f, g);
+    let f1 = cosr * di + sinr * ei;
+    let e = cosr * ei - sinr * di;
+    let g1 = sinr * dn;
+    let dn = cosr * dn;
+    let (cosl, sinl, d) = givens(f1, g1);
+    Position {
+        cosr,
+        sinr,
+        cosl,
+        sinl,
+        r,
+        d,
+        e,
+        dn: cosl * dn - sinl * e,
+        f: cosl * e + sinl * dn,
+    }
 }
 
 /// Applies the rotations of a sweep over the block `lo..=hi` (view order, see
