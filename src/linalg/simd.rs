@@ -16,6 +16,47 @@ macro_rules! simd_dispatch {
             $(#[$meta])* $vis fn $name / $avx / $body ($($arg : $ty),*) -> ()
         }
     };
+    // A body generic over one `usize` constant as well (`<const L: usize>`,
+    // after the body's name), with no return value.
+    ($(#[$meta:meta])* $vis:vis fn $name:ident / $avx:ident / $body:ident <const $c:ident : usize> ($($arg:ident : $ty:ty),*)) => {
+        $(#[$meta])*
+        $vis fn $name<T: Scalar, const $c: usize>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports AVX-512F (checked just above).
+                    return unsafe { $avx::avx512::<T, $c>($($arg),*) };
+                }
+                if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                    // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+                    return unsafe { $avx::avx2::<T, $c>($($arg),*) };
+                }
+            }
+            $body::<T, $c>($($arg),*)
+        }
+        #[cfg(target_arch = "x86_64")]
+        mod $avx {
+            use super::*;
+            /// The body compiled for AVX-512F (which implies FMA).
+            ///
+            /// # Safety
+            /// The CPU must support AVX-512F (the dispatcher checks it).
+            #[target_feature(enable = "avx512f")]
+            #[allow(clippy::too_many_arguments)]
+            pub(super) unsafe fn avx512<T: Scalar, const $c: usize>($($arg: $ty),*) {
+                $body::<T, $c>($($arg),*)
+            }
+            /// The body compiled for AVX2 and FMA.
+            ///
+            /// # Safety
+            /// The CPU must support AVX2 and FMA (the dispatcher checks it).
+            #[target_feature(enable = "avx2,fma")]
+            #[allow(clippy::too_many_arguments)]
+            pub(super) unsafe fn avx2<T: Scalar, const $c: usize>($($arg: $ty),*) {
+                $body::<T, $c>($($arg),*)
+            }
+        }
+    };
     ($(#[$meta:meta])* $vis:vis fn $name:ident / $avx:ident / $body:ident ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
         $(#[$meta])*
         $vis fn $name<T: Scalar>($($arg: $ty),*) -> $ret {

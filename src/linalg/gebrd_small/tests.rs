@@ -173,70 +173,123 @@ fn extreme_scales_keep_relative_accuracy() {
     }
 }
 
-/// Two matrices solved together give the bits of two separate calls, on the
-/// interleaved bidiagonal-QR route and on the routes that fall back to one
-/// call after the other (values only, divide and conquer), in both
-/// precisions; matrix 1 is scaled so that the two lanes take different
-/// numbers of sweeps.
+/// Matrices solved in a group give the bits of separate calls, in groups of
+/// four and of two, on the interleaved routes (dqds, bidiagonal QR) and on
+/// the routes that fall back to one call after the other (divide and
+/// conquer, interleaving switched off), in both precisions. The matrices are
+/// scaled differently, so that the lanes take different numbers of sweeps;
+/// one has a zero column and one has entries whose squares underflow, so
+/// that some lanes' reflectors take the zero-tail and rescaling paths of the
+/// safe-range fallback while the others' do not.
 #[test]
-fn pair_is_bitwise_two_calls() {
-    fn case<T: Scalar>(m: usize, n: usize, dc_from: usize, vectors: bool) {
+fn group_is_bitwise_single_calls() {
+    fn case<T: Scalar>(m: usize, n: usize, dc_from: usize, lanes_below: usize, vectors: bool) {
         let k = m.min(n);
-        let a0 = random::<T>(m, n, &mut Rng::new(5 + m as u64));
-        let a1 = Mat::from_fn(m, n, |i, j| {
-            let x = random::<T>(m, n, &mut Rng::new(9 + n as u64))[(i, j)];
-            x * T::of(if i == j { 4.0 } else { 1.0 })
+        let tiny = T::of(if std::mem::size_of::<T>() == 4 {
+            1e-25
+        } else {
+            1e-170
         });
+        let mats: Vec<Mat<T>> = (0..4)
+            .map(|g| {
+                let a = random::<T>(m, n, &mut Rng::new(5 + 7 * g + m as u64));
+                Mat::from_fn(m, n, |i, j| match g {
+                    1 if i == j => a[(i, j)] * T::of(4.0),
+                    2 if j == n / 2 => T::zero(),
+                    3 if (i, j) == (0, 0) => T::one(),
+                    3 => a[(i, j)] * tiny,
+                    _ => a[(i, j)],
+                })
+            })
+            .collect();
         let new_ws = || {
             let mut ws = GebrdWorkspace::<T>::new();
             ws.dc_from = dc_from;
+            ws.lanes_below = lanes_below;
             ws
         };
-        let solve_one = |a: &Mat<T>| {
-            let (mut s, mut u, mut vt) = (
+        let outputs = || {
+            (
                 vec![T::zero(); k],
                 vec![T::zero(); m * k],
                 vec![T::zero(); k * n],
-            );
-            let vecs = vectors.then_some((&mut u[..], &mut vt[..]));
-            small_svd(a.as_ref(), &mut new_ws(), &mut s, vecs).unwrap();
-            (s, u, vt)
+            )
         };
-        let (want0, want1) = (solve_one(&a0), solve_one(&a1));
-        let (mut s0, mut u0, mut t0) = (
-            vec![T::zero(); k],
-            vec![T::zero(); m * k],
-            vec![T::zero(); k * n],
-        );
-        let (mut s1, mut u1, mut t1) = (
-            vec![T::zero(); k],
-            vec![T::zero(); m * k],
-            vec![T::zero(); k * n],
-        );
-        let vecs = vectors.then_some([(&mut u0[..], &mut t0[..]), (&mut u1[..], &mut t1[..])]);
-        let [r0, r1] = small_svd_pair(
-            [a0.as_ref(), a1.as_ref()],
-            [&mut new_ws(), &mut new_ws()],
-            [&mut s0, &mut s1],
-            vecs,
-        );
-        r0.unwrap();
-        r1.unwrap();
+        let want: Vec<_> = mats
+            .iter()
+            .map(|a| {
+                let (mut s, mut u, mut vt) = outputs();
+                let vecs = vectors.then_some((&mut u[..], &mut vt[..]));
+                small_svd(a.as_ref(), &mut new_ws(), &mut s, vecs).unwrap();
+                (s, u, vt)
+            })
+            .collect();
         let bits = |x: &[T]| x.iter().map(|v| v.f64().to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&want0.0), bits(&s0), "{m}x{n} values 0");
-        assert_eq!(bits(&want1.0), bits(&s1), "{m}x{n} values 1");
-        if vectors {
-            assert_eq!(bits(&want0.1), bits(&u0), "{m}x{n} u 0");
-            assert_eq!(bits(&want0.2), bits(&t0), "{m}x{n} vt 0");
-            assert_eq!(bits(&want1.1), bits(&u1), "{m}x{n} u 1");
-            assert_eq!(bits(&want1.2), bits(&t1), "{m}x{n} vt 1");
+        let check = |got: &[(Vec<T>, Vec<T>, Vec<T>)], first: usize, what: &str| {
+            for (g, (s, u, vt)) in got.iter().enumerate() {
+                let w = &want[first + g];
+                assert_eq!(bits(&w.0), bits(s), "{m}x{n} {what} values {g}");
+                if vectors {
+                    assert_eq!(bits(&w.1), bits(u), "{m}x{n} {what} u {g}");
+                    assert_eq!(bits(&w.2), bits(vt), "{m}x{n} {what} vt {g}");
+                }
+            }
+        };
+        // Twice on the same workspaces, first in reverse order: what one
+        // group leaves in the buffers must not reach the next.
+        let mut got: Vec<_> = (0..4).map(|_| outputs()).collect();
+        let mut ws: Vec<_> = (0..4).map(|_| new_ws()).collect();
+        for pass in 0..2 {
+            let [g0, g1, g2, g3] = &mut got[..] else {
+                unreachable!()
+            };
+            let [w0, w1, w2, w3] = &mut ws[..] else {
+                unreachable!()
+            };
+            let vecs = vectors.then(|| {
+                [
+                    (&mut g0.1[..], &mut g0.2[..]),
+                    (&mut g1.1[..], &mut g1.2[..]),
+                    (&mut g2.1[..], &mut g2.2[..]),
+                    (&mut g3.1[..], &mut g3.2[..]),
+                ]
+            });
+            let res = small_svd_group(
+                std::array::from_fn(|g| mats[if pass == 0 { 3 - g } else { g }].as_ref()),
+                [w0, w1, w2, w3],
+                [&mut g0.0, &mut g1.0, &mut g2.0, &mut g3.0],
+                vecs,
+            );
+            res.into_iter().for_each(|r| r.unwrap());
         }
+        check(&got, 0, "four");
+        let mut got2: Vec<_> = (0..2).map(|_| outputs()).collect();
+        {
+            let [g0, g1] = &mut got2[..] else {
+                unreachable!()
+            };
+            let vecs = vectors.then(|| {
+                [
+                    (&mut g0.1[..], &mut g0.2[..]),
+                    (&mut g1.1[..], &mut g1.2[..]),
+                ]
+            });
+            let res = small_svd_group(
+                [mats[2].as_ref(), mats[3].as_ref()],
+                [&mut new_ws(), &mut new_ws()],
+                [&mut g0.0, &mut g1.0],
+                vecs,
+            );
+            res.into_iter().for_each(|r| r.unwrap());
+        }
+        check(&got2, 2, "two");
     }
-    for &(m, n) in &[(1, 1), (3, 2), (32, 32), (40, 20), (20, 37)] {
+    for &(m, n) in &[(1, 1), (3, 2), (8, 8), (32, 32), (40, 20), (20, 37)] {
         for vectors in [true, false] {
-            case::<f64>(m, n, DC_FROM, vectors);
-            case::<f32>(m, n, DC_FROM, vectors);
+            case::<f64>(m, n, DC_FROM, LANES_BELOW, vectors);
+            case::<f32>(m, n, DC_FROM, LANES_BELOW, vectors);
         }
     }
-    case::<f64>(30, 30, 1, true);
+    case::<f64>(30, 30, 1, LANES_BELOW, true);
+    case::<f64>(30, 30, DC_FROM, 1, true);
 }

@@ -3,7 +3,7 @@
 //! ([`ScratchPool`]).
 
 use super::{BatchRef, BatchedMethod, BatchedOptions};
-use crate::linalg::gebrd_small::{small_svd, small_svd_pair, GebrdWorkspace};
+use crate::linalg::gebrd_small::{small_svd_group, GebrdWorkspace, LANES};
 use crate::linalg::jacobi::{JacobiState, JacobiWorkspace, Status};
 use crate::{Error, Scalar};
 use parking_lot::Mutex;
@@ -15,7 +15,7 @@ use parking_lot::Mutex;
 /// rest is the D&C merge's own temporaries), so a task takes its scratch
 /// from the batch's [`ScratchPool`] and returns it when done.
 pub(super) struct ChunkScratch<T> {
-    gebrd: [GebrdWorkspace<T>; 2],
+    gebrd: [GebrdWorkspace<T>; LANES],
     jacobi: JacobiWorkspace<T>,
     pub(super) out: ChunkOut<T>,
 }
@@ -36,7 +36,7 @@ impl<T: Scalar> ScratchPool<T> {
 
     pub(super) fn take(&self) -> ChunkScratch<T> {
         self.0.lock().pop().unwrap_or_else(|| ChunkScratch {
-            gebrd: [GebrdWorkspace::new(), GebrdWorkspace::new()],
+            gebrd: std::array::from_fn(|_| GebrdWorkspace::new()),
             jacobi: JacobiWorkspace::new(),
             out: ChunkOut::default(),
         })
@@ -70,8 +70,10 @@ pub(super) fn run_chunk<T: Scalar>(
 }
 
 /// Solves matrices `lo..hi` of `batch` by bidiagonalisation
-/// ([`small_svd`]), two at a time. A matrix whose bidiagonal solver fails is
-/// listed in `failed` (its slots hold NaN); the others are complete.
+/// ([`small_svd_group`]), [`LANES`] at a time and the rest two and one at a
+/// time, with results bitwise those of one at a time. A matrix whose
+/// bidiagonal solver fails is listed in `failed` (its slots hold NaN); the
+/// others are complete.
 fn run_gebrd<T: Scalar>(
     batch: &BatchRef<'_, T>,
     lo: usize,
@@ -82,35 +84,44 @@ fn run_gebrd<T: Scalar>(
     let (m, n) = batch.shape();
     let k = m.min(n);
     let len = hi - lo;
-    let ChunkScratch {
-        gebrd: [w0, w1],
-        out,
-        ..
-    } = scratch;
-    // Two at a time (`small_svd_pair`: the bidiagonal QR iterations of the
-    // two run interleaved), with results bitwise those of one at a time.
+    let ChunkScratch { gebrd, out, .. } = scratch;
     let (mk, kn) = if vectors { (m * k, k * n) } else { (0, 0) };
     let mut j = 0;
     while j < len {
-        let pair = j + 1 < len;
-        let count = if pair { 2 } else { 1 };
+        let count = match len - j {
+            r if r >= LANES => LANES,
+            r if r >= 2 => 2,
+            _ => 1,
+        };
         let values = &mut out.values[j * k..(j + count) * k];
         let u = &mut out.u[j * mk..(j + count) * mk];
         let vt = &mut out.vt[j * kn..(j + count) * kn];
-        let res = if pair {
-            let (v0, v1) = values.split_at_mut(k);
-            let vecs = vectors.then(|| {
-                let (u0, u1) = u.split_at_mut(mk);
-                let (t0, t1) = vt.split_at_mut(kn);
-                [(u0, t0), (u1, t1)]
-            });
-            let a = [batch.matrix(lo + j), batch.matrix(lo + j + 1)];
-            small_svd_pair(a, [&mut *w0, &mut *w1], [v0, v1], vecs)
-        } else {
-            let vecs = vectors.then_some((u, vt));
-            [small_svd(batch.matrix(lo + j), w0, values, vecs), Ok(())]
+        let mut values = values.chunks_exact_mut(k);
+        let mut us = u.chunks_exact_mut(mk.max(1));
+        let mut vts = vt.chunks_exact_mut(kn.max(1));
+        let mut ws = gebrd.iter_mut();
+        macro_rules! group {
+            ($l:expr) => {{
+                let vecs = vectors.then(|| {
+                    std::array::from_fn::<_, { $l }, _>(|_| {
+                        (us.next().expect("count"), vts.next().expect("count"))
+                    })
+                });
+                let res = small_svd_group::<T, { $l }>(
+                    std::array::from_fn(|i| batch.matrix(lo + j + i)),
+                    std::array::from_fn(|_| ws.next().expect("LANES workspaces")),
+                    std::array::from_fn(|_| values.next().expect("count")),
+                    vecs,
+                );
+                Vec::from(res)
+            }};
+        }
+        let res = match count {
+            LANES => group!(LANES),
+            2 => group!(2),
+            _ => group!(1),
         };
-        for (i, r) in res.into_iter().enumerate().take(count) {
+        for (i, r) in res.into_iter().enumerate() {
             if let Err(e) = r {
                 // The solve stopped part way: NaN in the matrix's slots, not
                 // whatever the reused buffers held before.

@@ -6,7 +6,7 @@
 //! balance the chunks. Inside a chunk the matrices advance one outer sweep
 //! at a time (Jacobi route) and a converged matrix leaves the active set
 //! (the batch mask of [004 §8], Design-4); the GEBRD route solves the
-//! chunk's matrices two at a time. The chunk tasks of one batch pass their
+//! chunk's matrices in groups of four. The chunk tasks of one batch pass their
 //! workspaces and result buffers on to one another through a pool (a chunk of
 //! one 128 x 128 matrix would otherwise allocate and zero about 1 MB).
 //!
@@ -29,12 +29,16 @@
 //! loop / numpy: 10,000 x 8x8 with vectors 0.057 / 0.075 / 0.198, 10,000 x
 //! 32x32 0.707 / 0.967 / 1.80, 1,000 x 128x128 1.68 / 1.77 / 3.74, 100 x
 //! 512x512 5.03 / 6.10 / 13.2; values only 0.032 / 0.053 / 0.104, 0.336 /
-//! 0.669 / 0.699, 0.602 / 1.19 / 1.32, 2.14 / 2.86 / 5.15. Below 48 columns with
-//! vectors each chunk solves its matrices two at a time
-//! ([`crate::linalg::gebrd_small::small_svd_pair`]): the bidiagonal QR's chase
-//! and its convergence test (the mu recurrence) are chains of dependent square
-//! roots and divisions, and two matrices' chains run interleaved (10-13% per
-//! 32x32 matrix, bitwise the same results).
+//! 0.669 / 0.699, 0.602 / 1.19 / 1.32, 2.14 / 2.86 / 5.15. Each chunk solves
+//! its matrices in groups of [`crate::linalg::gebrd_small::LANES`]
+//! ([`crate::linalg::gebrd_small::small_svd_group`]; chunks are sized in
+//! whole groups): below the blocked route's threshold, the group's
+//! Householder reductions run as one in interleaved storage, one SIMD
+//! operation per step for all four, and with vectors by bidiagonal QR (below
+//! 48 columns) the chases run two at a time, since the chase and its
+//! convergence test (the mu recurrence) are chains of dependent square roots
+//! and divisions that two matrices' chains overlap (10-13% per 32x32 matrix).
+//! A matrix's results are bitwise those of a call on its own.
 //!
 //! # Crossover (`BatchedMethod::Auto`)
 //!
@@ -281,7 +285,8 @@ impl BatchedOptions {
             return c.clamp(1, batch.max(1));
         }
         let (mt, nt) = (m.max(n), m.min(n));
-        let words = if self.method.resolve(m, n, vectors) == BatchedMethod::Gebrd {
+        let gebrd = self.method.resolve(m, n, vectors) == BatchedMethod::Gebrd;
+        let words = if gebrd {
             // Input view, working matrix and right reflectors, with vectors
             // Q, P and the outputs.
             let mut w = m * n + mt * nt + nt * nt + 6 * nt;
@@ -301,7 +306,15 @@ impl BatchedOptions {
         };
         let fit = (self.l2_bytes / (words * std::mem::size_of::<T>()).max(1)).max(1);
         let balance = batch.div_ceil(self.min_chunks.max(1)).max(1);
-        fit.min(balance)
+        let chunk = fit.min(balance);
+        // The GEBRD route reduces its matrices in groups of `LANES`: a chunk
+        // of a whole number of groups leaves no remainder to reduce alone.
+        let lanes = crate::linalg::gebrd_small::LANES;
+        if gebrd && chunk > lanes {
+            chunk - chunk % lanes
+        } else {
+            chunk
+        }
     }
 }
 
