@@ -2,8 +2,9 @@
 //! its SYR2K updates, D&C root and `ormtr` split in two tasks on the runtime),
 //! its two-stage task graph, and faer's `self_adjoint_eigen` /
 //! `self_adjoint_eigenvalues`, timed in the same process on the same matrix,
-//! round-robin, median of repeats; each repeat times a batch of calls long
-//! enough (about 2 ms) for the clock. The figures set
+//! round-robin, median of repeats; each repeat makes one call untimed, then
+//! times a batch of calls long enough (about 10 ms) for the clock, sized
+//! from the fastest of three first calls. The figures set
 //! `EvdOptions::one_stage_below` (`ONE_STAGE_BELOW_*`). `benches/peers_evd.py`
 //! prints scipy's `eigh(driver="evd")` (OpenBLAS) in the same format.
 //!
@@ -66,26 +67,34 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Seconds per call of `f`: calls are batched so a batch lasts about 2 ms
-/// (calibrated once on a first call), and the median over `reps` batches is
-/// taken. The solvers are run round-robin by the caller.
+/// Seconds per call of `f`: calls are batched so a batch lasts about 10 ms
+/// (see [`Timer::new`]), and the median over `reps` batches is taken. The
+/// solvers are run round-robin by the caller.
 struct Timer {
     batch: usize,
     samples: Vec<f64>,
 }
 
 impl Timer {
+    /// Sizes the batch from the fastest of three calls (the first one pays
+    /// for cold caches and first-touch allocations), for about 10 ms.
     fn new(f: &mut dyn FnMut()) -> Self {
-        let t = Instant::now();
-        f();
-        let once = t.elapsed().as_secs_f64().max(1e-7);
+        let mut once = f64::INFINITY;
+        for _ in 0..3 {
+            let t = Instant::now();
+            f();
+            once = once.min(t.elapsed().as_secs_f64().max(1e-7));
+        }
         Timer {
-            batch: ((2e-3 / once).ceil() as usize).clamp(1, 100_000),
+            batch: ((1e-2 / once).ceil() as usize).clamp(1, 100_000),
             samples: Vec::new(),
         }
     }
 
+    /// One sample: a call untimed (the other columns ran in between and
+    /// evicted this one's data), then the batch.
     fn sample(&mut self, f: &mut dyn FnMut()) {
+        f();
         let t = Instant::now();
         for _ in 0..self.batch {
             f();

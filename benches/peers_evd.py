@@ -2,8 +2,8 @@
 """LAPACK dsyevd/ssyevd through scipy (OpenBLAS in the scipy wheel) at the
 orders of benches/evd_small.rs, in the same table format: seconds per call of
 scipy.linalg.eigh(a, driver="evd"), median over repeats of batches of about
-2 ms, on a random symmetric matrix with uniform(-1, 1) entries, with the GEMM
-rate of the same BLAS and the times as multiples of T_gemm = 2 n^3 / rate.
+10 ms (each after one call untimed), on a random symmetric matrix with
+uniform(-1, 1) entries, with the GEMM rate of the same BLAS and the times as multiples of T_gemm = 2 n^3 / rate.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 benches/peers_evd.py \\
         [--sizes 2,8,32,...] [--reps 5] [--threads 1,2] [--precisions f64,f32] \\
@@ -25,13 +25,18 @@ import peers_common
 
 def median_seconds(f, reps):
     """Seconds per call of f: the median over `reps` batches of calls, each
-    batch about 2 ms long (at least one call)."""
-    t = time.perf_counter()
-    f()
-    once = max(time.perf_counter() - t, 1e-7)
-    batch = max(1, min(100000, int(2e-3 / once + 0.999)))
+    batch about 10 ms long (at least one call), sized from the fastest of
+    three first calls, and each preceded by one call untimed, as
+    benches/evd_small.rs does."""
+    once = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        f()
+        once = min(once, max(time.perf_counter() - t, 1e-7))
+    batch = max(1, min(100000, int(1e-2 / once + 0.999)))
     samples = []
     for _ in range(max(1, reps)):
+        f()
         t = time.perf_counter()
         for _ in range(batch):
             f()
