@@ -421,14 +421,16 @@ fn dc_outputs<T: Scalar>(
 /// iterations run two at a time (`bdsqr_pair` of [`crate::linalg::bdsdc::bdsqr`]: a
 /// sweep is a chain of dependent square roots and divisions, and two
 /// independent chains keep the core busy where one leaves it waiting).
-/// Otherwise the matrices are solved one after the other. Errors and panics
-/// per matrix as [`small_svd`].
+/// Otherwise the matrices are solved one after the other. The route and
+/// the thresholds are those of `ws[0]`. Errors and panics per matrix as
+/// [`small_svd`]; panics if `L = 0`.
 pub fn small_svd_group<T: Scalar, const L: usize>(
     a: [MatRef<'_, T>; L],
     mut ws: [&mut GebrdWorkspace<T>; L],
     values: [&mut [T]; L],
     vectors: Option<[(&mut [T], &mut [T]); L]>,
 ) -> [Result<()>; L] {
+    assert!(L > 0, "small_svd_group: at least one matrix");
     let (m, n) = (a[0].nrows(), a[0].ncols());
     assert!(
         a.iter().all(|x| (x.nrows(), x.ncols()) == (m, n)),

@@ -96,30 +96,12 @@ fn run_gebrd<T: Scalar>(
         let values = &mut out.values[j * k..(j + count) * k];
         let u = &mut out.u[j * mk..(j + count) * mk];
         let vt = &mut out.vt[j * kn..(j + count) * kn];
-        let mut values = values.chunks_exact_mut(k);
-        let mut us = u.chunks_exact_mut(mk.max(1));
-        let mut vts = vt.chunks_exact_mut(kn.max(1));
-        let mut ws = gebrd.iter_mut();
-        macro_rules! group {
-            ($l:expr) => {{
-                let vecs = vectors.then(|| {
-                    std::array::from_fn::<_, { $l }, _>(|_| {
-                        (us.next().expect("count"), vts.next().expect("count"))
-                    })
-                });
-                let res = small_svd_group::<T, { $l }>(
-                    std::array::from_fn(|i| batch.matrix(lo + j + i)),
-                    std::array::from_fn(|_| ws.next().expect("LANES workspaces")),
-                    std::array::from_fn(|_| values.next().expect("count")),
-                    vecs,
-                );
-                Vec::from(res)
-            }};
-        }
+        let vecs = vectors.then_some((u, vt));
+        let first = lo + j;
         let res = match count {
-            LANES => group!(LANES),
-            2 => group!(2),
-            _ => group!(1),
+            LANES => solve_group::<T, LANES>(batch, first, gebrd, values, vecs),
+            2 => solve_group::<T, 2>(batch, first, gebrd, values, vecs),
+            _ => solve_group::<T, 1>(batch, first, gebrd, values, vecs),
         };
         for (i, r) in res.into_iter().enumerate() {
             if let Err(e) = r {
@@ -135,6 +117,32 @@ fn run_gebrd<T: Scalar>(
         }
         j += count;
     }
+}
+
+/// Matrices `first..first + L` of `batch` by [`small_svd_group`] with the
+/// first `L` workspaces of `ws`: values into `values` (`L` matrices' worth)
+/// and, with vectors, `U` and `V^T` into `u` and `vt` likewise.
+fn solve_group<T: Scalar, const L: usize>(
+    batch: &BatchRef<'_, T>,
+    first: usize,
+    ws: &mut [GebrdWorkspace<T>],
+    values: &mut [T],
+    vectors: Option<(&mut [T], &mut [T])>,
+) -> Vec<crate::Result<()>> {
+    let mut ws = ws.iter_mut();
+    let mut values = values.chunks_exact_mut(values.len() / L);
+    let vecs = vectors.map(|(u, vt)| {
+        let (mk, kn) = (u.len() / L, vt.len() / L);
+        let mut pairs = u.chunks_exact_mut(mk).zip(vt.chunks_exact_mut(kn));
+        std::array::from_fn(|_| pairs.next().expect("L matrices"))
+    });
+    let res = small_svd_group::<T, L>(
+        std::array::from_fn(|i| batch.matrix(first + i)),
+        std::array::from_fn(|_| ws.next().expect("L workspaces")),
+        std::array::from_fn(|_| values.next().expect("L matrices")),
+        vecs,
+    );
+    Vec::from(res)
 }
 
 /// `e` with the index of the batch's matrix it concerns.
