@@ -42,7 +42,6 @@ macro_rules! simd_dispatch {
             /// # Safety
             /// The CPU must support AVX-512F (the dispatcher checks it).
             #[target_feature(enable = "avx512f")]
-            #[allow(clippy::too_many_arguments)]
             pub(super) unsafe fn avx512<T: Scalar, const $c: usize>($($arg: $ty),*) {
                 $body::<T, $c>($($arg),*)
             }
@@ -51,7 +50,6 @@ macro_rules! simd_dispatch {
             /// # Safety
             /// The CPU must support AVX2 and FMA (the dispatcher checks it).
             #[target_feature(enable = "avx2,fma")]
-            #[allow(clippy::too_many_arguments)]
             pub(super) unsafe fn avx2<T: Scalar, const $c: usize>($($arg: $ty),*) {
                 $body::<T, $c>($($arg),*)
             }

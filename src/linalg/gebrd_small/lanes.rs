@@ -110,7 +110,23 @@ pub(super) fn reduce<T: Scalar, const L: usize>(
     let d = packed::<T, L>(d, nt);
     let e = packed::<T, L>(e, nt.saturating_sub(1));
     let w = packed::<T, L>(w, mt);
-    gebd2_lanes::<T, L>(a, mt, nt, tauq, taup, d, e, vr, w, column);
+    let mut out = Bidiagonal {
+        tauq,
+        taup,
+        d,
+        e,
+        vr,
+        w,
+    };
+    gebd2_lanes::<T, L>(a, mt, nt, &mut out, column);
+    let Bidiagonal {
+        tauq,
+        taup,
+        d,
+        e,
+        vr,
+        ..
+    } = out;
     for (l, x) in ws.iter_mut().enumerate() {
         unpack(&mut x.d, d, l);
         unpack(&mut x.e, e, l);
@@ -304,39 +320,47 @@ fn larf_right_lanes<T: Scalar, const L: usize>(
 
 simd_dispatch! {
     /// [`super::gebd2`] per lane on the interleaved `a` (`m x n`, `m >= n`,
-    /// column-major): diagonal `d`, superdiagonal `e`, left reflectors in
-    /// `a` below the diagonal with `tauq`, right reflector `i`'s tail in
-    /// `vr[i n + i + 2..]` (`vr` is `n x n`) with `taup` (`taup[n - 1] = 0`).
-    /// `w` needs `m` elements; `column` is the fallback's scratch.
-    #[allow(clippy::too_many_arguments)]
+    /// column-major), into `out`: diagonal `d`, superdiagonal `e`, left
+    /// reflectors in `a` below the diagonal with `tauq`, right reflector
+    /// `i`'s tail in `vr[i n + i + 2..]` (`vr` is `n x n`) with `taup`
+    /// (`taup[n - 1] = 0`). `column` is the fallback's scratch.
     fn gebd2_lanes / gebd2_lanes_dispatch / gebd2_lanes_body <const L: usize> (
         a: &mut [[T; L]],
         m: usize,
         n: usize,
-        tauq: &mut [[T; L]],
-        taup: &mut [[T; L]],
-        d: &mut [[T; L]],
-        e: &mut [[T; L]],
-        vr: &mut [[T; L]],
-        w: &mut [[T; L]],
+        out: &mut Bidiagonal<'_, T, L>,
         column: &mut Vec<T>
     )
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What [`gebd2_lanes`] writes besides the reflectors' left tails in `a`
+/// (interleaved, `L` lanes per element).
+struct Bidiagonal<'a, T, const L: usize> {
+    tauq: &'a mut [[T; L]],
+    taup: &'a mut [[T; L]],
+    d: &'a mut [[T; L]],
+    e: &'a mut [[T; L]],
+    vr: &'a mut [[T; L]],
+    /// Workspace of `m` elements.
+    w: &'a mut [[T; L]],
+}
+
 #[inline(always)]
 fn gebd2_lanes_body<T: Scalar, const L: usize>(
     a: &mut [[T; L]],
     m: usize,
     n: usize,
-    tauq: &mut [[T; L]],
-    taup: &mut [[T; L]],
-    d: &mut [[T; L]],
-    e: &mut [[T; L]],
-    vr: &mut [[T; L]],
-    w: &mut [[T; L]],
+    out: &mut Bidiagonal<'_, T, L>,
     column: &mut Vec<T>,
 ) {
+    let Bidiagonal {
+        tauq,
+        taup,
+        d,
+        e,
+        vr,
+        w,
+    } = out;
     assert!(m >= n && a.len() >= m * n && vr.len() >= n * n);
     for i in 0..n {
         // Left reflector: annihilate a[i+1.., i], then update columns i+1..
@@ -369,7 +393,6 @@ simd_dispatch! {
     /// columns, `r` rows) into `q` (column `j` from `q[j ldq]`); reflector
     /// `j` has `v[0] = 1` at row `j` and its tail in `v[j ldv + j + 1..j ldv
     /// + r]`. Backward accumulation.
-    #[allow(clippy::too_many_arguments)]
     fn org2r_lanes / org2r_lanes_dispatch / org2r_lanes_body <const L: usize> (
         v: &[[T; L]],
         ldv: usize,
