@@ -29,8 +29,7 @@
 //! and `P` applied to the bidiagonal's vectors as compact-WY blocks
 //! (`dormbr`), which moves most flops into GEMMs.
 //!
-//! Below [`LANES_BELOW`] (that is, on every route but the blocked one)
-//! steps 1 and 2's `gebd2` and `org2r` run on groups of up to [`LANES`]
+//! Below [`LANES_BELOW`] steps 1 and 2's `gebd2` and `org2r` run on groups of up to [`LANES`]
 //! matrices at once in interleaved storage ([`small_svd_group`], module
 //! `lanes`): one SIMD operation advances the same step of every matrix of
 //! the group. A matrix gets the same bits in a group of four, of two or
@@ -88,14 +87,25 @@ pub const BLOCKED_FROM: usize = 128;
 /// 320: 13.2 / 10.3.
 pub const BLOCKED_FROM_VALUES: usize = 160;
 
-/// Below this `min(m, n)`, the reductions of the dqds and bidiagonal-QR
-/// routes run in interleaved groups ([`small_svd_group`]): that is, always
-/// (those routes end at [`BLOCKED_FROM_VALUES`] and [`DC_FROM`]). Measured
-/// per square f64 matrix, values only, groups of four uniform random
-/// matrices, one thread, three runs each, column-vectorised / interleaved:
-/// n = 32: 0.071-0.074 / 0.059-0.061 ms, 64: 0.303-0.307 / 0.266-0.268,
-/// 128: 1.49-1.66 / 1.33-1.45, 156: 2.45-2.51 / 2.30-2.38.
-pub const LANES_BELOW: usize = BLOCKED_FROM_VALUES;
+/// Below this `min(m, n)`, the reductions run in interleaved groups
+/// ([`small_svd_group`]): with vectors, exactly the bidiagonal-QR route
+/// (below [`DC_FROM`]).
+///
+/// Measured per square f64 matrix in groups of four uniform random
+/// matrices on one thread (three runs each, column-vectorised /
+/// interleaved), the groups won at every size of the unblocked routes:
+/// values only n = 32: 0.071-0.074 / 0.059-0.061 ms, 64: 0.303-0.307 /
+/// 0.266-0.268, 128: 1.49-1.66 / 1.33-1.45; with vectors 32: 0.127-0.139 /
+/// 0.109-0.114, 64: 0.75-0.85 / 0.66-0.68, 96: 1.96-2.07 / 1.75-1.95.
+/// In the batched route on two workers they did not beyond 48: its chunks
+/// are sized for L2, which leaves one or two matrices per chunk from about
+/// n = 96 (groups of two or one), and the interleaved copy adds memory
+/// traffic. Alternated runs of `batched_svd --method gebrd --threads 2`,
+/// without / with groups up to 160: 1,000 x 128x128 values 0.65-0.75 /
+/// 0.86-0.95 s, 1,500 x 96x96 vectors 1.35-1.72 / 1.81-1.88 s, 4,000 x
+/// 64x64 equal within the noise (values 0.52-0.59 / 0.52-0.55, vectors
+/// 1.27-1.47 / 1.24-1.43).
+pub const LANES_BELOW: usize = DC_FROM;
 
 /// Reusable buffers of [`small_svd`] for matrices of one shape.
 #[derive(Debug)]

@@ -23,19 +23,22 @@
 //! needs about `12 n^3` flops per sweep over 8-14 sweeps.
 //!
 //! The GEBRD route, measured with the same bench on a 2-core AVX2 machine
-//! (2 workers, f64, median of 3, numpy's `np.linalg.svd` loop over LAPACK
-//! `gesdd` from `benches/peers_batched.py` right after it; 2026-11-27, after
-//! the secular-equation and pooling changes), seconds, ours / faer 2-thread
-//! loop / numpy: 10,000 x 8x8 with vectors 0.057 / 0.075 / 0.198, 10,000 x
-//! 32x32 0.707 / 0.967 / 1.80, 1,000 x 128x128 1.68 / 1.77 / 3.74, 100 x
-//! 512x512 5.03 / 6.10 / 13.2; values only 0.032 / 0.053 / 0.104, 0.336 /
-//! 0.669 / 0.699, 0.602 / 1.19 / 1.32, 2.14 / 2.86 / 5.15. Each chunk solves
+//! (2 workers, f64, median of 5, numpy's `np.linalg.svd` loop over LAPACK
+//! `gesdd` from `benches/peers_batched.py`, median of 3, right after it;
+//! 2026-11-27, with the interleaved groups), seconds, ours / faer 2-thread
+//! loop / numpy: 10,000 x 8x8 with vectors 0.038 / 0.076 / 0.207, 10,000 x
+//! 32x32 0.675 / 1.04 / 2.36, 1,000 x 128x128 1.65 / 1.68 / 4.39, 100 x
+//! 512x512 4.86 / 5.48 / 12.8; values only 0.024 / 0.050 / 0.111, 0.281 /
+//! 0.655 / 0.841, 0.682 / 1.21 / 1.56, 2.27 / 2.97 / 5.88. At 32x32 with
+//! vectors the machine's noise is as large as the margin: five back-to-back
+//! pairs that day gave numpy / ours 4.07, 2.99, 4.14, 3.74 and 3.50. Each chunk solves
 //! its matrices in groups of [`crate::linalg::gebrd_small::LANES`]
 //! ([`crate::linalg::gebrd_small::small_svd_group`]; chunks are sized in
-//! whole groups): below the blocked route's threshold, the group's
-//! Householder reductions run as one in interleaved storage, one SIMD
-//! operation per step for all four, and with vectors by bidiagonal QR (below
-//! 48 columns) the chases run two at a time, since the chase and its
+//! whole groups): below 48 columns
+//! ([`crate::linalg::gebrd_small::LANES_BELOW`]), the group's Householder
+//! reductions run as one in interleaved storage, one SIMD operation per step
+//! for all four, and with vectors (by bidiagonal QR there) the chases run
+//! two at a time, since the chase and its
 //! convergence test (the mu recurrence) are chains of dependent square roots
 //! and divisions that two matrices' chains overlap (10-13% per 32x32 matrix).
 //! A matrix's results are bitwise those of a call on its own.
