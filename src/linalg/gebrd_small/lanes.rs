@@ -1,8 +1,10 @@
 //! [`super::gebd2`] and [`super::org2r`] on `L` matrices of one shape at
 //! once, stored interleaved: entry `(i, j)` of every matrix of the group is
 //! one `[T; L]`, so each arithmetic step of the reduction is one SIMD
-//! operation across the group (the "interleaved batch" layout of seed 002
-//! §4, here across SIMD lanes rather than GPU threads).
+//! operation across the group. (Seed 002's GPU kernels assume no layout of
+//! the batch and give each matrix its own thread block; on a CPU core the
+//! SIMD lanes are the parallelism left inside one small matrix, hence this
+//! layout, built per group from the matrices' own copies.)
 //!
 //! Why: at `n <= 32` a column of the trailing matrix is a few SIMD registers
 //! long, so the unblocked kernels vectorised along columns spend most of
@@ -12,9 +14,9 @@
 //! every loop runs at full width whatever the column length. On 400 such
 //! matrices (callgrind, one thread, inclusive counts), `gebd2` went from
 //! 72 to 35 million instructions and `org2r` (for `Q` and `P`) from 63 to
-//! 26 million; packing and unpacking the groups add 6 million. Applying the reflectors
-//! two at a time, as the column-vectorised `org2r` does, did not pay here
-//! (more instructions, no faster).
+//! 26 million; packing and unpacking the groups add 6 million. Applying
+//! the reflectors two at a time, as the column-vectorised `org2r` does, did
+//! not pay here (more instructions, no faster).
 //!
 //! Results: every lane goes through the same sequence of scalar operations,
 //! whatever `L` and whatever the other lanes hold (no operation mixes lanes,
@@ -67,8 +69,8 @@ impl<T> Default for LaneWorkspace<T> {
 }
 
 /// `len` interleaved elements of `buf` as `[T; L]`, holding whatever the
-/// previous group left (each kernel writes what it reads; not zeroing saved
-/// a `memset` of 4% of the instructions).
+/// previous group left: every element the kernels read, they have written
+/// first (not zeroing saved a `memset` of 4% of the instructions).
 fn packed<T: Scalar, const L: usize>(buf: &mut Vec<T>, len: usize) -> &mut [[T; L]] {
     buf.resize(len * L, T::zero());
     &mut buf.as_chunks_mut::<L>().0[..len]
