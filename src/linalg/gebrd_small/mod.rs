@@ -474,29 +474,25 @@ pub fn small_svd_group<T: Scalar, const L: usize>(
         });
     }
     // The bidiagonal QR, two lanes at a time (an odd last one alone).
-    let mut solved: [Option<Result<()>>; L] = std::array::from_fn(|_| None);
-    let mut l = 0;
-    while l < L {
-        if l + 1 < L {
-            let (w0, w1) = ws[l..].split_at_mut(1);
-            let [r0, r1] = match (w0[0].qr_lane(mt, nt), w1[0].qr_lane(mt, nt)) {
+    let mut solved = Vec::with_capacity(L);
+    for pair in ws.chunks_mut(2) {
+        match pair {
+            [w0, w1] => solved.extend(match (w0.qr_lane(mt, nt), w1.qr_lane(mt, nt)) {
                 (Ok(x0), Ok(x1)) => bdsqr_pair(x0, x1),
                 (x0, x1) => [x0.and_then(bdsqr_run), x1.and_then(bdsqr_run)],
-            };
-            (solved[l], solved[l + 1]) = (Some(r0), Some(r1));
-            l += 2;
-        } else {
-            solved[l] = Some(ws[l].qr_lane(mt, nt).and_then(bdsqr_run));
-            l += 1;
+            }),
+            [w] => solved.push(w.qr_lane(mt, nt).and_then(bdsqr_run)),
+            _ => unreachable!("chunks of one or two"),
         }
     }
+    let mut solved = solved.into_iter();
     let mut vectors = vectors.into_iter();
     std::array::from_fn(|l| {
         let (u, vt) = vectors.next().expect("L").expect("once");
         let v = values.next().expect("L");
-        solved[l]
-            .take()
-            .expect("solved")
+        solved
+            .next()
+            .expect("L results")
             .map(|()| write_qr_outputs(ws[l], &scaled[l], v, u, vt))
     })
 }
