@@ -64,6 +64,57 @@ fn smaller(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     }
 }
 
+/// The memory limit a run takes by default: the available memory
+/// ([`available_memory_bytes`], a cgroup limit respected) less a margin of a
+/// sixteenth, at least 256 MiB, for the rest of the machine and the page
+/// cache; `None` where the available memory is unknown.
+pub fn default_memory_limit() -> Option<u64> {
+    available_memory_bytes().map(|a| a.saturating_sub((a / 16).max(256 << 20)))
+}
+
+/// Parses a byte count: a number with an optional unit, `B`, `K`/`KiB`,
+/// `M`/`MiB`, `G`/`GiB`, `T`/`TiB` (powers of 1024; `KB`, `MB`, `GB`, `TB`
+/// powers of 1000), e.g. `3GiB`, `1.5G`, `512MiB`, `2000000000`.
+///
+/// ```
+/// use eigenflow::sysinfo::parse_bytes;
+/// assert_eq!(parse_bytes("3GiB"), Ok(3 << 30));
+/// assert_eq!(parse_bytes("1.5 G"), Ok(3 << 29));
+/// assert_eq!(parse_bytes("2000"), Ok(2000));
+/// assert!(parse_bytes("lots").is_err());
+/// ```
+pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a number of bytes, e.g. 3GiB or 512MiB"))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tib" => 1024.0f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        u => {
+            return Err(format!(
+                "{s:?}: unknown unit {u:?} (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"
+            ))
+        }
+    };
+    let bytes = value * scale;
+    if !(bytes.is_finite() && bytes < u64::MAX as f64) {
+        return Err(format!("{s:?}: out of range"));
+    }
+    Ok(bytes.round() as u64)
+}
+
 /// The default number of worker threads: the machine's available
 /// parallelism (1 if unknown). [`crate::runtime::RuntimeBuilder`] starts from it.
 pub fn default_threads() -> usize {
@@ -89,6 +140,25 @@ pub fn rss_bytes() -> Option<u64> {
 /// that is not available.
 pub fn total_memory_bytes() -> Option<u64> {
     meminfo_field("MemTotal")
+}
+
+/// Bytes available to an unprivileged user on the file system holding
+/// `path` (`statvfs`: `f_bavail * f_frsize`).
+///
+/// Errors: [`Error::Io`] naming `path` when it cannot be examined.
+pub fn disk_available_bytes(path: &std::path::Path) -> Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::InvalidArgument(format!("path {path:?} contains a NUL byte")))?;
+    // SAFETY: `st` is plain data that statvfs fills; `c` is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// Fails with [`Error::OutOfMemory`] when `needed_bytes` exceeds the available

@@ -204,31 +204,7 @@ pub fn generate<T: Scalar>(layout: &Layout, seed: u64, symmetric: bool) -> Vec<T
     a
 }
 
-/// Creates `path` (replacing whatever is at that name, a link of an earlier
-/// single-node result set included, without following it) as an `.npy` of
-/// `shape` and dtype `T`: header written, data area zero-filled to full
-/// length. Rank 0 only; returns the data offset.
-pub fn create_npy<T: Scalar>(path: &Path, shape: &[usize]) -> Result<u64> {
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io_err(path, e)),
-    }
-    let fortran = shape.iter().filter(|&&d| d > 1).count() > 1;
-    let pre = npy::preamble(Dtype::of::<T>(), fortran, shape);
-    let elems = shape.iter().product::<usize>() as u64;
-    let file = File::create(path).map_err(|e| io_err(path, e))?;
-    file.write_all_at(&pre, 0).map_err(|e| io_err(path, e))?;
-    file.set_len(pre.len() as u64 + elems * std::mem::size_of::<T>() as u64)
-        .map_err(|e| io_err(path, e))?;
-    Ok(pre.len() as u64)
-}
-
-/// The data offset of the header [`create_npy`] writes for `shape` and `T`.
-pub fn data_offset<T: Scalar>(shape: &[usize]) -> u64 {
-    let fortran = shape.iter().filter(|&&d| d > 1).count() > 1;
-    npy::preamble(Dtype::of::<T>(), fortran, shape).len() as u64
-}
+pub use crate::matrix::npy::{create_preallocated as create_npy, data_offset};
 
 fn encode<T: Scalar>(x: T, out: &mut Vec<u8>) {
     if std::mem::size_of::<T>() == 4 {

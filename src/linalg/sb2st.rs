@@ -39,7 +39,6 @@ use crate::matrix::access::Access;
 use crate::matrix::band::{BandMut, SymBand};
 use crate::matrix::{MatrixId, SharedMatrix};
 use crate::Scalar;
-use faer::Mat;
 use std::ops::Range;
 
 /// Lag between consecutive sweeps, in steps: sweep `s` runs three tasks behind
@@ -258,6 +257,13 @@ impl ReflectorLayout {
         start..start + task_geom(self.n, self.b, s, m).len
     }
 
+    /// The flat storage of sweeps `sweeps` (contiguous: sweeps follow each
+    /// other), for reading or writing the reflectors of a range of sweeps at
+    /// once.
+    pub fn sweeps(&self, sweeps: Range<usize>) -> Range<usize> {
+        self.offsets[sweeps.start]..self.offsets[sweeps.end]
+    }
+
     /// The slots of T(s, m) for `m` in `steps` (contiguous: one sweep's slots
     /// follow each other), with their capacity `b` each.
     pub fn sweep_slots(&self, s: usize, steps: Range<usize>) -> Range<usize> {
@@ -351,7 +357,8 @@ impl<T: Scalar> SharedReflectors<T> {
     /// Zeroed storage for an order-`n` band of half-bandwidth `b`.
     pub fn new(n: usize, b: usize) -> Self {
         let layout = ReflectorLayout::new(n, b);
-        let data = SharedMatrix::new(Mat::zeros(layout.len(), 1));
+        // Allocated by the first stage-2 task (the graph is built long before).
+        let data = SharedMatrix::deferred(layout.len(), 1);
         SharedReflectors { layout, data }
     }
 
@@ -379,12 +386,25 @@ impl<T: Scalar> SharedReflectors<T> {
         let col = self.data.read(access, 0..self.layout.len(), 0..1);
         ReflectorsRef {
             layout: &self.layout,
+            base: 0,
             data: col
                 .col(0)
                 .try_as_col_major()
                 .expect("one column")
                 .as_slice(),
         }
+    }
+}
+
+impl<T: Scalar> SharedReflectors<T> {
+    /// The flat storage `range` (e.g. [`ReflectorLayout::sweeps`]), for a task
+    /// whose footprint reads it (rows `range` of [`SharedReflectors::id`]).
+    pub(crate) fn read_flat<'s>(&'s self, access: &'s Access<'_>, range: Range<usize>) -> &'s [T] {
+        let col = self.data.read(access, range, 0..1);
+        col.col(0)
+            .try_as_col_major()
+            .expect("one column")
+            .as_slice()
     }
 }
 
@@ -406,11 +426,24 @@ impl<T: Scalar> SlotSink<T> for TaskSlots<'_, T> {
     }
 }
 
-/// All reflectors of a [`SharedReflectors`], read-only.
+/// All reflectors of a [`SharedReflectors`], read-only; or (from
+/// [`ReflectorsRef::window`]) those of a range of sweeps.
 #[derive(Clone, Copy)]
 pub struct ReflectorsRef<'a, T> {
     layout: &'a ReflectorLayout,
+    /// Flat index of `data[0]`.
+    base: usize,
     data: &'a [T],
+}
+
+impl<'a, T> ReflectorsRef<'a, T> {
+    /// The reflectors of the sweeps whose flat storage
+    /// ([`ReflectorLayout::sweeps`]) `data` holds, starting at flat index
+    /// `base`: what an out-of-core run reads back from disk a range of sweeps
+    /// at a time. Only their slots may be asked for.
+    pub fn window(layout: &'a ReflectorLayout, base: usize, data: &'a [T]) -> Self {
+        ReflectorsRef { layout, base, data }
+    }
 }
 
 impl<T: Scalar> Reflectors<T> for ReflectorsRef<'_, T> {
@@ -424,7 +457,8 @@ impl<T: Scalar> Reflectors<T> for ReflectorsRef<'_, T> {
 
     #[inline]
     fn slot(&self, s: usize, m: usize) -> &[T] {
-        &self.data[self.layout.slot(s, m)]
+        let r = self.layout.slot(s, m);
+        &self.data[r.start - self.base..r.end - self.base]
     }
 }
 

@@ -4,6 +4,7 @@
 pub(crate) mod access;
 pub mod band;
 pub mod npy;
+pub mod scratch;
 mod shared;
 mod split;
 

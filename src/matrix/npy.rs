@@ -193,8 +193,11 @@ fn io_err(path: &Path, source: std::io::Error) -> Error {
     }
 }
 
+mod columns;
 mod header;
 mod write;
+
+pub use columns::{create_preallocated, data_offset, ColumnFile};
 
 #[cfg(test)]
 use header::parse_header_dict;
@@ -405,6 +408,44 @@ pub fn read_square_matrix<T: Scalar>(path: &Path) -> Result<Mat<T>> {
         }
     }
     reader.into_matrix()
+}
+
+/// Streams a 2-D `.npy` file one storage lane at a time: `lane(k, values)`
+/// gets row `k` of a C-order file, or column `k` of a Fortran-order one,
+/// converted to `T` (as [`read_matrix`] converts), in order. Returns the
+/// header. Holds one lane in memory, never the matrix.
+pub fn for_each_lane<T: Scalar>(path: &Path, mut lane: impl FnMut(usize, &[T])) -> Result<Header> {
+    let reader = open(path)?;
+    let header = reader.header.clone();
+    let len = match header.shape[..] {
+        [m, n] => {
+            if header.fortran_order {
+                m
+            } else {
+                n
+            }
+        }
+        _ => {
+            return Err(npy_err(
+                path,
+                format!(
+                    "expected a 2-D array (matrix), found shape {}",
+                    shape_str(&header.shape)
+                ),
+            ))
+        }
+    };
+    let mut buf = Vec::with_capacity(len);
+    let mut k = 0;
+    reader.for_each(|x: T| {
+        buf.push(x);
+        if buf.len() == len {
+            lane(k, &buf);
+            buf.clear();
+            k += 1;
+        }
+    })?;
+    Ok(header)
 }
 
 /// Reads an `.npy` array of any shape (`f8`, `f4` or `f2`) as its header and

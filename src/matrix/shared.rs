@@ -11,6 +11,7 @@ use faer::{Mat, MatMut, MatRef};
 use std::cell::UnsafeCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Identity of a shared matrix, used in task footprints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -25,19 +26,44 @@ impl MatrixId {
 }
 
 /// A dense matrix owned by a pipeline and shared (behind an `Arc`) by its tasks.
+///
+/// Its storage is allocated when it is created ([`SharedMatrix::new`]) or, for
+/// a [`SharedMatrix::deferred`] one, zeroed by the first task that takes a view
+/// of it: a graph can name a large buffer in its footprints from the start and
+/// hold its memory only from the stage that uses it (an out-of-core run's
+/// figures count on that). The memory is freed when the last `Arc` goes, that
+/// is, when the last task holding it has run.
 pub struct SharedMatrix<T> {
-    data: UnsafeCell<Mat<T>>,
-    ptr: *mut T,
+    storage: OnceLock<Storage<T>>,
     nrows: usize,
     ncols: usize,
-    col_stride: isize,
     id: MatrixId,
+}
+
+/// The allocated matrix and the raw view the tile accessors derive from.
+struct Storage<T> {
+    data: UnsafeCell<Mat<T>>,
+    ptr: *mut T,
+    col_stride: isize,
 }
 
 // SAFETY: access goes through the `unsafe` tile methods whose contract requires
 // the caller (the task graph) to exclude conflicting concurrent access.
-unsafe impl<T: Send> Send for SharedMatrix<T> {}
-unsafe impl<T: Send + Sync> Sync for SharedMatrix<T> {}
+unsafe impl<T: Send> Send for Storage<T> {}
+unsafe impl<T: Send + Sync> Sync for Storage<T> {}
+
+impl<T> Storage<T> {
+    fn of(mut mat: Mat<T>) -> Self {
+        let view = mat.as_mut();
+        let col_stride = view.col_stride();
+        let ptr = view.as_ptr_mut();
+        Storage {
+            data: UnsafeCell::new(mat),
+            ptr,
+            col_stride,
+        }
+    }
+}
 
 impl<T> SharedMatrix<T> {
     /// Number of rows.
@@ -54,23 +80,40 @@ impl<T> SharedMatrix<T> {
     pub fn id(&self) -> MatrixId {
         self.id
     }
+
+    /// Whether the storage is allocated (always, unless
+    /// [`SharedMatrix::deferred`] and no view was taken yet).
+    pub fn is_allocated(&self) -> bool {
+        self.storage.get().is_some()
+    }
 }
 
 impl<T: faer::traits::ComplexField> SharedMatrix<T> {
     /// Takes ownership of `mat`.
-    pub fn new(mut mat: Mat<T>) -> Self {
+    pub fn new(mat: Mat<T>) -> Self {
         let (nrows, ncols) = (mat.nrows(), mat.ncols());
-        let view = mat.as_mut();
-        let col_stride = view.col_stride();
-        let ptr = view.as_ptr_mut();
         SharedMatrix {
-            data: UnsafeCell::new(mat),
-            ptr,
+            storage: OnceLock::from(Storage::of(mat)),
             nrows,
             ncols,
-            col_stride,
             id: MatrixId::fresh(),
         }
+    }
+
+    /// A zero `nrows x ncols` matrix whose storage is allocated by the first
+    /// view taken of it (see the type's docs).
+    pub fn deferred(nrows: usize, ncols: usize) -> Self {
+        SharedMatrix {
+            storage: OnceLock::new(),
+            nrows,
+            ncols,
+            id: MatrixId::fresh(),
+        }
+    }
+
+    fn storage(&self) -> &Storage<T> {
+        self.storage
+            .get_or_init(|| Storage::of(Mat::zeros(self.nrows, self.ncols)))
     }
 
     fn check(&self, rows: &Range<usize>, cols: &Range<usize>) {
@@ -88,14 +131,15 @@ impl<T: faer::traits::ComplexField> SharedMatrix<T> {
 
     /// Pointer to entry `(rows.start, cols.start)` of a checked tile; the base
     /// pointer for an empty tile, whose start may lie one past the allocation.
-    fn tile_ptr(&self, rows: &Range<usize>, cols: &Range<usize>) -> *mut T {
+    fn tile_ptr(&self, rows: &Range<usize>, cols: &Range<usize>) -> (*mut T, isize) {
         self.check(rows, cols);
+        let st = self.storage();
         if rows.is_empty() || cols.is_empty() {
-            return self.ptr;
+            return (st.ptr, st.col_stride);
         }
-        let offset = rows.start as isize + cols.start as isize * self.col_stride;
+        let offset = rows.start as isize + cols.start as isize * st.col_stride;
         // SAFETY: (rows.start, cols.start) is an entry of the matrix (checked above).
-        unsafe { self.ptr.offset(offset) }
+        (unsafe { st.ptr.offset(offset) }, st.col_stride)
     }
 
     /// A read-only view of the tile `rows x cols`.
@@ -103,8 +147,8 @@ impl<T: faer::traits::ComplexField> SharedMatrix<T> {
     /// # Safety
     /// No task may write any part of this tile while the returned view lives.
     pub unsafe fn tile(&self, rows: Range<usize>, cols: Range<usize>) -> MatRef<'_, T> {
-        let ptr = self.tile_ptr(&rows, &cols);
-        MatRef::from_raw_parts(ptr as *const T, rows.len(), cols.len(), 1, self.col_stride)
+        let (ptr, col_stride) = self.tile_ptr(&rows, &cols);
+        MatRef::from_raw_parts(ptr as *const T, rows.len(), cols.len(), 1, col_stride)
     }
 
     /// A mutable view of the tile `rows x cols`.
@@ -114,8 +158,8 @@ impl<T: faer::traits::ComplexField> SharedMatrix<T> {
     /// time; the task graph must order every task touching it.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn tile_mut(&self, rows: Range<usize>, cols: Range<usize>) -> MatMut<'_, T> {
-        let ptr = self.tile_ptr(&rows, &cols);
-        MatMut::from_raw_parts_mut(ptr, rows.len(), cols.len(), 1, self.col_stride)
+        let (ptr, col_stride) = self.tile_ptr(&rows, &cols);
+        MatMut::from_raw_parts_mut(ptr, rows.len(), cols.len(), 1, col_stride)
     }
 
     /// The tile `rows x cols` for reading, from a task whose declared footprint
@@ -146,8 +190,13 @@ impl<T: faer::traits::ComplexField> SharedMatrix<T> {
         unsafe { self.tile_mut(rows, cols) }
     }
 
-    /// Gives the matrix back once no task holds it any more.
+    /// Gives the matrix back once no task holds it any more (zeros for a
+    /// deferred one no task took).
     pub fn into_inner(self) -> Mat<T> {
-        self.data.into_inner()
+        let (nrows, ncols) = (self.nrows, self.ncols);
+        match self.storage.into_inner() {
+            Some(st) => st.data.into_inner(),
+            None => Mat::zeros(nrows, ncols),
+        }
     }
 }

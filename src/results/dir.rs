@@ -4,7 +4,6 @@ use super::{io_err, STORE};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -146,14 +145,7 @@ impl OutputDir {
     /// Bytes available to an unprivileged user on the directory's file system
     /// (`statvfs`: `f_bavail * f_frsize`).
     pub fn available_bytes(&self) -> Result<u64> {
-        let c = std::ffi::CString::new(self.dir.as_os_str().as_bytes())
-            .map_err(|_| Error::InvalidArgument("output path contains a NUL byte".into()))?;
-        // SAFETY: `st` is plain data that statvfs fills; `c` is NUL-terminated.
-        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-            return Err(io_err(&self.dir, std::io::Error::last_os_error()));
-        }
-        Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+        crate::sysinfo::disk_available_bytes(&self.dir)
     }
 
     /// Refuses a result of `needed` bytes that does not fit in the space

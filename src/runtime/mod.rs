@@ -316,6 +316,12 @@ impl Runtime {
         self.cfg.streams
     }
 
+    /// Whether the stream lanes are CUDA streams
+    /// ([`RuntimeBuilder::gpu_streams`]) rather than host threads.
+    pub fn gpu_streams(&self) -> bool {
+        self.cfg.gpu_streams
+    }
+
     /// Runs `a` and `b`, in parallel when the runtime has several CPU workers
     /// (`rayon::join`'s contract). With one worker they run in turn on the
     /// calling thread; with [`RuntimeBuilder::stack_size`] or GPU stream lanes

@@ -53,6 +53,9 @@ pub struct StageSummary {
     pub share: f64,
     /// Total flops of the stage's cost hints.
     pub flops: f64,
+    /// Total bytes of the stage's cost hints (for a stage of reads and
+    /// writes, the bytes moved).
+    pub bytes: f64,
 }
 
 impl StageSummary {
@@ -65,12 +68,24 @@ impl StageSummary {
             0.0
         }
     }
+
+    /// Bytes per busy second, in GB/s: the rate of a stage that only moves
+    /// data (the reads and writes of an out-of-core run).
+    pub fn gbytes_per_s(&self) -> f64 {
+        let s = self.busy.as_secs_f64();
+        if s > 0.0 {
+            self.bytes / s / 1e9
+        } else {
+            0.0
+        }
+    }
 }
 
 impl RunReport {
     /// Per-stage summary, ordered by first start.
     pub fn stage_summary(&self) -> Vec<StageSummary> {
-        let mut acc: BTreeMap<&str, (usize, Duration, Duration, Duration, f64)> = BTreeMap::new();
+        let mut acc: BTreeMap<&str, (usize, Duration, Duration, Duration, f64, f64)> =
+            BTreeMap::new();
         for t in &self.tasks {
             let e = acc.entry(&t.stage).or_insert((
                 0,
@@ -78,28 +93,33 @@ impl RunReport {
                 Duration::ZERO,
                 Duration::ZERO,
                 0.0,
+                0.0,
             ));
             e.0 += 1;
             e.1 = e.1.min(t.start);
             e.2 = e.2.max(t.end);
             e.3 += t.end.saturating_sub(t.start);
             e.4 += t.cost.flops;
+            e.5 += t.cost.bytes;
         }
         let total: f64 = acc.values().map(|e| e.3.as_secs_f64()).sum();
         let mut out: Vec<StageSummary> = acc
             .into_iter()
-            .map(|(stage, (tasks, first, last, busy, flops))| StageSummary {
-                stage: stage.to_string(),
-                tasks,
-                span: last.saturating_sub(first),
-                busy,
-                share: if total > 0.0 {
-                    busy.as_secs_f64() / total
-                } else {
-                    0.0
+            .map(
+                |(stage, (tasks, first, last, busy, flops, bytes))| StageSummary {
+                    stage: stage.to_string(),
+                    tasks,
+                    span: last.saturating_sub(first),
+                    busy,
+                    share: if total > 0.0 {
+                        busy.as_secs_f64() / total
+                    } else {
+                        0.0
+                    },
+                    flops,
+                    bytes,
                 },
-                flops,
-            })
+            )
             .collect();
         let first = |s: &StageSummary| {
             self.tasks
@@ -135,7 +155,10 @@ impl RunReport {
 }
 
 impl fmt::Display for RunReport {
-    /// The per-stage table printed after a traced run.
+    /// The per-stage table printed after a traced run: the rate column is
+    /// GFLOP/s over the span for a computing stage, GB/s over the busy time
+    /// for a stage that only moves data (flops 0, bytes > 0: the reads and
+    /// writes of an out-of-core run).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
@@ -143,15 +166,19 @@ impl fmt::Display for RunReport {
             "stage", "tasks", "span (s)", "busy (s)", "share", "GFLOP/s"
         )?;
         for s in self.stage_summary() {
+            let rate = if s.flops == 0.0 && s.bytes > 0.0 {
+                format!("{:.2} GB/s", s.gbytes_per_s())
+            } else {
+                format!("{:>9.2}", s.gflops())
+            };
             writeln!(
                 f,
-                "{:<16} {:>8} {:>11.4} {:>11.4} {:>6.1}% {:>9.2}",
+                "{:<16} {:>8} {:>11.4} {:>11.4} {:>6.1}% {rate}",
                 s.stage,
                 s.tasks,
                 s.span.as_secs_f64(),
                 s.busy.as_secs_f64(),
                 100.0 * s.share,
-                s.gflops()
             )?;
         }
         write!(
