@@ -421,14 +421,28 @@ pub fn transposed_ld(kc: usize) -> usize {
 /// block touches are short pieces of `kc` far-apart columns, in `Z^T` they
 /// are contiguous columns, which the GEMMs stream well. Costs `n kc` values
 /// of workspace and two passes over `z`.
-pub fn with_transposed<T: Scalar>(mut z: MatMut<'_, T>, f: impl FnOnce(MatMut<'_, T>)) {
+pub fn with_transposed<T: Scalar>(z: MatMut<'_, T>, f: impl FnOnce(MatMut<'_, T>)) {
+    with_transposed_in(z, &mut Vec::new(), f);
+}
+
+/// [`with_transposed`] in the caller's buffer `buf` (grown as needed, never
+/// shrunk): for callers that transpose the same block many times (an
+/// out-of-core pass applies `Q2` a chunk of reflectors at a time), so that
+/// the copy does not fault in fresh pages every time.
+pub fn with_transposed_in<T: Scalar>(
+    mut z: MatMut<'_, T>,
+    buf: &mut Vec<T>,
+    f: impl FnOnce(MatMut<'_, T>),
+) {
     let (n, kc) = (z.nrows(), z.ncols());
     if kc == 0 || n == 0 {
         return;
     }
     let ld = transposed_ld(kc);
-    let mut buf = vec![T::zero(); ld * n];
-    let mut y = MatMut::from_column_major_slice_with_stride_mut(&mut buf, kc, n, ld);
+    if buf.len() < ld * n {
+        buf.resize(ld * n, T::zero());
+    }
+    let mut y = MatMut::from_column_major_slice_with_stride_mut(&mut buf[..ld * n], kc, n, ld);
     y.copy_from(z.rb().transpose());
     f(y.rb_mut());
     z.copy_from(y.rb().transpose());

@@ -40,6 +40,52 @@ pub fn apply_q1_left<T: Scalar>(
     }
 }
 
+/// The part of [`apply_q1_left`] for panels `panels` (in reverse order), with
+/// their `V_p` given one after the other in `vs`, each the `(n - (p + 1) b) x b`
+/// block [`Sy2sbFactors::v`] views, column-major, and the `T_p` side by side in
+/// `t` (`b x (P b)`, panel `p` in columns `p b..(p + 1) b`): an out-of-core run
+/// reads the `V_p` back from disk a range of panels at a time. Applying the
+/// ranges from the last panel down is bitwise [`apply_q1_left`] (the same
+/// products on the same values).
+pub fn apply_q1_panels<T: Scalar>(
+    vs: &[T],
+    panels: Range<usize>,
+    t: MatRef<'_, T>,
+    mut c: MatMut<'_, T>,
+) {
+    let (n, b) = (c.nrows(), t.nrows());
+    let offsets = panel_offsets(n, b, panels.clone());
+    assert!(
+        vs.len() >= *offsets.last().expect("at least 0") && t.ncols() >= panels.end * b,
+        "apply_q1_panels: {} values and {} T columns for panels {panels:?}",
+        vs.len(),
+        t.ncols()
+    );
+    for (i, p) in panels.clone().enumerate().rev() {
+        let r0 = panel_rows(n, b, p).start;
+        let v = MatRef::from_column_major_slice(&vs[offsets[i]..offsets[i + 1]], n - r0, b);
+        apply_block_reflector_left(
+            v,
+            t.subcols(p * b, b),
+            c.rb_mut().subrows_mut(r0, n - r0),
+            false,
+        );
+    }
+}
+
+/// Offsets of the `V_p` of `panels`, one after the other (see
+/// [`apply_q1_panels`]), and their total length last.
+pub fn panel_offsets(n: usize, b: usize, panels: Range<usize>) -> Vec<usize> {
+    let mut out = Vec::with_capacity(panels.len() + 1);
+    let mut acc = 0;
+    out.push(0);
+    for p in panels {
+        acc += (n - panel_rows(n, b, p).start) * b;
+        out.push(acc);
+    }
+    out
+}
+
 /// `C[:, cols] := Q1 C[:, cols]`: [`apply_q1_left`] on one column block (one task
 /// of a column-split back-transformation; writes only those columns).
 pub fn apply_q1_left_cols<T: Scalar>(

@@ -175,6 +175,29 @@ impl Q2Plan {
         &self.blocks
     }
 
+    /// Number of sweep groups (`ceil(sweeps / nb)`).
+    pub fn groups(&self) -> usize {
+        num_sweeps(self.n).div_ceil(self.nb)
+    }
+
+    /// The sweeps of groups `groups`.
+    pub fn group_sweeps(&self, groups: Range<usize>) -> Range<usize> {
+        let ns = num_sweeps(self.n);
+        (groups.start * self.nb).min(ns)..(groups.end * self.nb).min(ns)
+    }
+
+    /// The blocks of groups `groups` (contiguous in [`Q2Plan::blocks`]: the
+    /// higher groups come first).
+    pub fn group_blocks(&self, groups: Range<usize>) -> Range<usize> {
+        let inside = |bl: &Q2Block| groups.contains(&(bl.sweeps.start / self.nb));
+        let first = self.blocks.iter().position(inside).unwrap_or(0);
+        let len = self.blocks[first..]
+            .iter()
+            .take_while(|bl| inside(bl))
+            .count();
+        first..first + len
+    }
+
     /// Rows of the largest `V`, `b + nb - 1` (or less for small `n`).
     pub fn max_rows(&self) -> usize {
         self.blocks
@@ -331,6 +354,76 @@ pub fn apply_q2_windowed<T: Scalar>(
     );
     let order = wavefront_order(&chain, w);
     with_transposed(z, |y| apply_chain_t(&chain, &order, y));
+}
+
+/// [`apply_q2_windowed`] restricted to the blocks of the sweep groups
+/// `groups` (their own wavefront order), for reflectors held a range of
+/// groups at a time (an out-of-core run reads them back from disk): applying
+/// the ranges of all groups, from the highest range down, is bitwise
+/// [`apply_q2_windowed`] (the canonical order applies every block of a higher
+/// group before any of a lower one, and inside a range the wavefront order is
+/// bitwise the canonical one, see [`chain::wavefront_order`]).
+///
+/// `buf` holds the transposed copy ([`chain::with_transposed_in`]).
+pub fn apply_q2_groups<T: Scalar>(
+    refl: &impl Reflectors<T>,
+    plan: &Q2Plan,
+    groups: Range<usize>,
+    window_bytes: usize,
+    z: MatMut<'_, T>,
+    buf: &mut Vec<T>,
+) {
+    check_shape(refl, &z);
+    let blocks = plan.group_blocks(groups);
+    if blocks.is_empty() {
+        return;
+    }
+    let chain = SubChain {
+        inner: PlanChain::new(refl, plan),
+        first: blocks.start,
+        len: blocks.len(),
+    };
+    let w = groups_per_window(
+        window_bytes,
+        z.ncols(),
+        std::mem::size_of::<T>(),
+        plan.nb,
+        plan.b,
+        plan.b,
+    );
+    let order = wavefront_order(&chain, w);
+    chain::with_transposed_in(z, buf, |y| apply_chain_t(&chain, &order, y));
+}
+
+/// The blocks `first..first + len` of a chain, as a chain of their own.
+struct SubChain<C> {
+    inner: C,
+    first: usize,
+    len: usize,
+}
+
+impl<T, C: WyChain<T>> WyChain<T> for SubChain<C> {
+    fn n(&self) -> usize {
+        self.inner.n()
+    }
+    fn full_len(&self) -> usize {
+        self.inner.full_len()
+    }
+    fn num_blocks(&self) -> usize {
+        self.len
+    }
+    fn rows(&self, j: usize) -> Range<usize> {
+        self.inner.rows(self.first + j)
+    }
+    fn width(&self, j: usize) -> usize {
+        self.inner.width(self.first + j)
+    }
+    fn reflector(&self, j: usize, i: usize) -> (usize, &[T]) {
+        self.inner.reflector(self.first + j, i)
+    }
+    fn coord(&self, j: usize) -> (usize, usize) {
+        self.inner.coord(self.first + j)
+    }
 }
 
 /// Words of workspace [`apply_q2_blocks`] allocates for an `n x kc` column

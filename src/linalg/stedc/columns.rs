@@ -103,11 +103,15 @@ pub(crate) fn gather_cols_into<T: Scalar>(
 /// Plane rotation of columns `a != b` (BLAS `drot`): `a' = c a + s b`,
 /// `b' = c b - s a`. Shared with the bidiagonal SVD (deflation and QR sweeps).
 pub(crate) fn rotate_cols<T: Scalar>(q: MatMut<'_, T>, a: usize, b: usize, cs: T, sn: T) {
-    crate::linalg::steqr::col_pair(q, a, b, |x, y| {
-        for (u, v) in x.iter_mut().zip(y.iter_mut()) {
-            let (p, r) = (*u, *v);
-            *u = cs * p + sn * r;
-            *v = cs * r - sn * p;
-        }
-    });
+    crate::linalg::steqr::col_pair(q, a, b, |x, y| rotate_pair(x, y, cs, sn));
+}
+
+/// [`rotate_cols`] on two slices of equal length (the same operations, so the
+/// same bits, wherever the columns are stored).
+pub(crate) fn rotate_pair<T: Scalar>(x: &mut [T], y: &mut [T], cs: T, sn: T) {
+    for (u, v) in x.iter_mut().zip(y.iter_mut()) {
+        let (p, r) = (*u, *v);
+        *u = cs * p + sn * r;
+        *v = cs * r - sn * p;
+    }
 }

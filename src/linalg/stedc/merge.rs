@@ -38,13 +38,15 @@ use faer::linalg::matmul::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
-pub(crate) use super::columns::{gather_cols_into, move_columns, rotate_cols};
+pub(crate) use super::columns::{gather_cols_into, move_columns, rotate_cols, rotate_pair};
 pub(crate) use super::deflation::{deflate, group_by_type, sorted_by_value, ColType};
 use super::secular::{self, Root, Secular};
 use crate::error::Error;
 use crate::linalg::simd::reduce_lanes;
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
+
+mod split;
 
 /// Where output column `j` of a merge comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,7 +283,6 @@ impl<T: Scalar> MergeProblem<T> {
     /// node's block `q` (`n x n`, as step 1 left it) to its output column. The
     /// columns of the roots are left to [`MergeProblem::apply_cols`].
     pub fn order_output(&mut self, q: MatMut<'_, T>) -> Result<(), Error> {
-        let k = self.k();
         if q.nrows() != self.n || q.ncols() != self.n {
             return Err(Error::Shape(format!(
                 "MergeProblem::order_output: block {}x{} for a merge of order {}",
@@ -290,10 +291,7 @@ impl<T: Scalar> MergeProblem<T> {
                 self.n
             )));
         }
-        let roots = gather_roots(&self.solved, k, "MergeProblem::order_output")?;
-        let lambda: Vec<T> = roots.iter().map(|r| r.lambda).collect();
-        self.out = merge_order(&lambda, &self.ddefl);
-        self.roots = roots;
+        self.fix_order("MergeProblem::order_output")?;
         let moves: Vec<(usize, usize)> = self
             .out
             .iter()
@@ -304,6 +302,16 @@ impl<T: Scalar> MergeProblem<T> {
             })
             .collect();
         move_columns(q, &moves);
+        Ok(())
+    }
+
+    /// Gathers the roots of step 2 (an error naming `who` unless they cover
+    /// `0..k` exactly once) and fixes the output order.
+    fn fix_order(&mut self, who: &str) -> Result<(), Error> {
+        let roots = gather_roots(&self.solved, self.k(), who)?;
+        let lambda: Vec<T> = roots.iter().map(|r| r.lambda).collect();
+        self.out = merge_order(&lambda, &self.ddefl);
+        self.roots = roots;
         Ok(())
     }
 
