@@ -184,6 +184,7 @@ pub(super) fn q1_active<T: Scalar>(
         b,
         panels,
         done,
+        panel_tasks: _,
     } = reflectors;
     let (aid, tid, zid) = (a.id(), t.id(), z.z.id());
     let mut blocks = Vec::new();

@@ -40,6 +40,7 @@
 
 mod back_transform;
 mod direct;
+pub mod out_of_core;
 mod sb2st;
 mod select;
 mod side;

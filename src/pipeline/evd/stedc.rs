@@ -15,6 +15,7 @@ use crate::pipeline::task::{
 use crate::{Error, Result, Scalar};
 use faer::Mat;
 use parking_lot::Mutex;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Eigenvectors of a stage: the `n x n` matrix and the tasks that produce its
@@ -72,6 +73,112 @@ pub(super) fn stedc_impl<T: Scalar>(
     scale: T,
     apply_after_lowner: bool,
 ) -> Result<StedcStage<T>> {
+    let n = tri.n();
+    let store = NodeStore::whole(n);
+    let z = store.parts[0].1.clone();
+    let w = DcTree::merge_words_per_row(n, params.leaf_size);
+    let nodes = add_nodes(g, &tri, params, scale, &store, w, apply_after_lowner, false)?;
+    let vector_exits = match nodes.tree.root() {
+        Some(root) => nodes.exits[root].clone(),
+        // n = 0: no node; the finish task stands for the (empty) vectors.
+        None => Vec::new(),
+    };
+    let (values, finish) = add_finish(g, &nodes, &vector_exits, &tri);
+    let mut entries = nodes.entries;
+    let vector_exits = if vector_exits.is_empty() {
+        entries.push(finish);
+        vec![finish]
+    } else {
+        vector_exits
+    };
+    Ok(StedcStage {
+        sub: SubGraph {
+            entries,
+            exits: vec![finish],
+        },
+        vectors: Eigenvectors {
+            z,
+            blocks: vec![(0..n, vector_exits)],
+        },
+        values,
+    })
+}
+
+/// Where the eigenvector blocks of the tree's nodes live: one `n x n` matrix
+/// for the whole tree, or (out of core, [`super::out_of_core`]) one square
+/// matrix per child of the root, so that the root's off-diagonal blocks are
+/// never allocated. Part `(range, z)` holds the diagonal block `range x range`
+/// of the eigenvector matrix, row and column `range.start` at `(0, 0)`.
+pub(super) struct NodeStore<T> {
+    pub(super) parts: Vec<(Range<usize>, Arc<SharedMatrix<T>>)>,
+}
+
+impl<T: Scalar> NodeStore<T> {
+    /// One zeroed `n x n` matrix (allocated by the first leaf that runs).
+    pub(super) fn whole(n: usize) -> Self {
+        NodeStore {
+            parts: vec![(0..n, Arc::new(SharedMatrix::deferred(n, n)))],
+        }
+    }
+
+    /// One zeroed square matrix per range of `ranges` (disjoint), each
+    /// allocated by the first leaf that runs in it.
+    pub(super) fn split(ranges: &[Range<usize>]) -> Self {
+        NodeStore {
+            parts: ranges
+                .iter()
+                .map(|r| {
+                    (
+                        r.clone(),
+                        Arc::new(SharedMatrix::deferred(r.len(), r.len())),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The matrix holding the block of node `range` and the offset to
+    /// subtract from the node's row and column indices.
+    fn locate(&self, range: &Range<usize>) -> Result<(Arc<SharedMatrix<T>>, usize)> {
+        self.parts
+            .iter()
+            .find(|(r, _)| r.start <= range.start && range.end <= r.end)
+            .map(|(r, z)| (z.clone(), r.start))
+            .ok_or_else(|| Error::InvalidArgument(format!("stedc: no storage for node {range:?}")))
+    }
+}
+
+/// The tasks of the tree's nodes and the data they share.
+pub(super) struct DcNodes<T> {
+    pub(super) tree: DcTree,
+    /// Eigenvalues (`n x 1`; node `r` owns rows `r`).
+    pub(super) d: Arc<SharedMatrix<T>>,
+    /// Off-diagonal entries (`(n - 1) x 1`), the tears read by the merges.
+    pub(super) e: Arc<SharedMatrix<T>>,
+    /// Tasks with no predecessor inside the stage (the leaves).
+    pub(super) entries: Vec<TaskId>,
+    /// Per node (indexed like `tree.nodes`), what its parent must wait for;
+    /// empty for a node left out.
+    pub(super) exits: Vec<Vec<TaskId>>,
+    pub(super) scale: T,
+}
+
+/// Adds the leaves and merges of the divide-and-conquer tree of `tri` (all
+/// of them, or all but the root with `skip_root`), each node's eigenvectors
+/// in `store`, the merges' copies of eigenvector halves in one workspace of
+/// `n * w` words (node `r` owning words `r.start * w..r.end * w`; `w` at
+/// least half the largest merge built, rounded up).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn add_nodes<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    tri: &Tridiagonal<T>,
+    params: &DcParams,
+    scale: T,
+    store: &NodeStore<T>,
+    w: usize,
+    apply_after_lowner: bool,
+    skip_root: bool,
+) -> Result<DcNodes<T>> {
     check_owned(g, "the tridiagonal", tri.tasks())?;
     let s = scale.f64();
     if !(s > 0.0 && s.is_finite() && s.log2().fract() == 0.0) {
@@ -84,70 +191,41 @@ pub(super) fn stedc_impl<T: Scalar>(
             "stedc: the leaf size must be positive".into(),
         ));
     }
-    let band = tri.band.clone();
-    let n = band.n();
+    let n = tri.n();
+    let tree = DcTree::new(n, params.leaf_size);
     let d = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, 1)));
     let e = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n.saturating_sub(1), 1)));
-    let z = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, n)));
-    let cell = Arc::new(Mutex::new(None));
-    let (did, eid, zid) = (d.id(), e.id(), z.id());
-    let ne = n.saturating_sub(1);
-    let band_id = band.id();
+    // One workspace for every merge's copies of its eigenvector halves:
+    // allocated once, freed with the last task holding it.
+    let built = tree.nodes.len() - usize::from(skip_root && tree.root().is_some());
+    let needs_work = tree.nodes[..built]
+        .iter()
+        .any(|nd| matches!(nd, DcNode::Merge { .. }));
+    let work = Arc::new(SharedMatrix::deferred(
+        if needs_work { n * w } else { 0 },
+        1,
+    ));
+    let ctx = NodeCtx {
+        tri,
+        d: &d,
+        e: &e,
+        work: &work,
+        w,
+        n,
+        scale,
+        col_tile: params.col_tile,
+    };
     let mut entries = Vec::new();
-
-    let tree = DcTree::new(n, params.leaf_size);
-    // One workspace for every merge's copies of its eigenvector halves, node
-    // `begin..end` owning words `begin * w..end * w` (`DcTree::merge_words_per_row`):
-    // allocated once, `n * ceil(n / 2)` words, freed with the last task holding it.
-    let w = DcTree::merge_words_per_row(n, params.leaf_size);
-    let work = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n * w, 1)));
-    let work_id = work.id();
-    // Exit tasks of each node (what its parent must wait for).
     let mut exits: Vec<Vec<TaskId>> = Vec::with_capacity(tree.nodes.len());
-    for node in &tree.nodes {
-        let r = node.range();
-        let len = r.len();
+    for (i, node) in tree.nodes.iter().enumerate() {
+        if i >= built {
+            exits.push(Vec::new());
+            continue;
+        }
+        let (z, off) = store.locate(&node.range())?;
         match *node {
             DcNode::Leaf { begin, end } => {
-                let (band, d, e, z) = (band.clone(), d.clone(), e.clone(), z.clone());
-                let first = begin.saturating_sub(1);
-                let rows = begin..(end + 1).min(n);
-                let body = with_access(move |acc| {
-                    // Band columns first..end are final (the edges from
-                    // columns_final) and only read; the leaf owns d[begin..end],
-                    // e[begin..min(end, ne)] and its diagonal block of z.
-                    let view = band.read(acc, begin..(end + 1).min(n), first..end);
-                    let mut dv = d.write(acc, begin..end, 0..1);
-                    let mut ev = e.write(acc, begin..end.min(ne), 0..1);
-                    let q = z.write(acc, begin..end, begin..end);
-                    let inv = T::one() / scale;
-                    let sub = |i: usize| view.get(i + 1, i) * inv;
-                    let mut dl: Vec<T> = (begin..end).map(|i| view.get(i, i) * inv).collect();
-                    let el: Vec<T> = (begin..end - 1).map(sub).collect();
-                    let before = if begin > 0 { sub(begin - 1) } else { T::zero() };
-                    let after = if end < n { sub(end - 1) } else { T::zero() };
-                    for (i, &x) in el.iter().chain((end < n).then_some(&after)).enumerate() {
-                        ev[(i, 0)] = x;
-                    }
-                    solve_leaf(&mut dl, &el, before, after, q)?;
-                    for (i, x) in dl.into_iter().enumerate() {
-                        dv[(i, 0)] = x;
-                    }
-                    Ok(())
-                });
-                let t = g.add(
-                    Task::new(format!("dc.leaf[{begin}..{end}]"), body)
-                        .stage(DC)
-                        .cost((6 * len * len * len) as f64, (8 * len * len) as f64)
-                        .footprint(
-                            Footprint::new()
-                                .read(Region::new(band_id, rows, first..end))
-                                .write(Region::new(did, begin..end, 0..1))
-                                .write(Region::new(eid, begin..end.min(ne), 0..1))
-                                .write(Region::new(zid, begin..end, begin..end)),
-                        ),
-                );
-                g.succeed(t, &tri.columns_final(end));
+                let t = add_leaf(g, &ctx, &z, off, begin..end);
                 entries.push(t);
                 exits.push(vec![t]);
             }
@@ -158,215 +236,376 @@ pub(super) fn stedc_impl<T: Scalar>(
                 left,
                 right,
             } => {
-                let roots = (len / 512).clamp(1, 8);
-                let tiles = col_tiles(len, params.col_tile);
-                let slot = Arc::new(MergeSlot::<MergeProblem<T>>::new());
-                // Pseudo-matrix rows of the slot: 0..roots = root ranges,
-                // roots..2 roots = z-hat ranges, 2 roots = the rest.
-                let all = Region::new(slot.id, 0..2 * roots + 1, 0..1);
-                let shared_part = Region::new(slot.id, 2 * roots..2 * roots + 1, 0..1);
-                let dreg = Region::new(did, begin..end, 0..1);
-                let zreg = Region::new(zid, begin..end, begin..end);
-                let wrows = begin * w..end * w;
-                let wreg = Region::new(work_id, wrows.clone(), 0..1);
-                let n1 = cut - begin;
-
-                let deflate = {
-                    let (slot, d, e, z) = (slot.clone(), d.clone(), e.clone(), z.clone());
-                    let (work, wrows) = (work.clone(), wrows.clone());
-                    let body = with_access(move |acc| {
-                        // After both children; owns the node's d, z block, slot
-                        // and workspace.
-                        let dv = d.read(acc, begin..end, 0..1);
-                        let ev = e.read(acc, cut - 1..cut, 0..1);
-                        let q = z.write(acc, begin..end, begin..end);
-                        let wv = work.write(acc, wrows, 0..1);
-                        let dl: Vec<T> = (0..len).map(|i| dv[(i, 0)]).collect();
-                        let problem = MergeProblem::new(&dl, q, n1, ev[(0, 0)], column_slice(wv))?;
-                        *slot.problem.write() = Some(problem);
-                        Ok(())
-                    });
-                    g.add(
-                        Task::new(format!("dc.merge[{begin}..{end}].deflate"), body)
-                            .stage(DC)
-                            .cost((4 * len * len) as f64, (16 * len * len) as f64)
-                            .footprint(
-                                Footprint::new()
-                                    .read(dreg.clone())
-                                    .read(Region::new(eid, cut - 1..cut, 0..1))
-                                    .write(zreg.clone())
-                                    .write(wreg.clone())
-                                    .write(all.clone()),
-                            ),
-                    )
-                };
-                for &c in exits[left].iter().chain(&exits[right]) {
-                    g.edge(c, deflate);
-                }
-
-                let spec = |step: &str, first_row, flops| MergeRanges {
-                    name: format!("dc.merge[{begin}..{end}].{step}"),
-                    stage: DC,
-                    count: roots,
-                    first_row,
-                    cost: (flops, (8 * len * len / roots) as f64),
-                    reads: Footprint::new().read(shared_part.clone()),
-                };
-                let root_tasks = add_merge_ranges(
+                let after: Vec<TaskId> = exits[left].iter().chain(&exits[right]).copied().collect();
+                let node_exits = add_merge(
                     g,
-                    &slot,
-                    spec("roots", 0, (20 * len * len / roots) as f64),
-                    deflate,
-                    |_| false,
-                    MergeProblem::k,
-                    MergeProblem::solve_roots_range,
+                    &ctx,
+                    &z,
+                    off,
+                    begin,
+                    cut,
+                    end,
+                    &after,
+                    apply_after_lowner,
                 );
-
-                // The output order, the deflated columns moved into place and the
-                // merged eigenvalues: O(len) work plus the column moves.
-                let order = {
-                    let (slot, d, z) = (slot.clone(), d.clone(), z.clone());
-                    let body = with_access(move |acc| {
-                        let mut guard = slot.problem.write();
-                        let problem = guard.as_mut().ok_or_else(|| {
-                            Error::InvalidArgument("merge order before deflation".into())
-                        })?;
-                        problem.order_output(z.write(acc, begin..end, begin..end))?;
-                        let mut dl = vec![T::zero(); len];
-                        problem.eigenvalues_into(&mut dl);
-                        let mut dv = d.write(acc, begin..end, 0..1);
-                        for (i, x) in dl.into_iter().enumerate() {
-                            dv[(i, 0)] = x;
-                        }
-                        Ok(())
-                    });
-                    g.add(
-                        Task::new(format!("dc.merge[{begin}..{end}].order"), body)
-                            .stage(DC)
-                            // A sort and at most `len` column moves.
-                            .cost((20 * len) as f64, (16 * len * len) as f64)
-                            .footprint(
-                                Footprint::new()
-                                    .write(all.clone())
-                                    .write(dreg.clone())
-                                    .write(zreg.clone()),
-                            ),
-                    )
-                };
-                g.succeed(order, &root_tasks);
-
-                // Disjoint ranges of z-hat (checked by `SplitColumns`).
-                let lowners = add_merge_ranges(
-                    g,
-                    &slot,
-                    spec("lowner", roots, (4 * len * len / roots) as f64),
-                    order,
-                    |_| false,
-                    MergeProblem::k,
-                    MergeProblem::lowner_range,
-                );
-
-                let mut applies = Vec::with_capacity(tiles.len());
-                for tile in tiles {
-                    let (slot, z, work) = (slot.clone(), z.clone(), work.clone());
-                    let cols = begin + tile.start..begin + tile.end;
-                    let body = {
-                        let (cols, wrows) = (cols.clone(), wrows.clone());
-                        with_access(move |acc| {
-                            // Apply tasks share the problem and the workspace
-                            // read-only and write disjoint column tiles of the
-                            // node's block.
-                            let guard = slot.problem.read();
-                            let wv = work.read(acc, wrows, 0..1);
-                            let out = z.write(acc, begin..end, cols);
-                            deflated(&guard)?.apply_cols(tile, column_slice_ref(wv), out)
-                        })
-                    };
-                    let t = g.add(
-                        Task::new(
-                            format!(
-                                "dc.merge[{begin}..{end}].apply[{}..{}]",
-                                cols.start, cols.end
-                            ),
-                            body,
-                        )
-                        .stage(DC)
-                        .cost(
-                            (2 * len * len * cols.len()) as f64,
-                            (8 * len * (len + cols.len())) as f64,
-                        )
-                        .footprint(
-                            Footprint::new()
-                                .read(all.clone())
-                                .read(wreg.clone())
-                                .write(Region::new(zid, begin..end, cols.clone())),
-                        ),
-                    );
-                    if apply_after_lowner {
-                        g.succeed(t, &lowners);
-                    } else {
-                        g.edge(deflate, t);
-                    }
-                    applies.push(t);
-                }
-                // The merge's workspace (O(len^2)) is freed as soon as the last
-                // apply is done, not when the graph is dropped.
-                let free = {
-                    let slot = slot.clone();
-                    g.add(
-                        Task::new(format!("dc.merge[{begin}..{end}].free"), move |_| {
-                            slot.problem.write().take();
-                            Ok(())
-                        })
-                        .stage(DC)
-                        .footprint(Footprint::new().write(all.clone())),
-                    )
-                };
-                g.succeed(free, &applies);
-                let mut node_exits = vec![order];
-                node_exits.extend(applies);
                 exits.push(node_exits);
             }
         }
     }
+    Ok(DcNodes {
+        tree,
+        d,
+        e,
+        entries,
+        exits,
+        scale,
+    })
+}
 
-    let finish = {
-        let (d, values) = (d.clone(), cell.clone());
+/// What every node's tasks share.
+struct NodeCtx<'a, T> {
+    tri: &'a Tridiagonal<T>,
+    d: &'a Arc<SharedMatrix<T>>,
+    e: &'a Arc<SharedMatrix<T>>,
+    work: &'a Arc<SharedMatrix<T>>,
+    w: usize,
+    n: usize,
+    scale: T,
+    col_tile: usize,
+}
+
+/// The leaf `begin..end`: extract its part of the tridiagonal, scaled, and solve
+/// it by implicit QL/QR into its diagonal block of `z` (offset `off`).
+fn add_leaf<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    ctx: &NodeCtx<'_, T>,
+    z: &Arc<SharedMatrix<T>>,
+    off: usize,
+    range: Range<usize>,
+) -> TaskId {
+    let (begin, end, n, scale) = (range.start, range.end, ctx.n, ctx.scale);
+    let len = end - begin;
+    let ne = n.saturating_sub(1);
+    let band = ctx.tri.band.clone();
+    let (did, eid, zid, band_id) = (ctx.d.id(), ctx.e.id(), z.id(), band.id());
+    let (d, e, z) = (ctx.d.clone(), ctx.e.clone(), z.clone());
+    let first = begin.saturating_sub(1);
+    let rows = begin..(end + 1).min(n);
+    let zr = begin - off..end - off;
+    let body = {
+        let zr = zr.clone();
+        with_access(move |acc| {
+            // Band columns first..end are final (the edges from
+            // columns_final) and only read; the leaf owns d[begin..end],
+            // e[begin..min(end, ne)] and its diagonal block of z.
+            let view = band.read(acc, begin..(end + 1).min(n), first..end);
+            let mut dv = d.write(acc, begin..end, 0..1);
+            let mut ev = e.write(acc, begin..end.min(ne), 0..1);
+            let q = z.write(acc, zr.clone(), zr);
+            let inv = T::one() / scale;
+            let sub = |i: usize| view.get(i + 1, i) * inv;
+            let mut dl: Vec<T> = (begin..end).map(|i| view.get(i, i) * inv).collect();
+            let el: Vec<T> = (begin..end - 1).map(sub).collect();
+            let before = if begin > 0 { sub(begin - 1) } else { T::zero() };
+            let after = if end < n { sub(end - 1) } else { T::zero() };
+            for (i, &x) in el.iter().chain((end < n).then_some(&after)).enumerate() {
+                ev[(i, 0)] = x;
+            }
+            solve_leaf(&mut dl, &el, before, after, q)?;
+            for (i, x) in dl.into_iter().enumerate() {
+                dv[(i, 0)] = x;
+            }
+            Ok(())
+        })
+    };
+    let t = g.add(
+        Task::new(format!("dc.leaf[{begin}..{end}]"), body)
+            .stage(DC)
+            .cost((6 * len * len * len) as f64, (8 * len * len) as f64)
+            .footprint(
+                Footprint::new()
+                    .read(Region::new(band_id, rows, first..end))
+                    .write(Region::new(did, begin..end, 0..1))
+                    .write(Region::new(eid, begin..end.min(ne), 0..1))
+                    .write(Region::new(zid, zr.clone(), zr)),
+            ),
+    );
+    g.succeed(t, &ctx.tri.columns_final(end));
+    t
+}
+
+/// The merge `begin..cut..end` after the tasks `after` (its children's exits):
+/// deflate, roots, order, Löwner, apply tiles and free. Returns what its parent
+/// waits for.
+#[allow(clippy::too_many_arguments)]
+fn add_merge<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    ctx: &NodeCtx<'_, T>,
+    z: &Arc<SharedMatrix<T>>,
+    off: usize,
+    begin: usize,
+    cut: usize,
+    end: usize,
+    after: &[TaskId],
+    apply_after_lowner: bool,
+) -> Vec<TaskId> {
+    let len = end - begin;
+    let roots = root_tasks_for(len);
+    let tiles = col_tiles(len, ctx.col_tile);
+    let slot = Arc::new(MergeSlot::<MergeProblem<T>>::new());
+    let (did, eid, zid, work_id) = (ctx.d.id(), ctx.e.id(), z.id(), ctx.work.id());
+    // Pseudo-matrix rows of the slot: 0..roots = root ranges,
+    // roots..2 roots = z-hat ranges, 2 roots = the rest.
+    let all = Region::new(slot.id, 0..2 * roots + 1, 0..1);
+    let shared_part = Region::new(slot.id, 2 * roots..2 * roots + 1, 0..1);
+    let dreg = Region::new(did, begin..end, 0..1);
+    let zr = begin - off..end - off;
+    let zreg = Region::new(zid, zr.clone(), zr.clone());
+    let wrows = begin * ctx.w..end * ctx.w;
+    let wreg = Region::new(work_id, wrows.clone(), 0..1);
+    let n1 = cut - begin;
+
+    let deflate = {
+        let (slot, d, e, z) = (slot.clone(), ctx.d.clone(), ctx.e.clone(), z.clone());
+        let (work, wrows, zr) = (ctx.work.clone(), wrows.clone(), zr.clone());
         let body = with_access(move |acc| {
-            let dv = d.read(acc, 0..n, 0..1);
-            *values.lock() = Some((0..n).map(|i| dv[(i, 0)] * scale).collect());
+            // After both children; owns the node's d, z block, slot
+            // and workspace.
+            let dv = d.read(acc, begin..end, 0..1);
+            let ev = e.read(acc, cut - 1..cut, 0..1);
+            let q = z.write(acc, zr.clone(), zr);
+            let wv = work.write(acc, wrows, 0..1);
+            let dl: Vec<T> = (0..len).map(|i| dv[(i, 0)]).collect();
+            let problem = MergeProblem::new(&dl, q, n1, ev[(0, 0)], column_slice(wv))?;
+            *slot.problem.write() = Some(problem);
             Ok(())
         });
         g.add(
-            Task::new("dc.finish", body)
+            Task::new(format!("dc.merge[{begin}..{end}].deflate"), body)
                 .stage(DC)
-                .cost(0.0, (8 * n) as f64)
-                .footprint(Footprint::new().read(Region::new(did, 0..n, 0..1))),
+                .cost((4 * len * len) as f64, (16 * len * len) as f64)
+                .footprint(
+                    Footprint::new()
+                        .read(dreg.clone())
+                        .read(Region::new(eid, cut - 1..cut, 0..1))
+                        .write(zreg.clone())
+                        .write(wreg.clone())
+                        .write(all.clone()),
+                ),
         )
     };
-    let vector_exits = match tree.root() {
-        Some(root) => {
-            g.succeed(finish, &exits[root]);
-            exits[root].clone()
-        }
-        None => {
-            // n <= leaf size gives one leaf, which is its own root; n = 0 none.
-            g.succeed(finish, &tri.all_done);
-            entries.push(finish);
-            vec![finish]
-        }
+    g.succeed(deflate, after);
+
+    let root_tasks = add_merge_ranges(
+        g,
+        &slot,
+        merge_step(
+            begin,
+            end,
+            "roots",
+            roots,
+            0,
+            (20 * len * len / roots) as f64,
+            &shared_part,
+        ),
+        deflate,
+        |_| false,
+        MergeProblem::k,
+        MergeProblem::solve_roots_range,
+    );
+
+    // The output order, the deflated columns moved into place and the
+    // merged eigenvalues: O(len) work plus the column moves.
+    let order = {
+        let (slot, d, z, zr) = (slot.clone(), ctx.d.clone(), z.clone(), zr.clone());
+        let body = with_access(move |acc| {
+            let mut guard = slot.problem.write();
+            let problem = guard
+                .as_mut()
+                .ok_or_else(|| Error::InvalidArgument("merge order before deflation".into()))?;
+            problem.order_output(z.write(acc, zr.clone(), zr))?;
+            store_values(problem, &d, acc, begin..end);
+            Ok(())
+        });
+        g.add(
+            Task::new(format!("dc.merge[{begin}..{end}].order"), body)
+                .stage(DC)
+                // A sort and at most `len` column moves.
+                .cost((20 * len) as f64, (16 * len * len) as f64)
+                .footprint(
+                    Footprint::new()
+                        .write(all.clone())
+                        .write(dreg.clone())
+                        .write(zreg.clone()),
+                ),
+        )
     };
-    Ok(StedcStage {
-        sub: SubGraph {
-            entries,
-            exits: vec![finish],
-        },
-        vectors: Eigenvectors {
-            z,
-            blocks: vec![(0..n, vector_exits)],
-        },
-        values: super::Slot { cell, task: finish },
-    })
+    g.succeed(order, &root_tasks);
+
+    // Disjoint ranges of z-hat (checked by `SplitColumns`).
+    let lowners = add_merge_ranges(
+        g,
+        &slot,
+        merge_step(
+            begin,
+            end,
+            "lowner",
+            roots,
+            roots,
+            (4 * len * len / roots) as f64,
+            &shared_part,
+        ),
+        order,
+        |_| false,
+        MergeProblem::k,
+        MergeProblem::lowner_range,
+    );
+
+    let mut applies = Vec::with_capacity(tiles.len());
+    for tile in tiles {
+        let (slot, z, work) = (slot.clone(), z.clone(), ctx.work.clone());
+        let cols = begin + tile.start - off..begin + tile.end - off;
+        let body = {
+            let (cols, wrows, zr) = (cols.clone(), wrows.clone(), zr.clone());
+            with_access(move |acc| {
+                // Apply tasks share the problem and the workspace
+                // read-only and write disjoint column tiles of the
+                // node's block.
+                let guard = slot.problem.read();
+                let wv = work.read(acc, wrows, 0..1);
+                let out = z.write(acc, zr, cols);
+                deflated(&guard)?.apply_cols(tile, column_slice_ref(wv), out)
+            })
+        };
+        let t = g.add(
+            Task::new(
+                format!(
+                    "dc.merge[{begin}..{end}].apply[{}..{}]",
+                    cols.start + off,
+                    cols.end + off
+                ),
+                body,
+            )
+            .stage(DC)
+            .cost(
+                (2 * len * len * cols.len()) as f64,
+                (8 * len * (len + cols.len())) as f64,
+            )
+            .footprint(
+                Footprint::new()
+                    .read(all.clone())
+                    .read(wreg.clone())
+                    .write(Region::new(zid, zr.clone(), cols.clone())),
+            ),
+        );
+        if apply_after_lowner {
+            g.succeed(t, &lowners);
+        } else {
+            g.edge(deflate, t);
+        }
+        applies.push(t);
+    }
+    // The merge's workspace (O(len^2)) is freed as soon as the last
+    // apply is done, not when the graph is dropped.
+    let free = add_free(g, &slot, format!("dc.merge[{begin}..{end}].free"), all);
+    g.succeed(free, &applies);
+    let mut node_exits = vec![order];
+    node_exits.extend(applies);
+    node_exits
+}
+
+/// Tasks a merge of order `len` splits its secular roots and Löwner step into.
+pub(super) fn root_tasks_for(len: usize) -> usize {
+    (len / 512).clamp(1, 8)
+}
+
+/// The [`MergeRanges`] of one parallel step (`roots`, `lowner`) of merge
+/// `begin..end`.
+pub(super) fn merge_step(
+    begin: usize,
+    end: usize,
+    step: &str,
+    count: usize,
+    first_row: usize,
+    flops: f64,
+    shared_part: &Region,
+) -> MergeRanges {
+    let len = end - begin;
+    MergeRanges {
+        name: format!("dc.merge[{begin}..{end}].{step}"),
+        stage: DC,
+        count,
+        first_row,
+        cost: (flops, (8 * len * len / count) as f64),
+        reads: Footprint::new().read(shared_part.clone()),
+    }
+}
+
+/// Writes the merged eigenvalues of `problem` (after its order step) into
+/// rows `range` of `d`.
+pub(super) fn store_values<T: Scalar>(
+    problem: &MergeProblem<T>,
+    d: &SharedMatrix<T>,
+    acc: &crate::matrix::access::Access<'_>,
+    range: Range<usize>,
+) {
+    let mut dl = vec![T::zero(); range.len()];
+    problem.eigenvalues_into(&mut dl);
+    let mut dv = d.write(acc, range, 0..1);
+    for (i, x) in dl.into_iter().enumerate() {
+        dv[(i, 0)] = x;
+    }
+}
+
+/// The task that drops a merge's problem (its `O(len^2)` state) once its last
+/// reader is done.
+pub(super) fn add_free<T: Send + Sync + 'static>(
+    g: &mut TaskGraph<'static>,
+    slot: &Arc<MergeSlot<T>>,
+    name: String,
+    all: Region,
+) -> TaskId {
+    let slot = slot.clone();
+    g.add(
+        Task::new(name, move |_| {
+            slot.problem.write().take();
+            Ok(())
+        })
+        .stage(DC)
+        .footprint(Footprint::new().write(all)),
+    )
+}
+
+/// The `dc.finish` task: the eigenvalues unscaled into a [`super::Slot`], after
+/// `after` (the root's exits), or after the whole tridiagonal when the tree has
+/// no merge reporting them. Returns the slot and the task.
+pub(super) fn add_finish<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    nodes: &DcNodes<T>,
+    after: &[TaskId],
+    tri: &Tridiagonal<T>,
+) -> (super::Slot<T>, TaskId) {
+    let n = nodes.d.nrows();
+    let cell = Arc::new(Mutex::new(None));
+    let (d, values, scale) = (nodes.d.clone(), cell.clone(), nodes.scale);
+    let body = with_access(move |acc| {
+        let dv = d.read(acc, 0..n, 0..1);
+        *values.lock() = Some((0..n).map(|i| dv[(i, 0)] * scale).collect());
+        Ok(())
+    });
+    let finish = g.add(
+        Task::new("dc.finish", body)
+            .stage(DC)
+            .cost(0.0, (8 * n) as f64)
+            .footprint(Footprint::new().read(Region::new(nodes.d.id(), 0..n, 0..1))),
+    );
+    if after.is_empty() {
+        // n = 0: no node at all.
+        g.succeed(finish, &tri.all_done);
+    } else {
+        g.succeed(finish, after);
+    }
+    (super::Slot { cell, task: finish }, finish)
 }
 
 /// The power of two nearest `anrm` (1 for zero or non-finite): the scale

@@ -64,6 +64,9 @@ pub struct Sy2sbReflectors<T> {
     pub(super) b: usize,
     pub(super) panels: usize,
     pub(super) done: Vec<TaskId>,
+    /// The QR task of each panel, after which its `V_p` below the band is
+    /// final (nothing writes panel `p`'s columns below the band later).
+    pub(super) panel_tasks: Vec<TaskId>,
 }
 
 impl<T: Scalar> Sy2sbReflectors<T> {
@@ -161,6 +164,7 @@ pub fn sy2sb<T: Scalar>(
     let (aid, tid) = (a.id(), tf.id());
     let mut flow = DataFlow::new();
     let mut ids: Vec<TaskId> = Vec::new();
+    let mut panel_tasks = Vec::with_capacity(np);
     let tile = |r: usize| r / nb;
     let bytes = std::mem::size_of::<T>() as f64;
     for p in 0..np {
@@ -212,6 +216,7 @@ pub fn sy2sb<T: Scalar>(
         );
         flow.access(g, t, &[], &keys);
         ids.push(t);
+        panel_tasks.push(t);
         {
             // Panel p's columns are final now: the diagonal block after the last
             // SYR2K of panel p-1, the rest of the band after this panel's QR.
@@ -358,6 +363,7 @@ pub fn sy2sb<T: Scalar>(
             b,
             panels: np,
             done: sub.exits.clone(),
+            panel_tasks,
         },
         sub,
     })

@@ -1,0 +1,662 @@
+//! The root merge of an out-of-core divide and conquer and the passes that
+//! turn its eigenvectors into those of the matrix, `W` columns at a time.
+//!
+//! The root deflates from its two children stored apart
+//! ([`MergeProblem::new_split`]; the deflated vectors go to a scratch file),
+//! solves its secular roots and forms `z-hat` as the in-memory root does. Then
+//! each pass, over output columns `w0..w1`:
+//!
+//! 1. `io.deflated`: reads the deflated vectors of those columns into the
+//!    pass buffer `B` (`n x W`);
+//! 2. `dc.root.apply`: the root columns, merge tile by merge tile;
+//! 3. `io.q2` and `q2`: the stage-2 reflectors read back a range of sweep
+//!    groups at a time (highest first) into one of two buffers, each range
+//!    applied to every column block of `B` ([`apply_q2_groups`]);
+//! 4. `io.q1` and `q1`: the stage-1 panels likewise, last panel first
+//!    ([`apply_q1_panels`]);
+//! 5. `io.write`: `B` written at its columns of the eigenvector file.
+//!
+//! Every product is the in-memory graph's on the same column block (the pass
+//! width is a multiple of the column block and of the merge tile), so the
+//! eigenvectors are bitwise those of the in-memory run. The reads and writes
+//! run on the I/O lane in creation order, which is an order the edges allow:
+//! each I/O task waits only for tasks that wait for earlier I/O tasks.
+
+use super::super::sb2st::Tridiagonal;
+use super::super::stedc::{
+    add_finish, add_free, merge_step, root_tasks_for, store_values, DcNodes,
+};
+use super::super::{DC, Q1, Q2};
+use super::IO;
+use crate::graph::{Footprint, Lane, Region, Task, TaskGraph, TaskId};
+use crate::linalg::back_transform::q1::{apply_q1_panels, panel_offsets};
+use crate::linalg::back_transform::q2::{apply_q2_groups, Q2Plan};
+use crate::linalg::sb2st::{ReflectorLayout, ReflectorsRef};
+use crate::linalg::stedc::{col_tiles, MergeProblem};
+use crate::matrix::npy::ColumnFile;
+use crate::matrix::scratch::{IoStats, ScratchFile};
+use crate::matrix::SharedMatrix;
+use crate::pipeline::task::{
+    add_merge_ranges, column_slice, column_slice_ref, with_access, MergeSlot, Slot,
+};
+use crate::{Error, Result, Scalar};
+use faer::reborrow::*;
+use faer::MatRef;
+use parking_lot::Mutex;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The root merge's state between its tasks.
+pub(super) struct RootState<T> {
+    problem: MergeProblem<T>,
+    /// The kept vectors' halves, type-ordered ([`MergeProblem::apply_cols`]).
+    work: Vec<T>,
+    /// The deflated vectors, slot `s` at element offset `s n`.
+    deflated: ScratchFile,
+}
+
+/// What the stage-2 reflectors on disk are.
+pub(super) struct Q2Store {
+    pub(super) file: Arc<ScratchFile>,
+    pub(super) layout: Arc<ReflectorLayout>,
+    pub(super) plan: Arc<Q2Plan>,
+    /// Groups per chunk.
+    pub(super) groups: usize,
+    /// After these, the file is complete.
+    pub(super) written: Vec<TaskId>,
+}
+
+/// What the stage-1 reflectors on disk are.
+pub(super) struct Q1Store<T> {
+    pub(super) file: Arc<ScratchFile>,
+    /// `T_p` side by side, `b x (P b)`.
+    pub(super) t: Arc<SharedMatrix<T>>,
+    pub(super) b: usize,
+    pub(super) panels: usize,
+    /// Panels per chunk.
+    pub(super) chunk: usize,
+    /// After these, the file and `t` are complete.
+    pub(super) written: Vec<TaskId>,
+}
+
+/// Everything the root and the passes need.
+pub(super) struct RootInputs<T> {
+    pub(super) nodes: DcNodes<T>,
+    pub(super) tri: Tridiagonal<T>,
+    pub(super) halves: [Arc<SharedMatrix<T>>; 2],
+    pub(super) cut: usize,
+    /// Tasks the root deflation also waits for (the stage-2 reflectors freed).
+    pub(super) after: Vec<TaskId>,
+    pub(super) q2: Q2Store,
+    pub(super) q1: Q1Store<T>,
+    pub(super) out: Arc<ColumnFile<T>>,
+    pub(super) scratch: PathBuf,
+    pub(super) stats: Arc<IoStats>,
+    pub(super) io: Lane,
+    pub(super) wide: usize,
+    pub(super) col_block: usize,
+    pub(super) dc_tile: usize,
+    pub(super) window_bytes: usize,
+}
+
+/// The pass buffers and the chunk buffers, each with the tasks that last
+/// touched it.
+struct Buffers<T> {
+    b: Arc<SharedMatrix<T>>,
+    q2: [Arc<SharedMatrix<T>>; 2],
+    q1: [Arc<SharedMatrix<T>>; 2],
+    q2_users: [Vec<TaskId>; 2],
+    q1_users: [Vec<TaskId>; 2],
+    /// Buffers of the Q2 tasks' transposed copies, reused from task to task.
+    transposed: Arc<Mutex<Vec<Vec<T>>>>,
+    /// A chain read whole: its load task, run once for every pass.
+    q2_whole: Option<TaskId>,
+    q1_whole: Option<TaskId>,
+}
+
+/// Adds the root merge and the passes; returns the values' slot and the
+/// tasks after which everything is computed and written.
+pub(super) fn add_root_and_passes<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    inp: RootInputs<T>,
+) -> Result<(Slot<T>, Vec<TaskId>)> {
+    let n = inp.tri.n();
+    let (cut, nodes) = (inp.cut, &inp.nodes);
+    let root = nodes.tree.root().expect("the plan requires a root merge");
+    let slot = Arc::new(MergeSlot::<RootState<T>>::new());
+    let roots = root_tasks_for(n);
+    let all = Region::new(slot.id, 0..2 * roots + 1, 0..1);
+    let shared_part = Region::new(slot.id, 2 * roots..2 * roots + 1, 0..1);
+    let (did, eid) = (nodes.d.id(), nodes.e.id());
+    let [left, right] = &inp.halves;
+
+    let deflate = {
+        let (slot, d, e) = (slot.clone(), nodes.d.clone(), nodes.e.clone());
+        let (l, r) = (left.clone(), right.clone());
+        let (scratch, stats) = (inp.scratch.clone(), inp.stats.clone());
+        let body = with_access(move |acc| {
+            let dv = d.read(acc, 0..n, 0..1);
+            let ev = e.read(acc, cut - 1..cut, 0..1);
+            let dl: Vec<T> = (0..n).map(|i| dv[(i, 0)]).collect();
+            let deflated = ScratchFile::create(&scratch, stats)?;
+            let (problem, work) = MergeProblem::new_split(
+                &dl,
+                l.read(acc, 0..cut, 0..cut),
+                r.read(acc, 0..n - cut, 0..n - cut),
+                ev[(0, 0)],
+                |s, v| deflated.write_at((s * n) as u64, v),
+            )?;
+            *slot.problem.write() = Some(RootState {
+                problem,
+                work,
+                deflated,
+            });
+            Ok(())
+        });
+        g.add(
+            Task::new(format!("dc.merge[0..{n}].deflate"), body)
+                .stage(DC)
+                .cost((4 * n * n) as f64, (16 * n * n) as f64)
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(did, 0..n, 0..1))
+                        .read(Region::new(eid, cut - 1..cut, 0..1))
+                        .read(Region::new(left.id(), 0..cut, 0..cut))
+                        .read(Region::new(right.id(), 0..n - cut, 0..n - cut))
+                        .write(all.clone()),
+                ),
+        )
+    };
+    let mut pre: Vec<TaskId> = nodes.exits[nodes_left(nodes, root)]
+        .iter()
+        .chain(&nodes.exits[nodes_right(nodes, root)])
+        .chain(&inp.after)
+        .copied()
+        .collect();
+    dedup(&mut pre);
+    g.succeed(deflate, &pre);
+
+    let root_tasks = add_merge_ranges(
+        g,
+        &slot,
+        merge_step(
+            0,
+            n,
+            "roots",
+            roots,
+            0,
+            (20 * n * n / roots) as f64,
+            &shared_part,
+        ),
+        deflate,
+        |_| false,
+        |s: &RootState<T>| s.problem.k(),
+        |s: &RootState<T>, r| s.problem.solve_roots_range(r),
+    );
+    let order = {
+        let (slot, d) = (slot.clone(), nodes.d.clone());
+        let body = with_access(move |acc| {
+            let mut guard = slot.problem.write();
+            let state = guard
+                .as_mut()
+                .ok_or_else(|| Error::InvalidArgument("merge order before deflation".into()))?;
+            state.problem.order_only()?;
+            store_values(&state.problem, &d, acc, 0..n);
+            Ok(())
+        });
+        g.add(
+            Task::new(format!("dc.merge[0..{n}].order"), body)
+                .stage(DC)
+                .cost((20 * n) as f64, (8 * n) as f64)
+                .footprint(
+                    Footprint::new()
+                        .write(all.clone())
+                        .write(Region::new(did, 0..n, 0..1)),
+                ),
+        )
+    };
+    g.succeed(order, &root_tasks);
+    let lowners = add_merge_ranges(
+        g,
+        &slot,
+        merge_step(
+            0,
+            n,
+            "lowner",
+            roots,
+            roots,
+            (4 * n * n / roots) as f64,
+            &shared_part,
+        ),
+        order,
+        |_| false,
+        |s: &RootState<T>| s.problem.k(),
+        |s: &RootState<T>, r| s.problem.lowner_range(r),
+    );
+    let (values, finish) = add_finish(g, nodes, &[order], &inp.tri);
+
+    // The passes.
+    let width = inp.wide.min(n);
+    let mut bufs = Buffers {
+        b: Arc::new(SharedMatrix::deferred(n, width)),
+        q2: chunk_buffers(q2_chunk_len(&inp.q2)),
+        q1: chunk_buffers(q1_chunk_len(n, &inp.q1)),
+        q2_users: [inp.q2.written.clone(), inp.q2.written.clone()],
+        q1_users: [inp.q1.written.clone(), inp.q1.written.clone()],
+        transposed: Arc::default(),
+        q2_whole: None,
+        q1_whole: None,
+    };
+    let mut last_write: Option<TaskId> = None;
+    let mut applies = Vec::new();
+    let mut w0 = 0;
+    while w0 < n {
+        let w1 = (w0 + width).min(n);
+        let (write, pass_applies) = add_pass(
+            g,
+            &inp,
+            &slot,
+            [&all, &shared_part],
+            &lowners,
+            &mut bufs,
+            w0..w1,
+            last_write.into_iter().chain([order]).collect(),
+        );
+        applies.extend(pass_applies);
+        last_write = Some(write);
+        w0 = w1;
+    }
+    let free = add_free(g, &slot, format!("dc.merge[0..{n}].free"), all);
+    g.succeed(free, &applies);
+    let mut exits = vec![finish, free];
+    exits.extend(last_write);
+    Ok((values, exits))
+}
+
+/// The children of node `root`.
+fn nodes_left<T>(nodes: &DcNodes<T>, root: usize) -> usize {
+    match nodes.tree.nodes[root] {
+        crate::linalg::stedc::DcNode::Merge { left, .. } => left,
+        crate::linalg::stedc::DcNode::Leaf { .. } => unreachable!("the root is a merge"),
+    }
+}
+
+fn nodes_right<T>(nodes: &DcNodes<T>, root: usize) -> usize {
+    match nodes.tree.nodes[root] {
+        crate::linalg::stedc::DcNode::Merge { right, .. } => right,
+        crate::linalg::stedc::DcNode::Leaf { .. } => unreachable!("the root is a merge"),
+    }
+}
+
+fn dedup(v: &mut Vec<TaskId>) {
+    v.sort_unstable();
+    v.dedup();
+}
+
+fn chunk_buffers<T: Scalar>(len: usize) -> [Arc<SharedMatrix<T>>; 2] {
+    [0, 1].map(|_| Arc::new(SharedMatrix::deferred(len, 1)))
+}
+
+/// The chunks of sweep groups, highest first (the order `Z := Q2 Z` needs).
+fn q2_chunks(q2: &Q2Store) -> Vec<Range<usize>> {
+    let g = q2.plan.groups();
+    let k = q2.groups.max(1);
+    (0..g.div_ceil(k))
+        .map(|c| g.saturating_sub((c + 1) * k)..g - c * k)
+        .collect()
+}
+
+/// The chunks of panels, last first.
+fn q1_chunks<T>(q1: &Q1Store<T>) -> Vec<Range<usize>> {
+    let (p, k) = (q1.panels, q1.chunk.max(1));
+    (0..p.div_ceil(k))
+        .map(|c| p.saturating_sub((c + 1) * k)..p - c * k)
+        .collect()
+}
+
+fn q2_flat(q2: &Q2Store, groups: Range<usize>) -> Range<usize> {
+    q2.layout.sweeps(q2.plan.group_sweeps(groups))
+}
+
+fn q2_chunk_len(q2: &Q2Store) -> usize {
+    q2_chunks(q2)
+        .into_iter()
+        .map(|c| q2_flat(q2, c).len())
+        .max()
+        .unwrap_or(0)
+}
+
+fn q1_chunk_len<T>(n: usize, q1: &Q1Store<T>) -> usize {
+    q1_chunks(q1)
+        .into_iter()
+        .map(|c| *panel_offsets(n, q1.b, c).last().expect("at least 0"))
+        .max()
+        .unwrap_or(0)
+}
+
+/// One pass over output columns `cols`, after `before` (the previous pass's
+/// write and the root's order); returns its write task and its apply tasks.
+#[allow(clippy::too_many_arguments)]
+fn add_pass<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    inp: &RootInputs<T>,
+    slot: &Arc<MergeSlot<RootState<T>>>,
+    [all, shared_part]: [&Region; 2],
+    lowners: &[TaskId],
+    bufs: &mut Buffers<T>,
+    cols: Range<usize>,
+    before: Vec<TaskId>,
+) -> (TaskId, Vec<TaskId>) {
+    let n = inp.tri.n();
+    let (w0, width) = (cols.start, cols.len());
+    let bid = bufs.b.id();
+    let whole_b = Region::new(bid, 0..n, 0..width);
+    let tag = format!("[{}..{}]", cols.start, cols.end);
+
+    // 1. The deflated vectors of these columns.
+    let deflated = {
+        let (slot, b, cols) = (slot.clone(), bufs.b.clone(), cols.clone());
+        let body = with_access(move |acc| {
+            let guard = slot.problem.read();
+            let state = guard
+                .as_ref()
+                .ok_or_else(|| Error::InvalidArgument("pass before the root deflation".into()))?;
+            let mut bv = b.write(acc, 0..n, 0..cols.len());
+            for (c, s) in state.problem.deflated_in(cols.clone()) {
+                let col = bv
+                    .rb_mut()
+                    .col_mut(c - cols.start)
+                    .try_as_col_major_mut()
+                    .expect("unit row stride")
+                    .as_slice_mut();
+                state.deflated.read_at((s * n) as u64, col)?;
+            }
+            Ok(())
+        });
+        let t = g.add(
+            Task::new(format!("io.deflated{tag}"), body)
+                .stage(IO)
+                .lane(inp.io)
+                .cost(0.0, (n * width * std::mem::size_of::<T>()) as f64)
+                .footprint(
+                    Footprint::new()
+                        .read(shared_part.clone())
+                        .write(whole_b.clone()),
+                ),
+        );
+        let mut pre = before;
+        dedup(&mut pre);
+        g.succeed(t, &pre);
+        t
+    };
+
+    // 2. The root columns, merge tile by merge tile (the in-memory tiles).
+    let mut applies = Vec::new();
+    let tiles: Vec<Range<usize>> = col_tiles(n, inp.dc_tile)
+        .into_iter()
+        .filter(|t| t.start >= cols.start && t.end <= cols.end)
+        .collect();
+    for tile in &tiles {
+        let (slot, b, tile) = (slot.clone(), bufs.b.clone(), tile.clone());
+        let local = tile.start - w0..tile.end - w0;
+        let body = {
+            let local = local.clone();
+            with_access(move |acc| {
+                let guard = slot.problem.read();
+                let state = guard
+                    .as_ref()
+                    .ok_or_else(|| Error::InvalidArgument("merge step before deflation".into()))?;
+                let out = b.write(acc, 0..n, local);
+                state.problem.apply_cols(tile, &state.work, out)
+            })
+        };
+        let t = g.add(
+            Task::new(
+                format!(
+                    "dc.merge[0..{n}].apply[{}..{}]",
+                    w0 + local.start,
+                    w0 + local.end
+                ),
+                body,
+            )
+            .stage(DC)
+            .cost(
+                (2 * n * n * local.len()) as f64,
+                (8 * n * (n + local.len())) as f64,
+            )
+            .footprint(Footprint::new().read(all.clone()).write(Region::new(
+                bid,
+                0..n,
+                local.clone(),
+            ))),
+        );
+        let mut pre: Vec<TaskId> = lowners.iter().copied().chain([deflated]).collect();
+        dedup(&mut pre);
+        g.succeed(t, &pre);
+        applies.push((local, t));
+    }
+
+    // The column blocks of B and the last task that wrote each.
+    let blocks: Vec<Range<usize>> = col_tiles(width, inp.col_block);
+    let mut last: Vec<Vec<TaskId>> = blocks
+        .iter()
+        .map(|cb| {
+            let mut v: Vec<TaskId> = applies
+                .iter()
+                .filter(|(l, _)| l.start < cb.end && cb.start < l.end)
+                .map(|&(_, t)| t)
+                .chain([deflated])
+                .collect();
+            dedup(&mut v);
+            v
+        })
+        .collect();
+
+    // 3. Q2, a range of sweep groups at a time.
+    let chunks = q2_chunks(&inp.q2);
+    let whole = chunks.len() == 1;
+    for (c, groups) in chunks.into_iter().enumerate() {
+        let k = c % 2;
+        let flat = q2_flat(&inp.q2, groups.clone());
+        let buf = bufs.q2[k].clone();
+        let load = match bufs.q2_whole {
+            Some(t) if whole => t,
+            _ => {
+                let body = {
+                    let (file, buf, flat) = (inp.q2.file.clone(), buf.clone(), flat.clone());
+                    with_access(move |acc| {
+                        let v = buf.write(acc, 0..flat.len(), 0..1);
+                        file.read_at(flat.start as u64, column_slice(v))
+                    })
+                };
+                let t = g.add(
+                    Task::new(
+                        format!("io.q2{tag}[{}..{}]", groups.start, groups.end),
+                        body,
+                    )
+                    .stage(IO)
+                    .lane(inp.io)
+                    .cost(0.0, (flat.len() * std::mem::size_of::<T>()) as f64)
+                    .footprint(
+                        Footprint::new()
+                            .read(Region::new(inp.q2.file.id(), flat.clone(), 0..1))
+                            .write(Region::new(buf.id(), 0..flat.len(), 0..1)),
+                    ),
+                );
+                let mut pre = std::mem::take(&mut bufs.q2_users[k]);
+                dedup(&mut pre);
+                g.succeed(t, &pre);
+                if whole {
+                    bufs.q2_whole = Some(t);
+                }
+                t
+            }
+        };
+        let mut users = Vec::new();
+        for (i, cb) in blocks.iter().enumerate() {
+            let body = {
+                let (buf, b, flat, groups, cb) = (
+                    buf.clone(),
+                    bufs.b.clone(),
+                    flat.clone(),
+                    groups.clone(),
+                    cb.clone(),
+                );
+                let (layout, plan) = (inp.q2.layout.clone(), inp.q2.plan.clone());
+                let (window, pool) = (inp.window_bytes, bufs.transposed.clone());
+                with_access(move |acc| {
+                    let data = buf.read(acc, 0..flat.len(), 0..1);
+                    let refl = ReflectorsRef::window(&layout, flat.start, column_slice_ref(data));
+                    // A transposed copy's buffer from the pool (one per
+                    // running task), back to the pool after.
+                    let mut y = pool.lock().pop().unwrap_or_default();
+                    let z = b.write(acc, 0..n, cb);
+                    apply_q2_groups(&refl, &plan, groups, window, z, &mut y);
+                    pool.lock().push(y);
+                    Ok(())
+                })
+            };
+            let flops = 4.0 * flat.len() as f64 * cb.len() as f64;
+            let t = g.add(
+                Task::new(
+                    format!(
+                        "q2.cols[{}..{}][{}..{}]",
+                        w0 + cb.start,
+                        w0 + cb.end,
+                        groups.start,
+                        groups.end
+                    ),
+                    body,
+                )
+                .stage(Q2)
+                .cost(flops, flops / 4.0)
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(buf.id(), 0..flat.len(), 0..1))
+                        .write(Region::new(bid, 0..n, cb.clone())),
+                ),
+            );
+            let mut pre: Vec<TaskId> = std::mem::take(&mut last[i]);
+            pre.push(load);
+            dedup(&mut pre);
+            g.succeed(t, &pre);
+            last[i] = vec![t];
+            users.push(t);
+        }
+        bufs.q2_users[k] = users;
+    }
+
+    // 4. Q1, a range of panels at a time.
+    let q1 = &inp.q1;
+    let (tid, b_q1, np) = (q1.t.id(), q1.b, q1.panels);
+    let chunks = q1_chunks(q1);
+    let whole = chunks.len() == 1;
+    for (c, panels) in chunks.into_iter().enumerate() {
+        let k = c % 2;
+        let offsets = panel_offsets(n, b_q1, 0..panels.end);
+        let flat = offsets[panels.start]..offsets[panels.end];
+        let buf = bufs.q1[k].clone();
+        let load = match bufs.q1_whole {
+            Some(t) if whole => t,
+            _ => {
+                let body = {
+                    let (file, buf, flat) = (q1.file.clone(), buf.clone(), flat.clone());
+                    with_access(move |acc| {
+                        let v = buf.write(acc, 0..flat.len(), 0..1);
+                        file.read_at(flat.start as u64, column_slice(v))
+                    })
+                };
+                let t = g.add(
+                    Task::new(
+                        format!("io.q1{tag}[{}..{}]", panels.start, panels.end),
+                        body,
+                    )
+                    .stage(IO)
+                    .lane(inp.io)
+                    .cost(0.0, (flat.len() * std::mem::size_of::<T>()) as f64)
+                    .footprint(
+                        Footprint::new()
+                            .read(Region::new(q1.file.id(), flat.clone(), 0..1))
+                            .write(Region::new(buf.id(), 0..flat.len(), 0..1)),
+                    ),
+                );
+                let mut pre = std::mem::take(&mut bufs.q1_users[k]);
+                dedup(&mut pre);
+                g.succeed(t, &pre);
+                if whole {
+                    bufs.q1_whole = Some(t);
+                }
+                t
+            }
+        };
+        let mut users = Vec::new();
+        for (i, cb) in blocks.iter().enumerate() {
+            let body = {
+                let (buf, b, tf, flat, panels, cb) = (
+                    buf.clone(),
+                    bufs.b.clone(),
+                    q1.t.clone(),
+                    flat.clone(),
+                    panels.clone(),
+                    cb.clone(),
+                );
+                with_access(move |acc| {
+                    let data = buf.read(acc, 0..flat.len(), 0..1);
+                    let t: MatRef<'_, T> = tf.read(acc, 0..b_q1, 0..np * b_q1);
+                    apply_q1_panels(column_slice_ref(data), panels, t, b.write(acc, 0..n, cb));
+                    Ok(())
+                })
+            };
+            let flops = 4.0 * flat.len() as f64 * cb.len() as f64;
+            let t = g.add(
+                Task::new(
+                    format!(
+                        "q1.cols[{}..{}][{}..{}]",
+                        w0 + cb.start,
+                        w0 + cb.end,
+                        panels.start,
+                        panels.end
+                    ),
+                    body,
+                )
+                .stage(Q1)
+                .cost(flops, flops / 4.0)
+                .footprint(
+                    Footprint::new()
+                        .read(Region::new(buf.id(), 0..flat.len(), 0..1))
+                        .read(Region::new(tid, 0..b_q1, 0..np * b_q1))
+                        .write(Region::new(bid, 0..n, cb.clone())),
+                ),
+            );
+            let mut pre: Vec<TaskId> = std::mem::take(&mut last[i]);
+            pre.push(load);
+            if c == 0 {
+                pre.extend(&q1.written);
+            }
+            dedup(&mut pre);
+            g.succeed(t, &pre);
+            last[i] = vec![t];
+            users.push(t);
+        }
+        bufs.q1_users[k] = users;
+    }
+
+    // 5. The block written at its columns.
+    let write = {
+        let (b, out) = (bufs.b.clone(), inp.out.clone());
+        let body = with_access(move |acc| out.write_columns(w0, b.read(acc, 0..n, 0..width)));
+        let t = g.add(
+            Task::new(format!("io.write{tag}"), body)
+                .stage(IO)
+                .lane(inp.io)
+                .cost(0.0, (n * width * std::mem::size_of::<T>()) as f64)
+                .footprint(Footprint::new().read(whole_b)),
+        );
+        let mut pre: Vec<TaskId> = last.into_iter().flatten().collect();
+        dedup(&mut pre);
+        g.succeed(t, &pre);
+        t
+    };
+    (write, applies.into_iter().map(|(_, t)| t).collect())
+}
