@@ -325,3 +325,110 @@ fn accounted_memory_bounds_the_measured_peak() {
         best.0, best.1
     );
 }
+
+/// The smallest `--memory-limit` the out-of-core plan of order `n` accepts on
+/// 2 threads, allowing `baseline` bytes for the process itself.
+fn tightest_out_of_core_limit(n: usize, baseline: u64) -> u64 {
+    use eigenflow::pipeline::evd::out_of_core::{plan, DiskSpace, MemoryPlan};
+    use eigenflow::pipeline::EvdOptions;
+    let disk = DiskSpace {
+        scratch_free: u64::MAX / 4,
+        output_free: None,
+        output_bytes: 0,
+    };
+    let opts = EvdOptions::default();
+    let accepts = |l: u64| {
+        matches!(
+            plan::<f64>(n, &opts, 2, l, baseline, 0, disk),
+            Ok(MemoryPlan::OutOfCore(_))
+        )
+    };
+    // Above the in-memory figure the plan is in memory: search below it.
+    let in_memory = eigenflow::pipeline::evd::memory_bytes::<f64>(
+        n,
+        eigenflow::pipeline::EvdJob::Vectors,
+        &opts,
+        2,
+    )
+    .unwrap();
+    let (mut lo, mut hi) = (0u64, in_memory + baseline - 1);
+    while lo + (1 << 16) < hi {
+        let mid = lo + (hi - lo) / 2;
+        if accepts(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    assert!(accepts(hi), "no out-of-core plan for n = {n}");
+    hi
+}
+
+/// Issue 21 through the command line: a memory limit under the in-memory
+/// figure sends a run with vectors out of core, which says so, writes the same
+/// files byte for byte, checks a sample, reports its I/O, and leaves nothing
+/// in its scratch directory.
+#[test]
+fn a_memory_limit_sends_vectors_out_of_core_with_the_same_files() {
+    let dir = TempDir::new("ooc");
+    std::fs::create_dir_all(dir.path("scratch")).unwrap();
+    let n = "2500";
+    let common = ["--n", n, "--threads", "2", "--json", "--quiet"];
+    let Some(mem) = evd(&[&common[..], &["--output", &dir.arg("mem")]].concat()) else {
+        return;
+    };
+    assert_eq!(mem.status.code(), Some(0), "{}", stderr(&mem));
+    let limit = tightest_out_of_core_limit(2500, 16 << 20).to_string();
+    let Some(o) = evd(&[
+        &common[..],
+        &[
+            "--memory-limit",
+            &limit,
+            "--check",
+            "--output",
+            &dir.arg("ooc"),
+        ],
+        &["--scratch", &dir.arg("scratch")],
+    ]
+    .concat()) else {
+        return;
+    };
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("out of core") && err.contains("resident"),
+        "{err}"
+    );
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(line["mode"], "out-of-core", "{line}");
+    for ratio in ["residual", "orthogonality"] {
+        let r = line[ratio].as_f64().unwrap();
+        assert!(r < 30.0, "{ratio} {r}");
+    }
+    assert_eq!(line["check_columns"], 64);
+    let written = line["io_written_bytes"].as_u64().unwrap();
+    assert!(written >= 2500 * 2500 * 8, "{written} bytes written");
+    assert!(line["memory_bytes"].as_u64().unwrap() <= limit.parse::<u64>().unwrap());
+    for f in ["eigenvalues.npy", "eigenvectors.npy"] {
+        let (a, b) = (
+            std::fs::read(dir.path("mem").join(f)).unwrap(),
+            std::fs::read(dir.path("ooc").join(f)).unwrap(),
+        );
+        assert!(
+            a == b,
+            "{f} differs between the in-memory and the out-of-core run"
+        );
+    }
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path("ooc").join("result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["out_of_core"], true, "{manifest}");
+    let left: Vec<_> = std::fs::read_dir(dir.path("scratch")).unwrap().collect();
+    assert!(left.is_empty(), "scratch files left behind: {left:?}");
+    // Below what even an out-of-core run holds: refused with the figures.
+    let Some(o) = evd(&[&common[..], &["--memory-limit", "4MiB"]].concat()) else {
+        return;
+    };
+    assert_refused(&o, 1, &["out of core", "raise the memory limit"]);
+}

@@ -232,30 +232,33 @@ pub fn largest_fitting(limit: usize, fits: impl Fn(usize) -> bool) -> usize {
 
 /// Checks that `problem` fits before anything is allocated: `run` is the
 /// pipeline's memory figure and `copy` that of the input copy `--check` keeps
-/// (`None` when a figure overflows `u64`). Returns the bytes needed, or an
-/// error that says what fits on this machine (`suggestion` of the available
-/// bytes).
+/// (`None` when a figure overflows `u64`), against `limit` (`--memory-limit`)
+/// or, without one, the machine's available memory. Returns the bytes needed,
+/// or an error that says what fits (`suggestion` of the bytes available).
 pub fn check_run_memory(
     problem: &str,
     run: Option<u64>,
     copy: Option<u64>,
+    limit: Option<u64>,
     suggestion: impl Fn(u64) -> String,
 ) -> eigenflow::Result<u64> {
     use eigenflow::sysinfo;
     let Some(needed) = run.zip(copy).and_then(|(a, b)| a.checked_add(b)) else {
-        let hint = sysinfo::available_memory_bytes()
+        let hint = limit
+            .or_else(sysinfo::available_memory_bytes)
             .map(|avail| format!("; {}", suggestion(avail)))
             .unwrap_or_default();
         return Err(eigenflow::Error::InvalidArgument(format!(
             "{problem} is too large: the memory it needs does not fit in 64 bits{hint}"
         )));
     };
-    sysinfo::check_fits(needed, problem, suggestion)?;
+    match limit {
+        Some(limit) => sysinfo::check_fits_in(needed, limit, problem, suggestion)?,
+        None => sysinfo::check_fits(needed, problem, suggestion)?,
+    }
     Ok(needed)
 }
 
-/// Bytes of the `m x n` copy of the input that `--check` keeps (0 without
-/// `--check`); `None` if the figure overflows.
 pub fn check_copy_bytes<T>(m: usize, n: usize, check: bool) -> Option<u64> {
     if !check {
         return Some(0);

@@ -41,6 +41,8 @@ mod args;
 #[path = "../common/watch.rs"]
 mod watch;
 
+mod out_of_core;
+
 #[derive(Parser, Debug)]
 #[command(about = "Two-stage symmetric eigensolver on the eigenflow task graph")]
 struct Args {
@@ -135,6 +137,19 @@ struct Args {
     /// (`inf` and `-inf` allowed); an empty range gives empty results.
     #[arg(long, value_name = "VL:VU", value_parser = value_range, group = "selection", allow_hyphen_values = true)]
     range: Option<(f64, f64)>,
+    /// Resident memory the run may use, e.g. 3GiB or 512MiB (default: the
+    /// available memory, a cgroup limit respected, less a sixteenth). With
+    /// vectors, a run whose in-memory plan does not fit goes out of core
+    /// (says so in one line): scratch files under --scratch, the eigenvectors
+    /// written to disk by blocks of columns; it is refused only when memory
+    /// and disk together cannot hold it.
+    #[arg(long, value_name = "BYTES", value_parser = sysinfo::parse_bytes)]
+    memory_limit: Option<u64>,
+    /// Directory of an out-of-core run's scratch files (created without
+    /// names: nothing is left behind). Default: the --output directory, or
+    /// the system's temporary directory.
+    #[arg(long, value_name = "DIR")]
+    scratch: Option<PathBuf>,
     #[command(flatten)]
     dist: args::DistArgs,
 }
@@ -292,6 +307,7 @@ fn check_memory<T: Scalar>(
     check: bool,
     opts: &EvdOptions,
     threads: usize,
+    limit: Option<u64>,
 ) -> Result<u64> {
     let what = match job {
         EvdJob::Values => "eigenvalues",
@@ -316,6 +332,7 @@ fn check_memory<T: Scalar>(
         &problem,
         memory_bytes::<T>(n, job, opts, threads),
         args::check_copy_bytes::<T>(n, n, check),
+        limit,
         suggestion,
     )
 }
@@ -356,16 +373,49 @@ fn read_gate() {
     }
 }
 
+/// The matrix of `--input` (checked unchanged since it was looked at) or of
+/// `--seed`.
+fn load_matrix<T: Scalar>(
+    args: &Args,
+    input: &Option<(InputFile, npy::Header)>,
+    n: usize,
+) -> Result<Mat<T>> {
+    Ok(match input {
+        Some((file, _)) => {
+            let a = npy::read_square_matrix::<T>(&file.path)?;
+            read_gate();
+            file.check_unchanged()?;
+            a
+        }
+        None => random_symmetric(n, args.seed),
+    })
+}
+
 fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
     // Only the lower triangle is read; fill it in place (one n x n allocation).
-    let mut rng = Rng::new(seed);
     let mut a = Mat::<T>::zeros(n, n);
-    for j in 0..n {
-        for i in j..n {
-            a[(i, j)] = T::of(rng.uniform_in(-1.0, 1.0));
-        }
-    }
+    random_lower_columns::<T>(n, seed, |j, col| {
+        a.as_mut()
+            .col_mut(j)
+            .subrows_mut(j, n - j)
+            .iter_mut()
+            .zip(col)
+            .for_each(|(x, &y)| *x = y)
+    });
     a
+}
+
+/// The lower triangle of the matrix of `--seed`, column `j` from the
+/// diagonal down handed to `f(j, column)` in order (what [`random_symmetric`]
+/// stores, generated again for a check that must not hold the matrix).
+fn random_lower_columns<T: Scalar>(n: usize, seed: u64, mut f: impl FnMut(usize, &[T])) {
+    let mut rng = Rng::new(seed);
+    let mut col = Vec::with_capacity(n);
+    for j in 0..n {
+        col.clear();
+        col.extend((j..n).map(|_| T::of(rng.uniform_in(-1.0, 1.0))));
+        f(j, &col);
+    }
 }
 
 fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &Stop) -> Result<()> {
@@ -395,7 +445,15 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         Some(sel) => sel.capacity(n)?,
         None => n,
     };
-    let needed = check_memory::<T>(n, job, args.check, &opts, threads)?;
+    let limit = args.memory_limit.or_else(sysinfo::default_memory_limit);
+    if job == EvdJob::Vectors && opts.selection.is_none() {
+        if let Some(plan) =
+            out_of_core::plan::<T>(args, n, &opts, threads, limit, start_rss, out.as_ref())?
+        {
+            return out_of_core::run::<T>(args, input, stop, out, opts, plan, threads, start_rss);
+        }
+    }
+    let needed = check_memory::<T>(n, job, args.check, &opts, threads, limit)?;
     if let Some(out) = &out {
         let vectors = match job {
             EvdJob::Vectors => npy::file_bytes::<T>(&[n, k]),
@@ -403,15 +461,7 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         };
         out.check_space(npy::file_bytes::<T>(&[k]) + vectors + MANIFEST_RESERVE)?;
     }
-    let a: Mat<T> = match &input {
-        Some((file, _)) => {
-            let a = npy::read_square_matrix::<T>(&file.path)?;
-            read_gate();
-            file.check_unchanged()?;
-            a
-        }
-        None => random_symmetric(n, args.seed),
-    };
+    let a: Mat<T> = load_matrix(args, &input, n)?;
     if stop.signal().is_some() {
         return Err(Error::Cancelled);
     }

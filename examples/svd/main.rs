@@ -230,6 +230,7 @@ fn check_memory<T: Scalar>(
         // The input itself: held while the graph copies it, and through the
         // run for --check.
         args::check_copy_bytes::<T>(m, n, true),
+        None,
         suggestion,
     )
 }
