@@ -446,6 +446,16 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         None => n,
     };
     let limit = args.memory_limit.or_else(sysinfo::default_memory_limit);
+    if let (Some(given), Some(avail)) = (args.memory_limit, sysinfo::available_memory_bytes()) {
+        if given > avail {
+            eprintln!(
+                "note: --memory-limit {} is above the {} this machine has available; \
+                 a run planned to it may be killed for lack of memory",
+                sysinfo::human_bytes(given),
+                sysinfo::human_bytes(avail)
+            );
+        }
+    }
     if job == EvdJob::Vectors && opts.selection.is_none() {
         if let Some(plan) =
             out_of_core::plan::<T>(args, n, &opts, threads, limit, start_rss, out.as_ref())?
@@ -592,7 +602,12 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             None => {}
         }
     }
-    // The paths written, last (on stderr with --json, whose stdout is one line).
+    print_paths(args, &written);
+    Ok(())
+}
+
+/// The paths written, last (on stderr with --json, whose stdout is one line).
+fn print_paths(args: &Args, written: &[PathBuf]) {
     let mut paths: Vec<String> = written
         .iter()
         .map(|p| format!("wrote {}", p.display()))
@@ -610,7 +625,6 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             println!("{line}");
         }
     }
-    Ok(())
 }
 
 /// LAPACK-style ratios (for the `k` columns of a selection, `V` is `n x k`

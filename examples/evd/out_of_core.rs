@@ -5,7 +5,7 @@
 
 use super::args;
 use super::watch::{show_progress, Stop};
-use super::{load_matrix, random_lower_columns, Args};
+use super::{load_matrix, print_paths, random_lower_columns, Args};
 use eigenflow::matrix::npy::{self, ColumnFile};
 use eigenflow::matrix::scratch::IoStats;
 use eigenflow::pipeline::evd::out_of_core::{
@@ -271,22 +271,6 @@ pub fn run<T: Scalar>(
             );
         }
     }
-    let mut lines: Vec<String> = paths
-        .iter()
-        .map(|p| format!("wrote {}", p.display()))
-        .collect();
-    if let Some(p) = &args.trace {
-        lines.push(format!(
-            "wrote {} (trace; open in ui.perfetto.dev)",
-            p.display()
-        ));
-    }
-    for line in lines {
-        if args.json {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
-    }
+    print_paths(args, &paths);
     Ok(())
 }

@@ -342,18 +342,14 @@ pub fn apply_q2_windowed<T: Scalar>(
     window_bytes: usize,
     z: MatMut<'_, T>,
 ) {
-    check_shape(refl, &z);
-    let chain = PlanChain::new(refl, plan);
-    let w = groups_per_window(
+    apply_q2_groups(
+        refl,
+        plan,
+        0..plan.groups(),
         window_bytes,
-        z.ncols(),
-        std::mem::size_of::<T>(),
-        plan.nb,
-        plan.b,
-        plan.b,
+        z,
+        &mut Vec::new(),
     );
-    let order = wavefront_order(&chain, w);
-    with_transposed(z, |y| apply_chain_t(&chain, &order, y));
 }
 
 /// [`apply_q2_windowed`] restricted to the blocks of the sweep groups

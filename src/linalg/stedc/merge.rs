@@ -148,39 +148,15 @@ impl<T: Scalar> MergeProblem<T> {
         }
         q.rb_mut().submatrix_mut(n1, 0, n2, n1).fill(zero);
         q.rb_mut().submatrix_mut(0, n1, n1, n2).fill(zero);
-        // Normalise: |z| = sqrt(2) exactly in exact arithmetic (dlaed2).
-        let inv_sqrt2 = T::one() / T::of(2.0).sqrt();
-        for zj in z.iter_mut() {
-            *zj *= inv_sqrt2;
-        }
-        let rho = T::of(2.0) * beta.abs();
-
-        // Pole order: stable sort of all n eigenvalues (the halves are each ascending,
-        // so this is the merge of dlamrg; ties keep the left half first).
-        let mut perm: Vec<usize> = (0..n).collect();
-        perm.sort_by(|&a, &b| d[a].partial_cmp(&d[b]).unwrap_or(std::cmp::Ordering::Equal));
-        let mut dl: Vec<T> = perm.iter().map(|&p| d[p]).collect();
-        let mut zs: Vec<T> = perm.iter().map(|&p| z[p]).collect();
-        let mut typ: Vec<ColType> = perm
-            .iter()
-            .map(|&p| {
-                if p < n1 {
-                    ColType::Top
-                } else {
-                    ColType::Bottom
-                }
-            })
-            .collect();
-
-        // Deflation tolerance as in dlaed2: 8 eps max(|d|_max, |z|_max).
-        let mut dmax = zero;
-        let mut zmax = zero;
-        for j in 0..n {
-            dmax = dmax.max(dl[j].abs());
-            zmax = zmax.max(zs[j].abs());
-        }
-        let tol = T::of(8.0) * T::EPS * dmax.max(zmax);
-
+        let Poles {
+            perm,
+            mut dl,
+            mut zs,
+            mut typ,
+            rho,
+            zmax,
+            tol,
+        } = Poles::new(d, z, n1, beta);
         let (nondefl, defl) = if rho * zmax <= tol {
             // The rank-one term is negligible: everything deflates.
             (Vec::new(), (0..n).collect())
@@ -470,6 +446,72 @@ impl<T: Scalar> MergeProblem<T> {
             }
         }
         Ok(block)
+    }
+}
+
+/// The rank-one problem of a merge before deflation (`dlaed2`'s first part),
+/// shared by [`MergeProblem::new`] and [`MergeProblem::new_split`].
+struct Poles<T> {
+    /// Pole order: position `p` holds the eigenvalue `d[perm[p]]`.
+    perm: Vec<usize>,
+    /// The eigenvalues in pole order.
+    dl: Vec<T>,
+    /// `z` normalised, in pole order.
+    zs: Vec<T>,
+    /// Which half each column comes from, in pole order.
+    typ: Vec<ColType>,
+    rho: T,
+    /// `max |z_j|` after normalising.
+    zmax: T,
+    /// Deflation tolerance as in `dlaed2`: `8 eps max(|d|_max, |z|_max)`.
+    tol: T,
+}
+
+impl<T: Scalar> Poles<T> {
+    /// From the eigenvalues `d` of the halves (left `n1`, then right) and
+    /// `z = (last row of Q1, sign(beta) first row of Q2)` before normalising.
+    fn new(d: &[T], mut z: Vec<T>, n1: usize, beta: T) -> Self {
+        let n = d.len();
+        let zero = T::zero();
+        // Normalise: |z| = sqrt(2) exactly in exact arithmetic (dlaed2).
+        let inv_sqrt2 = T::one() / T::of(2.0).sqrt();
+        for zj in z.iter_mut() {
+            *zj *= inv_sqrt2;
+        }
+        let rho = T::of(2.0) * beta.abs();
+        // Pole order: stable sort of all n eigenvalues (the halves are each
+        // ascending, so this is the merge of dlamrg; ties keep the left half
+        // first).
+        let mut perm: Vec<usize> = (0..n).collect();
+        perm.sort_by(|&a, &b| d[a].partial_cmp(&d[b]).unwrap_or(std::cmp::Ordering::Equal));
+        let dl: Vec<T> = perm.iter().map(|&p| d[p]).collect();
+        let zs: Vec<T> = perm.iter().map(|&p| z[p]).collect();
+        let typ: Vec<ColType> = perm
+            .iter()
+            .map(|&p| {
+                if p < n1 {
+                    ColType::Top
+                } else {
+                    ColType::Bottom
+                }
+            })
+            .collect();
+        let mut dmax = zero;
+        let mut zmax = zero;
+        for j in 0..n {
+            dmax = dmax.max(dl[j].abs());
+            zmax = zmax.max(zs[j].abs());
+        }
+        let tol = T::of(8.0) * T::EPS * dmax.max(zmax);
+        Poles {
+            perm,
+            dl,
+            zs,
+            typ,
+            rho,
+            zmax,
+            tol,
+        }
     }
 }
 

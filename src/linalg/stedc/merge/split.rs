@@ -17,7 +17,7 @@
 //! deflated value ([`OutCol::Deflated`]`(s)` of the output order).
 
 use super::{
-    deflate, group_by_type, rotate_pair, sorted_by_value, ColType, MergeProblem, OutCol, Secular,
+    deflate, group_by_type, rotate_pair, sorted_by_value, MergeProblem, OutCol, Poles, Secular,
 };
 use crate::error::Error;
 use crate::matrix::SplitColumns;
@@ -60,39 +60,27 @@ impl<T: Scalar> MergeProblem<T> {
             )));
         }
         let zero = T::zero();
-        // z = (last row of Q1, sign(beta) * first row of Q2) / sqrt(2), as `new`.
-        let inv_sqrt2 = T::one() / T::of(2.0).sqrt();
+        // z = (last row of Q1, sign(beta) * first row of Q2), as `new`.
         let mut z = vec![zero; n];
         for j in 0..n1 {
-            z[j] = q1[(n1 - 1, j)] * inv_sqrt2;
+            z[j] = q1[(n1 - 1, j)];
         }
         for j in n1..n {
-            let x = q2[(0, j - n1)];
-            z[j] = if beta < zero { -x } else { x } * inv_sqrt2;
+            z[j] = if beta < zero {
+                -q2[(0, j - n1)]
+            } else {
+                q2[(0, j - n1)]
+            };
         }
-        let rho = T::of(2.0) * beta.abs();
-
-        let mut perm: Vec<usize> = (0..n).collect();
-        perm.sort_by(|&a, &b| d[a].partial_cmp(&d[b]).unwrap_or(std::cmp::Ordering::Equal));
-        let mut dl: Vec<T> = perm.iter().map(|&p| d[p]).collect();
-        let mut zs: Vec<T> = perm.iter().map(|&p| z[p]).collect();
-        let mut typ: Vec<ColType> = perm
-            .iter()
-            .map(|&p| {
-                if p < n1 {
-                    ColType::Top
-                } else {
-                    ColType::Bottom
-                }
-            })
-            .collect();
-        let mut dmax = zero;
-        let mut zmax = zero;
-        for j in 0..n {
-            dmax = dmax.max(dl[j].abs());
-            zmax = zmax.max(zs[j].abs());
-        }
-        let tol = T::of(8.0) * T::EPS * dmax.max(zmax);
+        let Poles {
+            perm,
+            mut dl,
+            mut zs,
+            mut typ,
+            rho,
+            zmax,
+            tol,
+        } = Poles::new(d, z, n1, beta);
 
         // The decisions, with the rotations (on columns of blockdiag(q1, q2))
         // recorded in order.

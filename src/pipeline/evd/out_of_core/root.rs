@@ -335,6 +335,40 @@ fn q1_chunk_len<T>(n: usize, q1: &Q1Store<T>) -> usize {
         .unwrap_or(0)
 }
 
+/// The task reading elements `flat` of `file` into `buf` on the I/O lane
+/// `io`, after `after` (the last readers of `buf`).
+fn add_load<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    name: String,
+    io: Lane,
+    file: &Arc<ScratchFile>,
+    flat: Range<usize>,
+    buf: &Arc<SharedMatrix<T>>,
+    mut after: Vec<TaskId>,
+) -> TaskId {
+    let fp = Footprint::new()
+        .read(Region::new(file.id(), flat.clone(), 0..1))
+        .write(Region::new(buf.id(), 0..flat.len(), 0..1));
+    let bytes = (flat.len() * std::mem::size_of::<T>()) as f64;
+    let body = {
+        let (file, buf) = (file.clone(), buf.clone());
+        with_access(move |acc| {
+            let v = buf.write(acc, 0..flat.len(), 0..1);
+            file.read_at(flat.start as u64, column_slice(v))
+        })
+    };
+    let t = g.add(
+        Task::new(name, body)
+            .stage(IO)
+            .lane(io)
+            .cost(0.0, bytes)
+            .footprint(fp),
+    );
+    dedup(&mut after);
+    g.succeed(t, &after);
+    t
+}
+
 /// One pass over output columns `cols`, after `before` (the previous pass's
 /// write and the root's order); returns its write task and its apply tasks.
 #[allow(clippy::too_many_arguments)]
@@ -463,30 +497,9 @@ fn add_pass<T: Scalar>(
         let load = match bufs.q2_whole {
             Some(t) if whole => t,
             _ => {
-                let body = {
-                    let (file, buf, flat) = (inp.q2.file.clone(), buf.clone(), flat.clone());
-                    with_access(move |acc| {
-                        let v = buf.write(acc, 0..flat.len(), 0..1);
-                        file.read_at(flat.start as u64, column_slice(v))
-                    })
-                };
-                let t = g.add(
-                    Task::new(
-                        format!("io.q2{tag}[{}..{}]", groups.start, groups.end),
-                        body,
-                    )
-                    .stage(IO)
-                    .lane(inp.io)
-                    .cost(0.0, (flat.len() * std::mem::size_of::<T>()) as f64)
-                    .footprint(
-                        Footprint::new()
-                            .read(Region::new(inp.q2.file.id(), flat.clone(), 0..1))
-                            .write(Region::new(buf.id(), 0..flat.len(), 0..1)),
-                    ),
-                );
-                let mut pre = std::mem::take(&mut bufs.q2_users[k]);
-                dedup(&mut pre);
-                g.succeed(t, &pre);
+                let name = format!("io.q2{tag}[{}..{}]", groups.start, groups.end);
+                let after = std::mem::take(&mut bufs.q2_users[k]);
+                let t = add_load(g, name, inp.io, &inp.q2.file, flat.clone(), &buf, after);
                 if whole {
                     bufs.q2_whole = Some(t);
                 }
@@ -560,30 +573,9 @@ fn add_pass<T: Scalar>(
         let load = match bufs.q1_whole {
             Some(t) if whole => t,
             _ => {
-                let body = {
-                    let (file, buf, flat) = (q1.file.clone(), buf.clone(), flat.clone());
-                    with_access(move |acc| {
-                        let v = buf.write(acc, 0..flat.len(), 0..1);
-                        file.read_at(flat.start as u64, column_slice(v))
-                    })
-                };
-                let t = g.add(
-                    Task::new(
-                        format!("io.q1{tag}[{}..{}]", panels.start, panels.end),
-                        body,
-                    )
-                    .stage(IO)
-                    .lane(inp.io)
-                    .cost(0.0, (flat.len() * std::mem::size_of::<T>()) as f64)
-                    .footprint(
-                        Footprint::new()
-                            .read(Region::new(q1.file.id(), flat.clone(), 0..1))
-                            .write(Region::new(buf.id(), 0..flat.len(), 0..1)),
-                    ),
-                );
-                let mut pre = std::mem::take(&mut bufs.q1_users[k]);
-                dedup(&mut pre);
-                g.succeed(t, &pre);
+                let name = format!("io.q1{tag}[{}..{}]", panels.start, panels.end);
+                let after = std::mem::take(&mut bufs.q1_users[k]);
+                let t = add_load(g, name, inp.io, &q1.file, flat.clone(), &buf, after);
                 if whole {
                     bufs.q1_whole = Some(t);
                 }
