@@ -233,7 +233,7 @@ pub fn run<T: Scalar>(
             "build_seconds": build.as_secs_f64(),
             "residual": check.as_ref().map(|c| c.residual),
             "orthogonality": check.as_ref().map(|c| c.orthogonality),
-            "check_columns": check.as_ref().map(|c| c.columns.len()),
+            "check_columns": check.as_ref().map(|c| c.columns.clone()),
             "files": out.is_some().then(|| paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()),
             "trace": args.trace.as_ref().map(|p| p.display().to_string()),
             "k": values.len(), "selection": null,
@@ -263,9 +263,11 @@ pub fn run<T: Scalar>(
         );
         if let Some(c) = &check {
             println!(
-                "on {} sampled eigenpairs: ||A V - V L|| ratio {:.3}; ||V^T V - I|| ratio {:.3} \
-                 (LAPACK threshold 30)",
+                "on {} eigenpairs read back (columns {} to {}, evenly spaced): \
+                 ||A V - V L|| ratio {:.3}; ||V^T V - I|| ratio {:.3} (LAPACK threshold 30)",
                 c.columns.len(),
+                c.columns.first().copied().unwrap_or(0),
+                c.columns.last().copied().unwrap_or(0),
                 c.residual,
                 c.orthogonality
             );

@@ -309,7 +309,10 @@ pub fn evd_graph_out_of_core<T: Scalar>(
             tri,
             halves,
             cut,
-            after: vec![release2],
+            // The matrix is freed by then (stage 2 ends after stage 1, and the
+            // stage-2 spills run after the stage-1 ones on the I/O lane), but
+            // say so: the root deflation is a peak of its own.
+            after: vec![release1, release2],
             q2: Q2Store {
                 file: q2_file,
                 layout,
