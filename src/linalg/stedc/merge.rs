@@ -148,54 +148,24 @@ impl<T: Scalar> MergeProblem<T> {
         }
         q.rb_mut().submatrix_mut(n1, 0, n2, n1).fill(zero);
         q.rb_mut().submatrix_mut(0, n1, n1, n2).fill(zero);
-        let Poles {
-            perm,
-            mut dl,
-            mut zs,
-            mut typ,
-            rho,
-            zmax,
-            tol,
-        } = Poles::new(d, z, n1, beta);
-        let (nondefl, defl) = if rho * zmax <= tol {
-            // The rank-one term is negligible: everything deflates.
-            (Vec::new(), (0..n).collect())
-        } else {
-            deflate(
-                &mut dl,
-                &mut zs,
-                &mut typ,
-                0..n,
-                rho,
-                tol,
-                |p, j, cs, sn| rotate_cols(q.rb_mut(), perm[p], perm[j], cs, sn),
-            )
-        };
-        let k = nondefl.len();
-
-        let (ctot, type_row, by_row) = group_by_type(&nondefl, &typ);
-        let ntop = ctot[0] + ctot[1];
-        let qr = q.rb();
-        let top_cols: Vec<usize> = by_row[..ntop].iter().map(|&j| perm[j]).collect();
-        let bot_cols: Vec<usize> = by_row[ctot[0]..].iter().map(|&j| perm[j]).collect();
+        let Decisions {
+            secular,
+            ctot,
+            type_row,
+            top_cols,
+            bot_cols,
+            defl_cols,
+            ddefl,
+        } = Poles::new(d, z, n1, beta).decide(|a, b, cs, sn| rotate_cols(q.rb_mut(), a, b, cs, sn));
+        let k = secular.len();
         // `n1 x ntop` top halves of the top-only and dense columns, then the
         // `n2 x nbot` bottom halves of the dense and bottom-only columns: at most
         // `max(n1, n2) n` words, since a dense column comes from a rotation that
         // deflated another column (see the module docs).
+        let qr = q.rb();
         let (top, bot) = work.split_at_mut(n1 * top_cols.len());
         gather_cols_into(qr, 0..n1, &top_cols, top);
         gather_cols_into(qr, n1..n, &bot_cols, bot);
-
-        // Deflated pairs, ascending (stable: ties keep pole order).
-        let defl = sorted_by_value(defl, &dl);
-        let ddefl: Vec<T> = defl.iter().map(|&j| dl[j]).collect();
-        let defl_cols: Vec<usize> = defl.iter().map(|&j| perm[j]).collect();
-
-        let secular = Secular {
-            d: nondefl.iter().map(|&j| dl[j]).collect(),
-            z: nondefl.iter().map(|&j| zs[j]).collect(),
-            rho,
-        };
         Ok(Self {
             n,
             n1,
@@ -511,6 +481,68 @@ impl<T: Scalar> Poles<T> {
             rho,
             zmax,
             tol,
+        }
+    }
+}
+
+/// What a merge's deflation decided (`dlaed2`), in terms of the columns of
+/// `blockdiag(Q1, Q2)`.
+struct Decisions<T> {
+    /// The secular equation of the kept (non-deflated) poles.
+    secular: Secular<T>,
+    /// How many kept columns are top-only, dense and bottom-only.
+    ctot: [usize; 3],
+    /// Kept pole `r`'s row in the type-ordered product.
+    type_row: Vec<usize>,
+    /// Columns whose top halves the product reads: the top-only, then the dense.
+    top_cols: Vec<usize>,
+    /// Columns whose bottom halves the product reads: the dense, then the
+    /// bottom-only.
+    bot_cols: Vec<usize>,
+    /// The deflated eigenvectors' columns, ascending by value (stable: ties keep
+    /// pole order), and their values.
+    defl_cols: Vec<usize>,
+    ddefl: Vec<T>,
+}
+
+impl<T: Scalar> Poles<T> {
+    /// Deflates (`dlaed2`'s scan): every rotation it takes is handed to
+    /// `rotate(a, b, cs, sn)` in order, on the columns `a`, `b` of
+    /// `blockdiag(Q1, Q2)`, for the caller to apply or record.
+    fn decide(mut self, mut rotate: impl FnMut(usize, usize, T, T)) -> Decisions<T> {
+        let n = self.perm.len();
+        let perm = &self.perm;
+        let (nondefl, defl) = if self.rho * self.zmax <= self.tol {
+            // The rank-one term is negligible: everything deflates.
+            (Vec::new(), (0..n).collect())
+        } else {
+            deflate(
+                &mut self.dl,
+                &mut self.zs,
+                &mut self.typ,
+                0..n,
+                self.rho,
+                self.tol,
+                |p, j, cs, sn| rotate(perm[p], perm[j], cs, sn),
+            )
+        };
+        let (ctot, type_row, by_row) = group_by_type(&nondefl, &self.typ);
+        let ntop = ctot[0] + ctot[1];
+        let top_cols = by_row[..ntop].iter().map(|&j| perm[j]).collect();
+        let bot_cols = by_row[ctot[0]..].iter().map(|&j| perm[j]).collect();
+        let defl = sorted_by_value(defl, &self.dl);
+        Decisions {
+            secular: Secular {
+                d: nondefl.iter().map(|&j| self.dl[j]).collect(),
+                z: nondefl.iter().map(|&j| self.zs[j]).collect(),
+                rho: self.rho,
+            },
+            ctot,
+            type_row,
+            top_cols,
+            bot_cols,
+            defl_cols: defl.iter().map(|&j| perm[j]).collect(),
+            ddefl: defl.iter().map(|&j| self.dl[j]).collect(),
         }
     }
 }

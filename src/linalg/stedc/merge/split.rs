@@ -16,9 +16,7 @@
 //! full columns, to the caller's sink, slot `s` for the `s`-th smallest
 //! deflated value ([`OutCol::Deflated`]`(s)` of the output order).
 
-use super::{
-    deflate, group_by_type, rotate_pair, sorted_by_value, MergeProblem, OutCol, Poles, Secular,
-};
+use super::{rotate_pair, Decisions, MergeProblem, OutCol, Poles};
 use crate::error::Error;
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
@@ -72,45 +70,25 @@ impl<T: Scalar> MergeProblem<T> {
                 q2[(0, j - n1)]
             };
         }
-        let Poles {
-            perm,
-            mut dl,
-            mut zs,
-            mut typ,
-            rho,
-            zmax,
-            tol,
-        } = Poles::new(d, z, n1, beta);
-
         // The decisions, with the rotations (on columns of blockdiag(q1, q2))
         // recorded in order.
         let mut rotations: Vec<(usize, usize, T, T)> = Vec::new();
-        let (nondefl, defl) = if rho * zmax <= tol {
-            (Vec::new(), (0..n).collect())
-        } else {
-            deflate(
-                &mut dl,
-                &mut zs,
-                &mut typ,
-                0..n,
-                rho,
-                tol,
-                |p, j, cs, sn| rotations.push((perm[p], perm[j], cs, sn)),
-            )
-        };
-        let k = nondefl.len();
-        let (ctot, type_row, by_row) = group_by_type(&nondefl, &typ);
-        let ntop = ctot[0] + ctot[1];
-        let top_cols: Vec<usize> = by_row[..ntop].iter().map(|&j| perm[j]).collect();
-        let bot_cols: Vec<usize> = by_row[ctot[0]..].iter().map(|&j| perm[j]).collect();
-        let defl = sorted_by_value(defl, &dl);
-        let ddefl: Vec<T> = defl.iter().map(|&j| dl[j]).collect();
+        let Decisions {
+            secular,
+            ctot,
+            type_row,
+            top_cols,
+            bot_cols,
+            defl_cols,
+            ddefl,
+        } = Poles::new(d, z, n1, beta).decide(|a, b, cs, sn| rotations.push((a, b, cs, sn)));
+        let k = secular.len();
 
         // Where each column of blockdiag(q1, q2) ends up.
         const NONE: usize = usize::MAX;
         let mut defl_slot = vec![NONE; n];
-        for (s, &j) in defl.iter().enumerate() {
-            defl_slot[perm[j]] = s;
+        for (s, &c) in defl_cols.iter().enumerate() {
+            defl_slot[c] = s;
         }
         let (mut top_at, mut bot_at) = (vec![NONE; n], vec![NONE; n]);
         for (i, &c) in top_cols.iter().enumerate() {
@@ -198,11 +176,6 @@ impl<T: Scalar> MergeProblem<T> {
             }
         }
 
-        let secular = Secular {
-            d: nondefl.iter().map(|&j| dl[j]).collect(),
-            z: nondefl.iter().map(|&j| zs[j]).collect(),
-            rho,
-        };
         let problem = Self {
             n,
             n1,
