@@ -5,6 +5,7 @@ use crate::graph::{Footprint, Region, SubGraph, Task, TaskContext, TaskGraph, Ta
 use crate::matrix::access::Access;
 use crate::{Error, Result, Scalar};
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The body of a stage builder's task: `body` takes its views through an
@@ -76,6 +77,69 @@ impl<T: Clone> Slot<T> {
     /// The task that fills the slot.
     pub fn task(&self) -> TaskId {
         self.task
+    }
+}
+
+/// The values a graph computes, released only once the graph's completion
+/// task (after every task that writes a result) has run: a run that failed part
+/// way leaves them unreadable, not half written.
+pub(crate) struct FinalValues<T> {
+    values: Slot<T>,
+    complete: Arc<AtomicBool>,
+    /// The input was multiplied by this before the reduction.
+    scale: T,
+}
+
+impl<T: Scalar> FinalValues<T> {
+    /// Adds the completion task `name` in stage `stage` after every task of
+    /// `last`, for `values` computed on the input scaled by `scale`.
+    pub(crate) fn after(
+        g: &mut TaskGraph<'_>,
+        name: &'static str,
+        stage: &'static str,
+        last: &[TaskId],
+        values: Slot<T>,
+        scale: T,
+    ) -> Self {
+        let complete = Arc::new(AtomicBool::new(false));
+        let flag = complete.clone();
+        let t = g.add(
+            Task::new(name, move |_| {
+                flag.store(true, Ordering::Release);
+                Ok(())
+            })
+            .stage(stage),
+        );
+        let mut last = last.to_vec();
+        last.sort_unstable();
+        last.dedup();
+        g.succeed(t, &last);
+        FinalValues {
+            values,
+            complete,
+            scale,
+        }
+    }
+
+    /// [`Error::NotRun`] unless the graph ran to its completion task.
+    pub(crate) fn check_complete(&self) -> Result<()> {
+        if self.complete.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err(Error::NotRun)
+        }
+    }
+
+    /// The values, unscaled, once the graph ran successfully; [`Error::NotRun`]
+    /// before that (or after a run that failed).
+    pub(crate) fn get(&self) -> Result<Vec<T>> {
+        self.check_complete()?;
+        Ok(self
+            .values
+            .get()?
+            .into_iter()
+            .map(|x| x / self.scale)
+            .collect())
     }
 }
 

@@ -60,13 +60,12 @@ pub use sterf::sterf;
 pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
 use super::EvdOptions;
-use crate::graph::{Task, TaskGraph, TaskId};
+use crate::graph::{TaskGraph, TaskId};
 use crate::linalg::stedc::{DcParams, DcTree};
 use crate::matrix::SharedMatrix;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatRef};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Stage name of the dense-to-band reduction.
@@ -121,32 +120,15 @@ impl<T: Scalar> EvdGraph<T> {
 
 /// Where the results of an [`EvdGraph`] land.
 pub struct EvdValues<T> {
-    values: Slot<T>,
+    values: FinalValues<T>,
     vectors: Option<Arc<SharedMatrix<T>>>,
-    /// Set by the graph's last task: every result is complete.
-    complete: Arc<AtomicBool>,
-    scale: T,
 }
 
 impl<T: Scalar> EvdValues<T> {
-    fn check_complete(&self) -> Result<()> {
-        if self.complete.load(Ordering::Acquire) {
-            Ok(())
-        } else {
-            Err(Error::NotRun)
-        }
-    }
-
     /// Eigenvalues, ascending and unscaled, once the graph ran successfully;
     /// [`Error::NotRun`] before that (or after a run that failed).
     pub fn collect(&self) -> Result<Vec<T>> {
-        self.check_complete()?;
-        Ok(self
-            .values
-            .get()?
-            .into_iter()
-            .map(|x| x / self.scale)
-            .collect())
+        self.values.get()
     }
 
     /// Eigenvalues and, for [`EvdJob::Vectors`], the eigenvectors, once the
@@ -209,7 +191,7 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
     Ok((scale, anrm * scale))
 }
 
-use crate::pipeline::task::{runtime_bytes, BYTES_PER_TASK};
+use crate::pipeline::task::{runtime_bytes, FinalValues, BYTES_PER_TASK};
 
 /// An upper estimate of the number of tasks of the EVD graph of order `n`
 /// (closed form, so it costs nothing even for absurd `n`; saturating).
@@ -565,24 +547,11 @@ fn finish<T: Scalar>(
     vectors: Option<Arc<SharedMatrix<T>>>,
     scale: T,
 ) -> EvdGraph<T> {
-    let complete = Arc::new(AtomicBool::new(false));
-    let flag = complete.clone();
-    let t = g.add(
-        Task::new("evd.complete", move |_| {
-            flag.store(true, Ordering::Release);
-            Ok(())
-        })
-        .stage(if vectors.is_some() { Q1 } else { TRIDIAG }),
-    );
-    g.succeed(t, last);
+    let stage = if vectors.is_some() { Q1 } else { TRIDIAG };
+    let values = FinalValues::after(&mut g, "evd.complete", stage, last, values, scale);
     EvdGraph {
         graph: g,
-        results: EvdValues {
-            values,
-            vectors,
-            complete,
-            scale,
-        },
+        results: EvdValues { values, vectors },
     }
 }
 

@@ -6,11 +6,12 @@
 
 use super::*;
 use crate::gallery;
-use crate::graph::{Footprint, Region};
+use crate::graph::{Footprint, Region, Task};
 use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::ColumnBlocks;
 use crate::pipeline::task::with_access;
 use parking_lot::Mutex;
+use std::sync::Arc;
 
 fn rt(threads: usize) -> Runtime {
     Runtime::builder().threads(threads).build()

@@ -66,6 +66,7 @@ mod select_tests;
 #[cfg(test)]
 mod tests;
 
+use crate::pipeline::task::FinalValues;
 pub use crate::pipeline::task::Slot;
 pub use back_transform::{
     back_transform_q1u, back_transform_q1v, back_transform_q2u, back_transform_q2v, Q2Kernel, Q1U,
@@ -86,13 +87,11 @@ pub use reflectors::{
 pub use select::{select_bidiagonal, SvdSelectStage, SvdSelection};
 
 use super::scale::safe_range_factor;
-use crate::graph::{Task, TaskGraph};
+use crate::graph::TaskGraph;
 use crate::pipeline::columns::VectorsResult;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatRef};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// Stage name of the dense-to-band reduction.
 pub const GE2GB: &str = "ge2gb";
@@ -148,31 +147,19 @@ pub type SvdFactors<T> = (Vec<T>, Option<Mat<T>>, Option<Mat<T>>);
 
 /// Where the results of an [`SvdGraph`] land.
 pub struct SvdValues<T> {
-    values: Slot<T>,
+    values: FinalValues<T>,
     /// `U` and `V` of the working matrix (`a` or, for a wide `a`, its
     /// transpose), with vectors.
     vectors: Option<(VectorsResult<T>, VectorsResult<T>)>,
     /// The working matrix is `a^T`: its `U` is `a`'s `V` and conversely.
     transposed: bool,
-    /// Set by the graph's last task: every result is complete.
-    complete: Arc<AtomicBool>,
-    /// The input was multiplied by this before the reduction.
-    scale: T,
 }
 
 impl<T: Scalar> SvdValues<T> {
     /// Singular values, descending and unscaled, once the graph ran
     /// successfully; [`Error::NotRun`] before that (or after a run that failed).
     pub fn collect(&self) -> Result<Vec<T>> {
-        if !self.complete.load(Ordering::Acquire) {
-            return Err(Error::NotRun);
-        }
-        Ok(self
-            .values
-            .get()?
-            .into_iter()
-            .map(|x| x / self.scale)
-            .collect())
+        self.values.get()
     }
 
     /// Singular values (as [`SvdValues::collect`]) and, for
@@ -264,7 +251,7 @@ pub fn svd_graph<T: Scalar>(
     } else {
         (ge2gb(&mut g, w, b, nb, tw)?, None)
     };
-    let (values, vectors, mut last) = match (job, sel) {
+    let (values, vectors, last) = match (job, sel) {
         (SvdJob::Values, Some(sel)) => {
             let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), false)?;
             let st = select_bidiagonal(&mut g, s2.bidiagonal, sel, false, 1)?;
@@ -326,23 +313,14 @@ pub fn svd_graph<T: Scalar>(
             (bd.values, Some((u.into_result(), v.into_result())), last)
         }
     };
-    let complete = Arc::new(AtomicBool::new(false));
-    let flag = complete.clone();
-    let t = g.add(Task::new("svd.complete", move |_| {
-        flag.store(true, Ordering::Release);
-        Ok(())
-    }));
-    last.sort_unstable();
-    last.dedup();
-    g.succeed(t, &last);
+    // Stage "default", as `Task::new` gives.
+    let values = FinalValues::after(&mut g, "svd.complete", "default", &last, values, scale);
     Ok(SvdGraph {
         graph: g,
         results: SvdValues {
             values,
             vectors,
             transposed,
-            complete,
-            scale,
         },
     })
 }

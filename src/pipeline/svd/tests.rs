@@ -7,6 +7,7 @@ use crate::gallery;
 use crate::linalg::gb2bd::tests::{singular_values as reference, sv_ratio};
 use crate::linalg::gb2bd::UpperBand;
 use crate::runtime::Runtime;
+use std::sync::Arc;
 
 fn to_f64<T: Scalar>(a: MatRef<'_, T>) -> Mat<f64> {
     Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)].f64())

@@ -52,13 +52,12 @@ use crate::linalg::stedc::{DcNode, DcParams, DcTree};
 use crate::linalg::sy2sb::panel_rows;
 use crate::matrix::npy::ColumnFile;
 use crate::matrix::scratch::{IoStats, ScratchFile};
-use crate::pipeline::task::{with_access, Slot};
+use crate::pipeline::task::{with_access, FinalValues};
 use crate::pipeline::EvdOptions;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Error, Result, Scalar};
 use faer::Mat;
 use root::{add_root_and_passes, Q1Store, Q2Store, RootInputs};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Stage name of the reads and writes of an out-of-core run.
@@ -83,9 +82,7 @@ impl<T: Scalar> OocGraph<T> {
 /// Where the results of an [`OocGraph`] land: the eigenvalues here, the
 /// eigenvectors in the [`ColumnFile`] the graph was given.
 pub struct OocResults<T> {
-    values: Slot<T>,
-    complete: Arc<AtomicBool>,
-    scale: T,
+    values: FinalValues<T>,
     stats: Arc<IoStats>,
 }
 
@@ -93,15 +90,7 @@ impl<T: Scalar> OocResults<T> {
     /// Eigenvalues, ascending and unscaled, once the graph ran successfully
     /// (every eigenvector is then written too); [`Error::NotRun`] before.
     pub fn values(&self) -> Result<Vec<T>> {
-        if !self.complete.load(Ordering::Acquire) {
-            return Err(Error::NotRun);
-        }
-        Ok(self
-            .values
-            .get()?
-            .into_iter()
-            .map(|x| x / self.scale)
-            .collect())
+        self.values.get()
     }
 
     /// Bytes read and written (scratch and eigenvector files) so far.
@@ -302,7 +291,7 @@ pub fn evd_graph_out_of_core<T: Scalar>(
     }
     let halves = [halves.parts[0].1.clone(), halves.parts[1].1.clone()];
 
-    let (values, mut last) = add_root_and_passes(
+    let (values, last) = add_root_and_passes(
         &mut g,
         RootInputs {
             nodes,
@@ -338,26 +327,10 @@ pub fn evd_graph_out_of_core<T: Scalar>(
             window_bytes: opts.q2_window_kib.saturating_mul(1024),
         },
     )?;
-    let complete = Arc::new(AtomicBool::new(false));
-    let flag = complete.clone();
-    let t = g.add(
-        Task::new("evd.complete", move |_| {
-            flag.store(true, Ordering::Release);
-            Ok(())
-        })
-        .stage(super::Q1),
-    );
-    last.sort_unstable();
-    last.dedup();
-    g.succeed(t, &last);
+    let values = FinalValues::after(&mut g, "evd.complete", super::Q1, &last, values, scale);
     Ok(OocGraph {
         graph: g,
-        results: OocResults {
-            values,
-            complete,
-            scale,
-            stats,
-        },
+        results: OocResults { values, stats },
     })
 }
 
