@@ -155,6 +155,16 @@ impl Q2Plan {
         Q2Plan { n, b, nb, blocks }
     }
 
+    /// Bytes the block list of `Q2Plan::new(n, b, nb)` holds, without
+    /// building it (one block per step of each group's first sweep).
+    pub fn list_bytes(n: usize, b: usize, nb: usize) -> u64 {
+        let blocks: u64 = (0..num_sweeps(n))
+            .step_by(nb.max(1))
+            .map(|s0| steps(n, b, s0) as u64)
+            .sum();
+        blocks.saturating_mul(std::mem::size_of::<Q2Block>() as u64)
+    }
+
     /// Order of the matrix.
     pub fn n(&self) -> usize {
         self.n

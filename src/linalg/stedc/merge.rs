@@ -148,38 +148,45 @@ impl<T: Scalar> MergeProblem<T> {
         }
         q.rb_mut().submatrix_mut(n1, 0, n2, n1).fill(zero);
         q.rb_mut().submatrix_mut(0, n1, n1, n2).fill(zero);
-        let Decisions {
-            secular,
-            ctot,
-            type_row,
-            top_cols,
-            bot_cols,
-            defl_cols,
-            ddefl,
-        } = Poles::new(d, z, n1, beta).decide(|a, b, cs, sn| rotate_cols(q.rb_mut(), a, b, cs, sn));
-        let k = secular.len();
+        let dec =
+            Poles::new(d, z, n1, beta).decide(|a, b, cs, sn| rotate_cols(q.rb_mut(), a, b, cs, sn));
         // `n1 x ntop` top halves of the top-only and dense columns, then the
         // `n2 x nbot` bottom halves of the dense and bottom-only columns: at most
         // `max(n1, n2) n` words, since a dense column comes from a rotation that
         // deflated another column (see the module docs).
         let qr = q.rb();
-        let (top, bot) = work.split_at_mut(n1 * top_cols.len());
-        gather_cols_into(qr, 0..n1, &top_cols, top);
-        gather_cols_into(qr, n1..n, &bot_cols, bot);
-        Ok(Self {
+        let (top, bot) = work.split_at_mut(n1 * dec.top_cols.len());
+        gather_cols_into(qr, 0..n1, &dec.top_cols, top);
+        gather_cols_into(qr, n1..n, &dec.bot_cols, bot);
+        Ok(Self::decided(n1, dec))
+    }
+
+    /// The problem of a merge with left half `n1` after step 1's decisions,
+    /// before its roots are solved.
+    fn decided(n1: usize, dec: Decisions<T>) -> Self {
+        let Decisions {
+            secular,
+            ctot,
+            type_row,
+            defl_cols,
+            ddefl,
+            ..
+        } = dec;
+        let n = secular.len() + ddefl.len();
+        Self {
             n,
             n1,
+            zhat: SplitColumns::new(Mat::zeros(1, secular.len())),
             secular,
             solved: parking_lot::Mutex::new(Vec::new()),
             roots: Vec::new(),
-            zhat: SplitColumns::new(Mat::zeros(1, k)),
             zhat_done: AtomicUsize::new(0),
             ctot,
             type_row,
             defl_cols,
             ddefl,
             out: Vec::new(),
-        })
+        }
     }
 
     /// Order `n` of the merged block.

@@ -259,3 +259,14 @@ fn windowed_is_bitwise_the_blocked_order() {
         }
     }
 }
+
+#[test]
+fn list_bytes_counts_the_blocks_new_builds() {
+    for (n, b) in [(2, 1), (17, 3), (100, 8), (257, 16)] {
+        for nb in [1, 3, 4, 16] {
+            let plan = Q2Plan::new(n, b, nb);
+            let built = std::mem::size_of_val(plan.blocks()) as u64;
+            assert_eq!(Q2Plan::list_bytes(n, b, nb), built, "n {n} b {b} nb {nb}");
+        }
+    }
+}

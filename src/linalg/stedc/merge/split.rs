@@ -16,12 +16,10 @@
 //! full columns, to the caller's sink, slot `s` for the `s`-th smallest
 //! deflated value ([`OutCol::Deflated`]`(s)` of the output order).
 
-use super::{rotate_pair, Decisions, MergeProblem, OutCol, Poles};
+use super::{rotate_pair, MergeProblem, OutCol, Poles};
 use crate::error::Error;
-use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
-use faer::{Mat, MatRef};
-use std::sync::atomic::AtomicUsize;
+use faer::MatRef;
 
 impl<T: Scalar> MergeProblem<T> {
     /// Step 1 (see [`MergeProblem::new`]) for halves stored apart: `q1`
@@ -73,21 +71,14 @@ impl<T: Scalar> MergeProblem<T> {
         // The decisions, with the rotations (on columns of blockdiag(q1, q2))
         // recorded in order.
         let mut rotations: Vec<(usize, usize, T, T)> = Vec::new();
-        let Decisions {
-            secular,
-            ctot,
-            type_row,
-            top_cols,
-            bot_cols,
-            defl_cols,
-            ddefl,
-        } = Poles::new(d, z, n1, beta).decide(|a, b, cs, sn| rotations.push((a, b, cs, sn)));
-        let k = secular.len();
+        let mut dec =
+            Poles::new(d, z, n1, beta).decide(|a, b, cs, sn| rotations.push((a, b, cs, sn)));
+        let (top_cols, bot_cols) = (&dec.top_cols, &dec.bot_cols);
 
         // Where each column of blockdiag(q1, q2) ends up.
         const NONE: usize = usize::MAX;
         let mut defl_slot = vec![NONE; n];
-        for (s, &c) in defl_cols.iter().enumerate() {
+        for (s, &c) in dec.defl_cols.iter().enumerate() {
             defl_slot[c] = s;
         }
         let (mut top_at, mut bot_at) = (vec![NONE; n], vec![NONE; n]);
@@ -176,22 +167,9 @@ impl<T: Scalar> MergeProblem<T> {
             }
         }
 
-        let problem = Self {
-            n,
-            n1,
-            secular,
-            solved: parking_lot::Mutex::new(Vec::new()),
-            roots: Vec::new(),
-            zhat: SplitColumns::new(Mat::zeros(1, k)),
-            zhat_done: AtomicUsize::new(0),
-            ctot,
-            type_row,
-            // Deflated vector s went to the sink's slot s.
-            defl_cols: (0..ddefl.len()).collect(),
-            ddefl,
-            out: Vec::new(),
-        };
-        Ok((problem, work))
+        // Deflated vector s went to the sink's slot s.
+        dec.defl_cols = (0..dec.ddefl.len()).collect();
+        Ok((Self::decided(n1, dec), work))
     }
 
     /// Step 3 of a merge built by [`MergeProblem::new_split`]: gathers the

@@ -257,19 +257,12 @@ pub fn plan<T: Scalar>(
         .saturating_add(2 * n64 * tile.min(APPLY_CHUNK as u64))
         .saturating_add(2 * b64 * col as u64);
     let threads_words = per_thread.saturating_mul(threads as u64);
-    // The Q2 plan's block list, one entry (40 bytes) per compact-WY block
-    // (at n = 49152, b = 64, groups of 16: about 1.2 million blocks, 45 MiB).
-    let q2_blocks: u64 = (0..crate::linalg::sb2st::num_sweeps(n))
-        .step_by(group)
-        .map(|s| crate::linalg::sb2st::steps(n, b, s) as u64)
-        .sum();
     let always = baseline
         .saturating_add(runtime_bytes(threads).ok_or_else(too_big)?)
         .saturating_add(w(nb)) // T factors of stage 1
         .saturating_add(w(4 * n64)) // d, e, tridiagonal
-        .saturating_add(q2_blocks.saturating_mul(std::mem::size_of::<
-            crate::linalg::back_transform::q2::Q2Block,
-        >() as u64));
+        // The Q2 plan's block list (45 MiB at n = 49152, b = 64, groups of 16).
+        .saturating_add(q2::Q2Plan::list_bytes(n, b, group));
     let stage1_alone = w(nn + 7 * nb);
     let stage2_alone = w(q2_len + 2 * nb);
     let children = w(n1 * n1 + n2 * n2 + n64 * h.div_ceil(2)).saturating_add(w(threads_words));
