@@ -150,8 +150,11 @@ pub fn disk_available_bytes(path: &std::path::Path) -> Result<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| Error::InvalidArgument(format!("path {path:?} contains a NUL byte")))?;
-    // SAFETY: `st` is plain data that statvfs fills; `c` is NUL-terminated.
+    // SAFETY: `statvfs` is a C struct of integers, for which all-zero bytes
+    // are a valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated string that outlives the call, and `st`
+    // is a valid, writable `statvfs` for the call to fill.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return Err(Error::Io {
             path: path.to_path_buf(),
