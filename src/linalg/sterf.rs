@@ -172,14 +172,22 @@ fn pwk_ql<T: Scalar>(
             let oldc = cc;
             cc = pp / r;
             s = bb / r;
+            // 1 / cc, formed beside cc from the same operands rather than
+            // after it, so the division is off the dependency chain of the
+            // sweep (pp -> r -> cc -> gamma -> pp): the step's latency drops
+            // by one division.
+            let inv_cc = r / pp;
             let oldgam = gamma;
             let alpha = d[i];
             gamma = cc * (alpha - sigma) - s * oldgam;
             d[i + 1] = oldgam + (alpha - gamma);
-            pp = if cc != T::zero() {
-                gamma * gamma / cc
-            } else {
+            pp = if cc == T::zero() {
                 oldc * bb
+            } else if inv_cc.is_finite() {
+                gamma * gamma * inv_cc
+            } else {
+                // cc subnormal: its reciprocal overflows, the quotient may not.
+                gamma * gamma / cc
             };
         }
         e2[l] = s * pp;

@@ -32,6 +32,19 @@ pub const ONE_STAGE_BELOW_VALUES_ONE_THREAD: usize = 1536;
 /// at 2048, 0.92 at 4096; f64 on 1 thread 0.70 at 2048, 0.82 at 3072.
 pub const ONE_STAGE_BELOW_VECTORS: usize = 4608;
 
+/// Automatic order from which the eigenvalues-only job finds the
+/// tridiagonal's eigenvalues by divide and conquer
+/// ([`crate::linalg::stedc::values`]) rather than by `dsterf`'s QL/QR
+/// iteration. Measured on a 2-core AVX-512 EPYC (2026-11-28, f64,
+/// tridiagonals of random symmetric matrices, best of 10, after the shorter
+/// `dsterf` step), D&C / `dsterf`: on two threads (the one-stage path splits
+/// the top merge in two halves) 0.89 at n = 128, 0.69 at 256, 0.60 at 512,
+/// 0.52 at 1024, 0.46 at 2048; on one thread (and in the two-stage graph,
+/// whose task runs it on one thread) 1.48 at 128, 1.31 at 256, 1.09 at 512,
+/// 1.01 at 768, 0.94 at 1024, 0.83 at 2048. The choice depends on the order
+/// only, so that the eigenvalues are bitwise the same on any thread count.
+pub const VALUES_DC_FROM: usize = 512;
+
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
 /// ([`EvdOptions::auto`]) are what the benchmarks found best on a 2-core
 /// AVX-512 machine; see `benches/evd.rs`. New fields may be added, so build
@@ -90,6 +103,15 @@ pub struct EvdOptions {
     /// `n >= 1`). The graph builders (`evd_graph*`) always build the two-stage
     /// graph.
     pub one_stage_below: usize,
+    /// Eigenvalues only: the order from which the tridiagonal's eigenvalues are
+    /// found by divide and conquer keeping two rows of eigenvectors per
+    /// subproblem ([`crate::linalg::stedc::values`], leaves of
+    /// [`EvdOptions::leaf_size`]; its top merge split over two threads on the
+    /// one-stage path) instead of LAPACK `dsterf`'s QL/QR iteration; `0`
+    /// picks [`VALUES_DC_FROM`] ([`EvdOptions::values_by_dc`]); `usize::MAX`
+    /// never. Both solvers meet the same accuracy tests; each gives the same
+    /// bits on any thread count.
+    pub values_dc_from: usize,
     /// Part of the spectrum: `None` (the default) computes every eigenpair;
     /// a [`Selection`](super::evd::Selection) computes the selected ones only,
     /// by bisection and inverse iteration on the tridiagonal, with only their
@@ -112,6 +134,7 @@ impl Default for EvdOptions {
             q2_window_kib: crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES / 1024,
             back_col_block: 512,
             one_stage_below: 0,
+            values_dc_from: 0,
             selection: None,
         }
     }
@@ -159,6 +182,16 @@ impl EvdOptions {
             v => v,
         };
         n < below
+    }
+
+    /// Whether the eigenvalues of a tridiagonal of order `n` are found by
+    /// divide and conquer (see [`EvdOptions::values_dc_from`]).
+    pub fn values_by_dc(&self, n: usize) -> bool {
+        let from = match self.values_dc_from {
+            0 => VALUES_DC_FROM,
+            v => v,
+        };
+        n >= from
     }
 
     /// The tile size actually used for order `n` with bandwidth `b`: a multiple of

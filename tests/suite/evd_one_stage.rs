@@ -88,8 +88,16 @@ fn check_families<T: Scalar>() {
                 assert!(val <= 5.0, "{what}: eigenvalue ratio {val}");
                 let values = eigh(input.as_ref(), EvdJob::Values, &one_stage(side), &rt).unwrap();
                 assert!(values.vectors.is_none());
-                let valv = value_ratio(&values.values, &want);
+                let mut valv = value_ratio(&values.values, &want);
                 assert!(valv <= 5.0, "{what}: values-only ratio {valv}");
+                // The values-only divide and conquer at every order (the
+                // automatic choice takes it from VALUES_DC_FROM on).
+                let mut dc = one_stage(side);
+                dc.values_dc_from = 1;
+                let by_dc = eigh(input.as_ref(), EvdJob::Values, &dc, &rt).unwrap();
+                let r = value_ratio(&by_dc.values, &want);
+                assert!(r <= 5.0, "{what}: values-only D&C ratio {r}");
+                valv = valv.max(r);
                 worst = (
                     worst.0.max(res),
                     worst.1.max(orth),

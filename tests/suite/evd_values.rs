@@ -63,21 +63,28 @@ fn check_families<T: Scalar>() {
             (517, 16),
         ] {
             let a: Mat<T> = family.generate(n, 11);
-            let eig = eigh(a.as_ref(), EvdJob::Values, &opts(b), &rt).unwrap();
-            let r = error_ratio(&eig.values, &reference(a.as_ref()));
-            assert!(
-                eig.values.windows(2).all(|w| w[0] <= w[1]),
-                "{} n={n}: not ascending",
-                family.name()
-            );
-            assert!(
-                r <= C,
-                "{} n={n} b={b} {}: ratio {r}",
-                family.name(),
-                T::NAME
-            );
-            if r > worst.0 {
-                worst = (r, format!("{} n={n}", family.name()));
+            let want = reference(a.as_ref());
+            // The automatic tridiagonal solver, then each one forced: dsterf's
+            // QL/QR and the values-only divide and conquer.
+            for dc_from in [0, usize::MAX, 1] {
+                let mut o = opts(b);
+                o.values_dc_from = dc_from;
+                let eig = eigh(a.as_ref(), EvdJob::Values, &o, &rt).unwrap();
+                let r = error_ratio(&eig.values, &want);
+                assert!(
+                    eig.values.windows(2).all(|w| w[0] <= w[1]),
+                    "{} n={n}: not ascending",
+                    family.name()
+                );
+                assert!(
+                    r <= C,
+                    "{} n={n} b={b} {} values_dc_from={dc_from}: ratio {r}",
+                    family.name(),
+                    T::NAME
+                );
+                if r > worst.0 {
+                    worst = (r, format!("{} n={n}", family.name()));
+                }
             }
         }
     }

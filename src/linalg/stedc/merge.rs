@@ -46,7 +46,10 @@ use crate::linalg::simd::reduce_lanes;
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
 
+mod rows;
 mod split;
+
+pub use rows::EdgeRows;
 
 /// Where output column `j` of a merge comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

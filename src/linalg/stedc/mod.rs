@@ -218,3 +218,4 @@ pub mod forked;
 pub mod serial;
 #[cfg(test)]
 mod tests;
+pub mod values;

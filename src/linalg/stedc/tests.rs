@@ -26,6 +26,8 @@ struct Ratios {
     eig: f64,
     /// Against faer's dense symmetric eigensolver.
     eig_faer: f64,
+    /// The values-only D&C ([`values::stedc_values`]) against the oracle of `eig`.
+    values: f64,
 }
 
 impl Ratios {
@@ -35,6 +37,7 @@ impl Ratios {
             orth: self.orth.max(o.orth),
             eig: self.eig.max(o.eig),
             eig_faer: self.eig_faer.max(o.eig_faer),
+            values: self.values.max(o.values),
         }
     }
 }
@@ -161,18 +164,47 @@ fn run<T: Scalar>(d: &[f64], e: &[f64], params: &DcParams, reference: Option<&[f
     let resid = (&tz - &zl).norm_l2() / (n as f64 * if tn > 0.0 { tn } else { 1.0 } * eps);
     let ztz = zz.transpose() * &zz;
     let orth = (&ztz - Mat::<f64>::identity(n, n)).norm_l2() / (n as f64 * eps);
-    let eig = match reference {
+    let oracle = |lam: &[f64]| match reference {
         // Closed form evaluated in f64: a few ulps of its own error.
-        Some(r) => max_err_ratio(&lam, r, eps, 4.0),
-        None => max_err_ratio(&lam, &sturm_eigs(&d64, &e64), eps, 2.0),
+        Some(r) => max_err_ratio(lam, r, eps, 4.0),
+        None => max_err_ratio(lam, &sturm_eigs(&d64, &e64), eps, 2.0),
     };
+    let eig = oracle(&lam);
     let eig_faer = max_err_ratio(&lam, &faer_eigs(&d64, &e64), eps, 0.0);
+    let values = oracle(&values_only::<T>(&d64, &e64, params.leaf_size));
     Ratios {
         resid,
         orth,
         eig,
         eig_faer,
+        values,
     }
+}
+
+/// The eigenvalues of `(d, e)` (exactly representable in `T`) by the
+/// values-only D&C in `T`, checked ascending and bitwise the same on this
+/// thread and on a 2-thread runtime, in f64.
+fn values_only<T: Scalar>(d: &[f64], e: &[f64], leaf: usize) -> Vec<f64> {
+    let solve = |rt: Option<&crate::runtime::Runtime>| {
+        let mut dt: Vec<T> = d.iter().map(|&x| T::of(x)).collect();
+        let mut et: Vec<T> = e.iter().map(|&x| T::of(x)).collect();
+        values::stedc_values(&mut dt, &mut et, leaf, rt).unwrap();
+        dt.iter().map(|x| x.f64()).collect::<Vec<f64>>()
+    };
+    let alone = solve(None);
+    let rt = crate::runtime::Runtime::builder().threads(2).build();
+    let two = solve(Some(&rt));
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&alone),
+        bits(&two),
+        "values-only D&C: 1 and 2 threads differ"
+    );
+    assert!(
+        alone.windows(2).all(|w| w[0] <= w[1]),
+        "values-only D&C: not ascending"
+    );
+    alone
 }
 
 fn check<T: Scalar>(name: &str, d: &[f64], e: &[f64], params: &DcParams) -> Ratios {
@@ -189,13 +221,19 @@ fn check_ref<T: Scalar>(
     let r = run::<T>(d, e, params, reference);
     let n = d.len();
     assert!(
-        r.resid < RATIO_MAX && r.orth < RATIO_MAX && r.eig <= EIG_C && r.eig_faer <= EIG_C_FAER,
-        "{name} ({}) n={n}: residual {:.3} orth {:.3} eig {:.3} eig vs faer {:.3}",
+        r.resid < RATIO_MAX
+            && r.orth < RATIO_MAX
+            && r.eig <= EIG_C
+            && r.eig_faer <= EIG_C_FAER
+            && r.values <= EIG_C,
+        "{name} ({}) n={n}: residual {:.3} orth {:.3} eig {:.3} eig vs faer {:.3} \
+         values-only D&C {:.3}",
         T::NAME,
         r.resid,
         r.orth,
         r.eig,
-        r.eig_faer
+        r.eig_faer,
+        r.values
     );
     r
 }

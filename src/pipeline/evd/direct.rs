@@ -2,8 +2,10 @@
 //! graph: on the calling thread, its GEMM-rich parts split in two fixed halves
 //! on the runtime's threads (`research/small-mid-evd.md` §1, §3).
 //! LAPACK `dsyevd`'s sequence: scale into the safe range, `dsytrd`
-//! ([`crate::linalg::sytrd::sytrd_on`]), then `dsterf` (values) or divide and
-//! conquer with QL/QR leaves on the identity
+//! ([`crate::linalg::sytrd::sytrd_on`]), then `dsterf` (values; from
+//! [`EvdOptions::values_by_dc`] on, the values-only divide and conquer
+//! [`crate::linalg::stedc::values`] instead) or divide and conquer with QL/QR
+//! leaves on the identity
 //! ([`crate::linalg::stedc::forked::stedc_identity`]) followed by `dormtr`
 //! (vectors).
 //! The same contract as the graph: values ascending and unscaled, vectors
@@ -13,6 +15,7 @@ use super::{prepare, EvdJob, EvdOptions, SymmetricEigen};
 use crate::linalg::stebz::Sturm;
 use crate::linalg::stedc::forked::stedc_identity;
 use crate::linalg::stedc::merge::APPLY_CHUNK;
+use crate::linalg::stedc::values::stedc_values;
 use crate::linalg::stein::stein_columns;
 use crate::linalg::sytrd::{ormtr_on, sytrd_on, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
 use crate::pipeline::task::runtime_bytes;
@@ -146,6 +149,10 @@ fn reduce_and_solve<T: Scalar>(
         z
     } else {
         match job {
+            EvdJob::Values if opts.values_by_dc(n) => {
+                stedc_values(&mut d, &mut e, opts.leaf_size, rt)?;
+                None
+            }
             EvdJob::Values => {
                 crate::linalg::sterf::sterf(&mut d, &mut e)?;
                 None

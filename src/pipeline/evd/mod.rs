@@ -56,7 +56,7 @@ pub use back_transform::{back_transform_q1, back_transform_q2};
 pub use sb2st::{sb2st, Sb2stGrain, Sb2stReflectors, Sb2stStage, Tridiagonal};
 pub use select::{select, SelectStage, Selection, SELECT};
 pub use stedc::{dc_scale, stedc, Eigenvectors, StedcStage};
-pub use sterf::sterf;
+pub use sterf::{stedc_values, sterf};
 pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
 use super::EvdOptions;
@@ -472,7 +472,11 @@ fn build<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGrap
         s2,
     } = reduce_to_tridiagonal(a, job, opts)?;
     if job == EvdJob::Values {
-        let values = sterf(&mut g, s2.tridiagonal)?;
+        let values = if opts.values_by_dc(n) {
+            stedc_values(&mut g, s2.tridiagonal, opts.leaf_size)?
+        } else {
+            sterf(&mut g, s2.tridiagonal)?
+        };
         let last = [values.task()];
         return Ok(finish(g, &last, values, None, scale));
     }

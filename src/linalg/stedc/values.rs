@@ -1,0 +1,157 @@
+//! All eigenvalues of a symmetric tridiagonal matrix, no vectors, by divide
+//! and conquer: each subproblem returns its eigenvalues and only the first and
+//! last rows of its eigenvector matrix, the two rows its parent's merge reads
+//! ([`MergeProblem::new_rows`]; LAPACK's singular-value D&C keeps the same
+//! two rows, `VF` and `VL` of `dlasd6`). A merge of order `m` then costs
+//! `O(m^2)` vectorised work (the secular equation, the Löwner step, two dot
+//! products per root) instead of the `O(m^3)` of the eigenvector product, and
+//! the root needs neither the Löwner step nor the rows: the whole solve is
+//! `O(n^2)`, as `dsterf`'s QL iteration, but without its chain of dependent
+//! divisions, and the root's halves and roots split over two threads.
+//!
+//! The leaves (at most `leaf_size` rows) are implicit QL/QR with the
+//! rotations applied to the two rows only ([`crate::linalg::steqr::steqr`] on
+//! a `2 x m` matrix); an unreduced block of at most `leaf_size` rows, and so
+//! every small matrix, is solved by [`crate::linalg::sterf::sterf`]. Splitting
+//! into unreduced blocks and their scaling are `dstedc`'s
+//! ([`super::serial::for_each_scaled_block`]). Every value is computed by the
+//! same operations whatever the runtime: the results do not depend on the
+//! thread count.
+
+use super::forked::{join, FORK_DEPTH};
+use super::serial::for_each_scaled_block;
+use super::MergeProblem;
+use crate::error::Error;
+use crate::linalg::sterf::{check_tridiag, sterf_with_max_iter};
+use crate::runtime::Runtime;
+use crate::scalar::Scalar;
+use faer::Mat;
+
+/// Computes all eigenvalues of the symmetric tridiagonal matrix with diagonal
+/// `d` (length `n`) and off-diagonal `e` (length `n - 1`), in place, sorted
+/// ascending in `d`, by divide and conquer with leaves of at most `leaf_size`
+/// rows (module docs); the top of the tree runs on `rt` when given. `e` is
+/// overwritten (workspace).
+///
+/// # Errors
+/// As [`crate::linalg::sterf::sterf`]: [`Error::Shape`], [`Error::NonFinite`]
+/// (positions of the dense matrix), [`Error::NoConvergence`] when a leaf's
+/// QL/QR or a secular root does not converge; the runtime's own errors.
+pub fn stedc_values<T: Scalar>(
+    d: &mut [T],
+    e: &mut [T],
+    leaf_size: usize,
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    check_tridiag("stedc_values", d, e)?;
+    let leaf = leaf_size.max(2);
+    for_each_scaled_block(d, e, |_, d, e| {
+        let m = d.len();
+        if m <= leaf {
+            return sterf_with_max_iter(d, e, 30 * m);
+        }
+        node(d, e, T::zero(), T::zero(), None, leaf, 0, rt)
+    })?;
+    // Blocks, skipped zero blocks and single rows are each in place.
+    d.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    Ok(())
+}
+
+/// The first and last rows of a subproblem's eigenvector matrix.
+type Rows<'a, T> = (&'a mut [T], &'a mut [T]);
+
+/// The subtree on `d`, `e` (its `len - 1` inner off-diagonals) with the tears
+/// at its edges: its eigenvalues ascending into `d` and, unless it is the
+/// root (`rows` is `None`), the two rows of its eigenvectors into `rows`.
+#[allow(clippy::too_many_arguments)]
+fn node<T: Scalar>(
+    d: &mut [T],
+    e: &[T],
+    before: T,
+    after: T,
+    rows: Option<Rows<'_, T>>,
+    leaf: usize,
+    depth: usize,
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    let len = d.len();
+    if len <= leaf {
+        return leaf_rows(d, &e[..len - 1], before, after, rows);
+    }
+    let cut = len / 2;
+    let beta = e[cut - 1];
+    let rt = rt.filter(|_| depth < FORK_DEPTH);
+    let (mut first, mut last) = (vec![T::zero(); len], vec![T::zero(); len]);
+    {
+        let (dl, dr) = d.split_at_mut(cut);
+        let (el, er) = (&e[..cut - 1], &e[cut..]);
+        let (fl, fr) = first.split_at_mut(cut);
+        let (ll, lr) = last.split_at_mut(cut);
+        join(
+            rt,
+            move || node(dl, el, before, beta, Some((fl, ll)), leaf, depth + 1, rt),
+            move || node(dr, er, beta, after, Some((fr, lr)), leaf, depth + 1, rt),
+        )?;
+    }
+    let (mut prob, edges) = MergeProblem::new_rows(d, &first, &last, cut, beta)?;
+    let k = prob.k();
+    {
+        let p = &prob;
+        join(
+            rt,
+            move || p.solve_roots_range(0..k / 2),
+            move || p.solve_roots_range(k / 2..k),
+        )?;
+    }
+    prob.order_only()?;
+    if let Some((f, l)) = rows {
+        let p = &prob;
+        join(
+            rt,
+            move || p.lowner_range(0..k / 2),
+            move || p.lowner_range(k / 2..k),
+        )?;
+        let half = len / 2;
+        let (fa, fb) = f.split_at_mut(half);
+        let (la, lb) = l.split_at_mut(half);
+        let edges = &edges;
+        join(
+            rt,
+            move || p.rows_into(edges, 0..half, fa, la),
+            move || p.rows_into(edges, half..len, fb, lb),
+        )?;
+    }
+    prob.eigenvalues_into(d);
+    Ok(())
+}
+
+/// A leaf: subtracts the tears' magnitudes from its first and last diagonal
+/// entries (`dlaed0`'s rank-one tearing), then implicit QL/QR with the
+/// rotations applied to the first and last rows of the identity.
+fn leaf_rows<T: Scalar>(
+    d: &mut [T],
+    e: &[T],
+    before: T,
+    after: T,
+    rows: Option<Rows<'_, T>>,
+) -> Result<(), Error> {
+    let m = d.len();
+    d[0] -= before.abs();
+    d[m - 1] -= after.abs();
+    let mut e = e.to_vec();
+    let Some((f, l)) = rows else {
+        return sterf_with_max_iter(d, &mut e, 30 * m);
+    };
+    let mut z = Mat::<T>::zeros(2, m);
+    z[(0, 0)] = T::one();
+    z[(1, m - 1)] = T::one();
+    crate::linalg::steqr::steqr(d, &mut e, z.as_mut())?;
+    for j in 0..m {
+        f[j] = z[(0, j)];
+        l[j] = z[(1, j)];
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
