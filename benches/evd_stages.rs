@@ -1,7 +1,9 @@
 //! The split of the one-stage EVD's time by stage (`sytrd`, the tridiagonal
-//! solvers `sterf` and divide and conquer, `ormtr`), f64, with the same calls
+//! solvers `sterf`, the values-only divide and conquer and the divide and
+//! conquer with vectors, `ormtr`), f64, with the same calls
 //! as `pipeline::evd`'s direct solve, median over repeats, on 1 and 2 threads
-//! (issue 17: where the one-stage path loses to LAPACK `dsyevd`).
+//! (issue 17: where the one-stage path loses to LAPACK `dsyevd`). The
+//! `dc values / sterf` column is what sets `VALUES_DC_FROM`.
 //!
 //! `cargo bench --bench evd_stages -- [--sizes 128,256,512,1024] [--reps 5]
 //!     [--threads 1,2] [--leaf L]`
@@ -12,6 +14,7 @@ mod common;
 use common::{list, median};
 use eigenflow::gallery;
 use eigenflow::linalg::stedc::forked::stedc_identity;
+use eigenflow::linalg::stedc::values::stedc_values;
 use eigenflow::linalg::sterf::sterf;
 use eigenflow::linalg::sytrd::{ormtr_on, sytrd_on, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
 use eigenflow::pipeline::EvdOptions;
@@ -37,13 +40,15 @@ fn main() {
             _ => {} // cargo bench passes --bench
         }
     }
-    println!("| n | threads | sytrd (s) | sterf (s) | stedc (s) | ormtr (s) |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| n | threads | sytrd (s) | sterf (s) | dc values (s) | stedc (s) | ormtr (s) | dc values / sterf |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for &threads in &threads {
         let rt = Runtime::builder().threads(threads).build();
         for &n in &sizes {
             let a: Mat<f64> = gallery::random_symmetric_uniform(n, 42);
-            let mut t = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+            let mut t = [(); 5].map(|_| Vec::new());
             for _ in 0..reps.max(1) {
                 let mut w = a.clone();
                 let m = n.saturating_sub(1);
@@ -64,15 +69,22 @@ fn main() {
                 let s = Instant::now();
                 sterf(&mut d2, &mut e2).expect("sterf");
                 t[1].push(s.elapsed().as_secs_f64());
+                let (mut d2, mut e2) = (d.clone(), e.clone());
                 let s = Instant::now();
-                let mut z = stedc_identity(&mut d, &mut e, leaf, Some(&rt)).expect("stedc");
+                stedc_values(&mut d2, &mut e2, leaf, Some(&rt)).expect("stedc_values");
                 t[2].push(s.elapsed().as_secs_f64());
                 let s = Instant::now();
-                ormtr_on(w.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, Some(&rt)).expect("ormtr");
+                let mut z = stedc_identity(&mut d, &mut e, leaf, Some(&rt)).expect("stedc");
                 t[3].push(s.elapsed().as_secs_f64());
+                let s = Instant::now();
+                ormtr_on(w.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, Some(&rt)).expect("ormtr");
+                t[4].push(s.elapsed().as_secs_f64());
             }
-            let [a0, a1, a2, a3] = t.map(median);
-            println!("| {n} | {threads} | {a0:.3e} | {a1:.3e} | {a2:.3e} | {a3:.3e} |");
+            let [a0, a1, a2, a3, a4] = t.map(median);
+            let ratio = a2 / a1;
+            println!(
+                "| {n} | {threads} | {a0:.3e} | {a1:.3e} | {a2:.3e} | {a3:.3e} | {a4:.3e} | {ratio:.2} |"
+            );
         }
     }
 }

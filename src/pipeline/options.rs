@@ -35,14 +35,15 @@ pub const ONE_STAGE_BELOW_VECTORS: usize = 4608;
 /// Automatic order from which the eigenvalues-only job finds the
 /// tridiagonal's eigenvalues by divide and conquer
 /// ([`crate::linalg::stedc::values`]) rather than by `dsterf`'s QL/QR
-/// iteration. Measured on a 2-core AVX-512 EPYC (2026-11-28, f64,
-/// tridiagonals of random symmetric matrices, best of 10, after the shorter
-/// `dsterf` step), D&C / `dsterf`: on two threads (the one-stage path splits
-/// the top merge in two halves) 0.89 at n = 128, 0.69 at 256, 0.60 at 512,
-/// 0.52 at 1024, 0.46 at 2048; on one thread (and in the two-stage graph,
-/// whose task runs it on one thread) 1.48 at 128, 1.31 at 256, 1.09 at 512,
-/// 1.01 at 768, 0.94 at 1024, 0.83 at 2048. The choice depends on the order
-/// only, so that the eigenvalues are bitwise the same on any thread count.
+/// iteration. Measured by `benches/evd_stages.rs` (column `dc values /
+/// sterf`, f64, median of 7) on a 2-core AVX-512 EPYC (2026-11-28): on two
+/// threads (the one-stage path splits the top merge in two halves) 0.95 at n
+/// = 128, 0.74 at 256, 0.62 at 512, 0.51 at 1024, 0.45 at 2048; on one thread
+/// (and in the two-stage graph, whose task runs it on one thread) 1.35 at
+/// 256, 1.10 at 512, 1.03 at 768, 0.93 at 1024, 0.82 at 2048. The choice
+/// depends on the order only, so that the eigenvalues are bitwise the same
+/// on any thread count: from 512 the two-thread gain (about 1 ms of a 6.4 ms
+/// call at n = 512) outweighs the one-thread loss (0.25 ms of 7.7 ms).
 pub const VALUES_DC_FROM: usize = 512;
 
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
