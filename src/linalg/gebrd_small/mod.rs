@@ -45,7 +45,7 @@
 //! and the blocked route's `dgebrd` and `dormbr` allocate their panels and
 //! triangular factors per call (`O(n nb)`).
 
-use crate::linalg::bdsdc::bdsqr::{bdsqr_pair, bdsqr_run, Lane};
+use crate::linalg::bdsdc::bdsqr::{bdsqr_group, bdsqr_run, Lane};
 use crate::linalg::bdsdc::BdsdcParams;
 use crate::linalg::dqds;
 use crate::linalg::householder::{larf2_left, larf_left, larf_right, larfg_slice};
@@ -428,9 +428,10 @@ fn dc_outputs<T: Scalar>(
 /// [`GebrdWorkspace::lanes_below`], the `L` reductions and the forming of
 /// `Q` and `P` run as one in interleaved storage (module `lanes`: every
 /// step is one SIMD operation across the group), and the bidiagonal QR
-/// iterations run two at a time (`bdsqr_pair` of [`crate::linalg::bdsdc::bdsqr`]: a
-/// sweep is a chain of dependent square roots and divisions, and two
-/// independent chains keep the core busy where one leaves it waiting).
+/// iterations of the group run side by side (`bdsqr_group` of
+/// [`crate::linalg::bdsdc::bdsqr`]: a sweep is a chain of dependent square
+/// roots and divisions, and independent chains keep the core busy where one
+/// leaves it waiting).
 /// Otherwise the matrices are solved one after the other. The route and
 /// the thresholds are those of `ws[0]`. Errors and panics per matrix as
 /// [`small_svd`]; panics if `L = 0`.
@@ -473,17 +474,22 @@ pub fn small_svd_group<T: Scalar, const L: usize>(
             dc_outputs(ws[l], &scaled[l], values.next().expect("L"), u, vt)
         });
     }
-    // The bidiagonal QR, two lanes at a time (an odd last one alone).
-    let mut solved = Vec::with_capacity(L);
-    for pair in ws.chunks_mut(2) {
-        match pair {
-            [w0, w1] => solved.extend(match (w0.qr_lane(mt, nt), w1.qr_lane(mt, nt)) {
-                (Ok(x0), Ok(x1)) => bdsqr_pair(x0, x1),
-                (x0, x1) => [x0.and_then(bdsqr_run), x1.and_then(bdsqr_run)],
-            }),
-            [w] => solved.push(w.qr_lane(mt, nt).and_then(bdsqr_run)),
-            _ => unreachable!("chunks of one or two"),
+    // The bidiagonal QR of the whole group side by side.
+    let mut solved: Vec<Result<()>> = Vec::with_capacity(L);
+    let mut lanes = Vec::with_capacity(L);
+    let mut slot_of_lane = Vec::with_capacity(L);
+    for w in ws.iter_mut() {
+        match w.qr_lane(mt, nt) {
+            Ok(lane) => {
+                slot_of_lane.push(solved.len());
+                solved.push(Ok(()));
+                lanes.push(lane);
+            }
+            Err(e) => solved.push(Err(e)),
         }
+    }
+    for (slot, r) in slot_of_lane.into_iter().zip(bdsqr_group(lanes)) {
+        solved[slot] = r;
     }
     let mut solved = solved.into_iter();
     let mut vectors = vectors.into_iter();

@@ -1,6 +1,6 @@
 //! [`bdsqr`]'s iteration as a resumable state ([`Lane`]): between two
 //! sweeps it stops and says which sweep comes next, so that
-//! [`super::bdsqr_pair`] can chase two bidiagonals in one loop.
+//! [`super::bdsqr_group`] can chase several bidiagonals in one loop.
 
 use super::sweep::{apply_rotations, Rotations, Sweep, View};
 use super::{check_shapes, svd2x2, MAXITR, TOLMUL};
@@ -12,7 +12,7 @@ use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::MatMut;
 
 /// One bidiagonal's QR iteration ([`bdsqr`]) as a resumable state, so that
-/// [`bdsqr_pair`] can chase two bidiagonals in one loop. Create one with
+/// [`bdsqr_group`] can chase several bidiagonals in one loop. Create one with
 /// [`Lane::new`] (which checks the shapes); the iteration leaves the SVD in
 /// the borrowed arrays, as [`bdsqr`] does.
 pub(crate) struct Lane<'a, T> {

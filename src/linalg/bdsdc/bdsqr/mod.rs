@@ -17,12 +17,12 @@
 //! `V` as one chain (`linalg::lasr`, LAPACK `dlasr`).
 //!
 //! The iteration is a resumable state (`Lane`, `lane.rs`) that stops before each
-//! sweep, and a sweep is a step function (`sweep.rs`), so that `bdsqr_pair` can run
-//! the sweeps of two independent bidiagonals in one loop. A sweep is a chain of
-//! dependent square roots and divisions; two chains side by side keep the core
-//! busy where one leaves it waiting (about 10% off a batch of 32 x 32 SVDs with
-//! vectors), and each bidiagonal's arithmetic is exactly that of a run on its
-//! own.
+//! sweep, and a sweep is a step function (`sweep.rs`), so that `bdsqr_group` can
+//! run the sweeps of several independent bidiagonals in one loop. A sweep is a
+//! chain of dependent square roots and divisions; chains side by side keep the
+//! core busy where one leaves it waiting (two: about 10% off a batch of 32 x 32
+//! SVDs with vectors), and each bidiagonal's arithmetic is exactly that of a
+//! run on its own.
 //!
 //! Every rotation applied to the vectors is made orthogonal to within the rounding
 //! of its two entries (`unit_pair`; the chase itself uses the values as computed): the
@@ -250,77 +250,104 @@ fn bdsqr_run_body<T: Scalar>(lane: Lane<'_, T>) -> Result<(), Error> {
 }
 
 simd_dispatch! {
-    /// Runs two independent [`bdsqr`]s, `a` and `b`, chasing their sweeps in
-    /// one loop so that the core overlaps the latencies of the two chains of
-    /// square roots and divisions (a sweep on its own is latency bound).
-    /// Each lane's arithmetic is exactly that of [`bdsqr`] on its own, so the
-    /// results are bitwise those of two separate calls. A lane that fails to
-    /// converge stops with its error; the other runs to its end.
-    pub(crate) fn bdsqr_pair / bdsqr_pair_simd / bdsqr_pair_body (
-        a: Lane<'_, T>,
-        b: Lane<'_, T>
-    ) -> [Result<(), Error>; 2]
+    /// Runs independent [`bdsqr`]s, one per lane of `lanes` (a group of two
+    /// to four is what it is for), chasing their sweeps side by side so that
+    /// the core overlaps the latencies of their chains of square roots and
+    /// divisions (a sweep on its own is latency bound). The lanes start their
+    /// sweeps together and the shorter ones wait for the longest; once one
+    /// lane is left it runs on its own. Each lane's arithmetic is exactly
+    /// that of [`bdsqr`] on its own, so the results are bitwise those of
+    /// separate calls. A lane that fails to converge stops with its error
+    /// (its slot of the result); the others run to their end.
+    pub(crate) fn bdsqr_group / bdsqr_group_simd / bdsqr_group_body (
+        lanes: Vec<Lane<'_, T>>
+    ) -> Vec<Result<(), Error>>
 }
 
 #[inline(always)]
-fn bdsqr_pair_body<T: Scalar>(mut a: Lane<'_, T>, mut b: Lane<'_, T>) -> [Result<(), Error>; 2] {
-    let mut out = [Ok(()), Ok(())];
-    let (mut pa, mut pb) = next_pair_or_record(&mut a, &mut b, &mut out);
-    while let (Some(x), Some(y)) = (&pa, &pb) {
-        let (mut va, ra) = a.view(x);
-        let (mut vb, rb) = b.view(y);
-        let mut sa = Sweep::start(&va, x.shift, ra);
-        let mut sb = Sweep::start(&vb, y.shift, rb);
-        let (la, lb) = (va.len() - 1, vb.len() - 1);
-        for i in 0..la.min(lb) {
-            sa.step(&mut va, i, ra);
-            sb.step(&mut vb, i, rb);
+fn bdsqr_group_body<T: Scalar>(mut lanes: Vec<Lane<'_, T>>) -> Vec<Result<(), Error>> {
+    let mut out: Vec<Result<(), Error>> = lanes.iter().map(|_| Ok(())).collect();
+    let mut plans: Vec<Option<lane::Plan<T>>> = lanes.iter().map(|_| None).collect();
+    next_plans(&mut lanes, &mut plans, &mut out, |_| true);
+    while plans.iter().filter(|p| p.is_some()).count() >= 2 {
+        {
+            let mut active = Vec::with_capacity(lanes.len());
+            for (lane, plan) in lanes.iter_mut().zip(&plans) {
+                if let Some(p) = plan {
+                    let (view, rot) = lane.view(p);
+                    let sweep = Sweep::start(&view, p.shift, rot);
+                    let steps = view.len() - 1;
+                    active.push((view, rot, sweep, steps));
+                }
+            }
+            let longest = active.iter().map(|a| a.3).max().unwrap_or(0);
+            for i in 0..longest {
+                for (view, rot, sweep, steps) in active.iter_mut() {
+                    if i < *steps {
+                        sweep.step(view, i, rot);
+                    }
+                }
+            }
+            for (view, _, sweep, _) in active.iter_mut() {
+                sweep.end(view);
+            }
         }
-        for i in lb..la {
-            sa.step(&mut va, i, ra);
+        let mut swept = vec![false; lanes.len()];
+        for ((lane, plan), done) in lanes.iter_mut().zip(&mut plans).zip(&mut swept) {
+            if let Some(p) = plan.take() {
+                lane.finish_sweep(&p);
+                *done = true;
+            }
         }
-        for i in la..lb {
-            sb.step(&mut vb, i, rb);
-        }
-        sa.end(&mut va);
-        sb.end(&mut vb);
-        a.finish_sweep(x);
-        b.finish_sweep(y);
-        (pa, pb) = next_pair_or_record(&mut a, &mut b, &mut out);
+        next_plans(&mut lanes, &mut plans, &mut out, |l| swept[l]);
     }
     // At most one lane is left: it runs on its own.
-    if let Some(p) = pa {
-        out[0] = a.run_from(p);
+    for ((lane, plan), slot) in lanes.iter_mut().zip(&mut plans).zip(&mut out) {
+        if let Some(p) = plan.take() {
+            *slot = lane.run_from(p);
+        }
     }
-    if let Some(p) = pb {
-        out[1] = b.run_from(p);
-    }
-    if out[0].is_ok() {
-        a.finish();
-    }
-    if out[1].is_ok() {
-        b.finish();
+    for (lane, slot) in lanes.into_iter().zip(&out) {
+        if slot.is_ok() {
+            lane.finish();
+        }
     }
     out
 }
 
-/// The two lanes' next sweeps ([`lane::next_sweep_pair`]); a lane's error
-/// goes to its slot of `out` and that lane stops (`None`).
+/// The next sweep of every lane `l` with `due(l)`, two lanes at a time
+/// ([`lane::next_sweep_pair`]: their mu recurrences side by side); a lane's
+/// error goes to its slot of `out` and that lane stops (`None`).
 #[inline(always)]
-fn next_pair_or_record<T: Scalar>(
-    a: &mut Lane<'_, T>,
-    b: &mut Lane<'_, T>,
-    out: &mut [Result<(), Error>; 2],
-) -> (Option<lane::Plan<T>>, Option<lane::Plan<T>>) {
-    let [ra, rb] = lane::next_sweep_pair(a, b);
+fn next_plans<T: Scalar>(
+    lanes: &mut [Lane<'_, T>],
+    plans: &mut [Option<lane::Plan<T>>],
+    out: &mut [Result<(), Error>],
+    due: impl Fn(usize) -> bool,
+) {
     let record = |r: Result<Option<lane::Plan<T>>, Error>, slot: &mut Result<(), Error>| {
         r.unwrap_or_else(|err| {
             *slot = Err(err);
             None
         })
     };
-    let [oa, ob] = out;
-    (record(ra, oa), record(rb, ob))
+    let mut waiting: Option<(usize, &mut Lane<'_, T>)> = None;
+    for (l, lane) in lanes.iter_mut().enumerate() {
+        if !due(l) {
+            continue;
+        }
+        match waiting.take() {
+            None => waiting = Some((l, lane)),
+            Some((k, first)) => {
+                let [rk, rl] = lane::next_sweep_pair(first, lane);
+                plans[k] = record(rk, &mut out[k]);
+                plans[l] = record(rl, &mut out[l]);
+            }
+        }
+    }
+    if let Some((k, lane)) = waiting {
+        plans[k] = record(lane.next_sweep(), &mut out[k]);
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! The two-lane driver against two runs of the one-lane driver: the same
-//! bits, whatever the two bidiagonals, and a failing lane leaves the other's
-//! result intact.
+//! The group driver against runs of the one-lane driver: the same bits,
+//! whatever the bidiagonals and however many lanes, and a failing lane leaves
+//! the others' results intact.
 
 use super::*;
 use crate::gallery::Rng;
@@ -69,7 +69,7 @@ fn pair_is_bitwise_two_single_runs() {
             let mut pv1 = Mat::from_fn(n1, n1, |i, j| if i == j { 1.0 } else { 0.0 });
             let l0 = Lane::new(&mut pd0, &mut pe0, pu0.as_mut(), pv0.as_mut()).unwrap();
             let l1 = Lane::new(&mut pd1, &mut pe1, pu1.as_mut(), pv1.as_mut()).unwrap();
-            let [q0, q1] = bdsqr_pair(l0, l1);
+            let [q0, q1]: [Result<(), Error>; 2] = bdsqr_group(vec![l0, l1]).try_into().unwrap();
             assert!(q0.is_ok() && q1.is_ok());
             let same =
                 |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
@@ -81,6 +81,54 @@ fn pair_is_bitwise_two_single_runs() {
                 u0 == pu0 && v0 == pv0 && u1 == pu1 && v1 == pv1,
                 "{n0}/{n1} family {family}: vectors"
             );
+        }
+    }
+}
+
+/// A bidiagonal and its two vector matrices.
+type Problem = (Vec<f64>, Vec<f64>, Mat<f64>, Mat<f64>);
+
+/// Groups of one to four lanes of mixed orders and families (so lanes drop
+/// out at different sweeps, and pairs of mu tests meet lone ones): each lane
+/// bitwise as on its own.
+#[test]
+fn group_is_bitwise_separate_runs() {
+    let orders = [32, 7, 45, 1, 20, 33, 2, 64];
+    for lanes in 1..=4 {
+        for start in 0..4 {
+            let specs: Vec<(usize, usize, u64)> = (0..lanes)
+                .map(|l| {
+                    let k = (start + 3 * l) % orders.len();
+                    (orders[k], (start + l) % 3, 100 + (start * 10 + l) as u64)
+                })
+                .collect();
+            let mut inputs: Vec<Problem> = specs
+                .iter()
+                .map(|&(n, family, seed)| {
+                    let (d, e) = bidiagonal(n, family, seed);
+                    let u = Mat::from_fn(n + 2, n, |i, j| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+                    let v = Mat::from_fn(n, n, |i, j| if i == j { 1.0 } else { 0.0 });
+                    (d, e, u, v)
+                })
+                .collect();
+            let expect: Vec<_> = inputs
+                .iter()
+                .map(|(d, e, _, _)| single(d, e, d.len() + 2, MAXITR))
+                .collect();
+            let group: Vec<Lane<'_, f64>> = inputs
+                .iter_mut()
+                .map(|(d, e, u, v)| Lane::new(d, e, u.as_mut(), v.as_mut()).unwrap())
+                .collect();
+            let results = bdsqr_group(group);
+            for (l, (r, (d, _, u, v))) in results.iter().zip(&inputs).enumerate() {
+                let (r0, d0, u0, v0) = &expect[l];
+                assert!(r.is_ok() && r0.is_ok(), "{specs:?} lane {l}");
+                let same = d.iter().zip(d0).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(
+                    same && u == u0 && v == v0,
+                    "{specs:?} lane {l}: not bitwise"
+                );
+            }
         }
     }
 }
@@ -97,7 +145,7 @@ fn a_failing_lane_leaves_the_other_complete() {
     // Lane 0 starved (no inner steps allowed): an error, lane 1 as on its own.
     let l0 = Lane::with_budget(&mut pd0, &mut pe0, pu0.as_mut(), pv0.as_mut(), 0);
     let l1 = Lane::new(&mut pd1, &mut pe1, pu1.as_mut(), pv1.as_mut()).unwrap();
-    let [q0, q1] = bdsqr_pair(l0, l1);
+    let [q0, q1]: [Result<(), Error>; 2] = bdsqr_group(vec![l0, l1]).try_into().unwrap();
     assert!(matches!(
         q0,
         Err(Error::NoConvergence { stage: "bdsqr", .. })
