@@ -10,7 +10,9 @@
 //! `tql2`/`dsteqr`; Golub & Van Loan §8.3.5 for the QR form), because the
 //! rotations are needed for the vectors.
 
-use super::sterf::{block_end, check_tridiag, max_abs, no_convergence, scale, sym2x2, Consts};
+use super::sterf::{
+    block_end, check_tridiag, first_negligible, max_abs, no_convergence, scale, sym2x2, Consts,
+};
 use crate::error::Error;
 use crate::linalg::lasr::{apply_rotation_chain, Chain};
 use crate::scalar::Scalar;
@@ -152,14 +154,12 @@ fn implicit_ql<T: Scalar>(
         // SAFE_MIN so zero diagonal neighbours cannot stall it; far below
         // eps^2 times the scaled block norm). The block is scaled, so the
         // squares neither overflow nor lose a non-negligible e to underflow.
-        let mut m = l;
-        while m < last {
+        let m = first_negligible(l, last, |m| {
             let t = e[m];
-            if t * t <= c.eps2 * d[m].abs() * d[m + 1].abs() + T::SAFE_MIN {
-                e[m] = T::zero();
-                break;
-            }
-            m += 1;
+            t * t <= c.eps2 * d[m].abs() * d[m + 1].abs() + T::SAFE_MIN
+        });
+        if m < last {
+            e[m] = T::zero();
         }
         if m == l {
             l += 1;

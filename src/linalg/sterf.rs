@@ -122,13 +122,11 @@ fn pwk_ql<T: Scalar>(
         // Smallest m >= l with a negligible e_m (in squared form; SAFE_MIN stops
         // stagnation when both neighbouring diagonal entries are zero: it is far
         // below eps^2 times the scaled block norm).
-        let mut m = l;
-        while m < last {
-            if e2[m].abs() <= c.eps2 * (d[m] * d[m + 1]).abs() + T::SAFE_MIN {
-                e2[m] = T::zero();
-                break;
-            }
-            m += 1;
+        let m = first_negligible(l, last, |m| {
+            e2[m].abs() <= c.eps2 * (d[m] * d[m + 1]).abs() + T::SAFE_MIN
+        });
+        if m < last {
+            e2[m] = T::zero();
         }
         if m == l {
             // d[l] is an eigenvalue.
@@ -195,6 +193,37 @@ fn pwk_ql<T: Scalar>(
     }
     true
 }
+
+/// The smallest `m` in `l..last` with `negligible(m)`, or `last`: the split
+/// search that starts every QL sweep. It looks at blocks of
+/// [`SCAN_BLOCK`] entries with no early exit inside a block (a test per
+/// entry, or-ed), so the tests of a block run side by side; only a block
+/// that holds a hit is searched entry by entry. Which `m` it finds is the
+/// entry-by-entry search's.
+#[inline(always)]
+pub(crate) fn first_negligible(l: usize, last: usize, negligible: impl Fn(usize) -> bool) -> usize {
+    let mut m = l;
+    while m + SCAN_BLOCK <= last {
+        let mut any = false;
+        for k in 0..SCAN_BLOCK {
+            any |= negligible(m + k);
+        }
+        if any {
+            break;
+        }
+        m += SCAN_BLOCK;
+    }
+    while m < last {
+        if negligible(m) {
+            return m;
+        }
+        m += 1;
+    }
+    last
+}
+
+/// Entries [`first_negligible`] tests per block.
+const SCAN_BLOCK: usize = 8;
 
 /// Machine constants of the scaled iteration (`dsterf`/`dsteqr`'s `eps2`,
 /// `ssfmax`, `ssfmin`).

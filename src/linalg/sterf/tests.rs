@@ -426,3 +426,26 @@ fn overflowing_eigenvalue_is_an_error() {
         Err(Error::NoConvergence { .. })
     ));
 }
+
+/// The blocked split search finds the first hit exactly as the entry by entry
+/// search does, for every start and end and hits anywhere (block edges
+/// included), and `last` when there is none.
+#[test]
+fn first_negligible_is_the_linear_search() {
+    for pattern in 0u64..64 {
+        // Hits at the set bits of a pattern spread over 40 entries.
+        let hits: Vec<bool> = (0..40)
+            .map(|j| (pattern.wrapping_mul(0x9e37_79b9) >> (j % 31)) & 7 == 0)
+            .collect();
+        for l in 0..40 {
+            for last in l..=40 {
+                let linear = (l..last).find(|&m| hits[m]).unwrap_or(last);
+                assert_eq!(
+                    super::first_negligible(l, last, |m| hits[m]),
+                    linear,
+                    "pattern {pattern} l {l} last {last}"
+                );
+            }
+        }
+    }
+}
