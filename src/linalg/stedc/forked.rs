@@ -140,23 +140,9 @@ fn merge_split<T: Scalar>(
     let mut work = vec![T::zero(); MergeProblem::<T>::workspace_len(n, n1)];
     let mut prob = MergeProblem::new(d, q.rb_mut(), n1, beta, &mut work)?;
     let k = prob.k();
-    {
-        let pr = &prob;
-        join(
-            rt,
-            move || pr.solve_roots_range(0..k / 2),
-            move || pr.solve_roots_range(k / 2..k),
-        )?;
-    }
+    in_halves(k, rt, |r| prob.solve_roots_range(r))?;
     prob.order_output(q.rb_mut())?;
-    {
-        let pr = &prob;
-        join(
-            rt,
-            move || pr.lowner_range(0..k / 2),
-            move || pr.lowner_range(k / 2..k),
-        )?;
-    }
+    in_halves(k, rt, |r| prob.lowner_range(r))?;
     let half = n / 2;
     {
         let (pr, work) = (&prob, &work[..]);
@@ -169,6 +155,18 @@ fn merge_split<T: Scalar>(
     }
     prob.eigenvalues_into(d);
     Ok(())
+}
+
+/// `step` on the fixed halves `0..k / 2` and `k / 2..k` run by [`join`]: a
+/// merge's roots (step 2) or its `z-hat` (step 4), whose results do not
+/// depend on how `0..k` is split or run.
+pub(super) fn in_halves(
+    k: usize,
+    rt: Option<&Runtime>,
+    step: impl Fn(std::ops::Range<usize>) -> Result<(), Error> + Sync,
+) -> Result<(), Error> {
+    let step = &step;
+    join(rt, move || step(0..k / 2), move || step(k / 2..k))
 }
 
 /// Eigenvalues (ascending, in `d`) and eigenvectors of the symmetric

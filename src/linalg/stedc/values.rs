@@ -18,7 +18,7 @@
 //! same operations whatever the runtime: the results do not depend on the
 //! thread count.
 
-use super::forked::{join, FORK_DEPTH};
+use super::forked::{in_halves, join, FORK_DEPTH};
 use super::serial::for_each_scaled_block;
 use super::MergeProblem;
 use crate::error::Error;
@@ -95,22 +95,11 @@ fn node<T: Scalar>(
     }
     let (mut prob, edges) = MergeProblem::new_rows(d, &first, &last, cut, beta)?;
     let k = prob.k();
-    {
-        let p = &prob;
-        join(
-            rt,
-            move || p.solve_roots_range(0..k / 2),
-            move || p.solve_roots_range(k / 2..k),
-        )?;
-    }
+    in_halves(k, rt, |r| prob.solve_roots_range(r))?;
     prob.order_only()?;
     if let Some((f, l)) = rows {
         let p = &prob;
-        join(
-            rt,
-            move || p.lowner_range(0..k / 2),
-            move || p.lowner_range(k / 2..k),
-        )?;
+        in_halves(k, rt, |r| p.lowner_range(r))?;
         let half = len / 2;
         let (fa, fb) = f.split_at_mut(half);
         let (la, lb) = l.split_at_mut(half);
