@@ -57,6 +57,122 @@ pub fn stedc_values<T: Scalar>(
     Ok(())
 }
 
+/// [`stedc_values`] cut at its root for a task graph: the two halves of the
+/// tree ([`Half::solve`], independent) and the root merge
+/// ([`RootMerge::merge`]), with bitwise the results of [`stedc_values`]
+/// (the same operations in the same order on each value).
+pub enum RootSplit<T> {
+    /// Solved whole at once: several unreduced blocks, a zero matrix, or one
+    /// block of at most `leaf_size` rows (no tree to cut). The eigenvalues,
+    /// ascending.
+    Solved(Vec<T>),
+    /// One unreduced block with a tree: its halves (rows `0..cut` and
+    /// `cut..n`) and their merge.
+    Halves([Half<T>; 2], RootMerge<T>),
+}
+
+/// One half of the tree below the root of [`RootSplit::Halves`]: its part of
+/// the scaled tridiagonal and, once [`Half::solve`] ran, its eigenvalues and
+/// the first and last rows of its eigenvectors.
+pub struct Half<T> {
+    d: Vec<T>,
+    e: Vec<T>,
+    before: T,
+    after: T,
+    first: Vec<T>,
+    last: Vec<T>,
+    leaf: usize,
+}
+
+/// The root merge of [`RootSplit::Halves`]: the torn entry and the block's
+/// scale.
+pub struct RootMerge<T> {
+    beta: T,
+    norm: T,
+}
+
+impl<T: Scalar> Half<T> {
+    /// Solves the half (on this thread).
+    ///
+    /// # Errors
+    /// As [`stedc_values`].
+    pub fn solve(&mut self) -> Result<(), Error> {
+        let rows = Some((&mut self.first[..], &mut self.last[..]));
+        node(
+            &mut self.d,
+            &self.e,
+            self.before,
+            self.after,
+            rows,
+            self.leaf,
+            1,
+            None,
+        )
+    }
+}
+
+impl<T: Scalar> RootSplit<T> {
+    /// Checks `(d, e)` as [`stedc_values`] and cuts its tree at the root, or
+    /// solves it whole when there is no single tree to cut.
+    ///
+    /// # Errors
+    /// As [`stedc_values`].
+    pub fn new(mut d: Vec<T>, mut e: Vec<T>, leaf_size: usize) -> Result<Self, Error> {
+        check_tridiag("stedc_values", &d, &e)?;
+        let leaf = leaf_size.max(2);
+        let n = d.len();
+        if n <= leaf || super::serial::split_blocks(&d, &e).len() != 1 {
+            stedc_values(&mut d, &mut e, leaf, None)?;
+            return Ok(RootSplit::Solved(d));
+        }
+        let norm = super::serial::scale_block(&mut d, &mut e);
+        if norm == T::zero() {
+            return Ok(RootSplit::Solved(d));
+        }
+        let cut = n / 2;
+        let beta = e[cut - 1];
+        let half = |d: &[T], e: &[T], before: T, after: T| Half {
+            d: d.to_vec(),
+            e: e.to_vec(),
+            before,
+            after,
+            first: vec![T::zero(); d.len()],
+            last: vec![T::zero(); d.len()],
+            leaf,
+        };
+        let zero = T::zero();
+        Ok(RootSplit::Halves(
+            [
+                half(&d[..cut], &e[..cut - 1], zero, beta),
+                half(&d[cut..], &e[cut..], beta, zero),
+            ],
+            RootMerge { beta, norm },
+        ))
+    }
+}
+
+impl<T: Scalar> RootMerge<T> {
+    /// The eigenvalues, ascending, from the solved halves.
+    ///
+    /// # Errors
+    /// As [`stedc_values`]; [`Error::Shape`] for halves of another split.
+    pub fn merge(self, [left, right]: [Half<T>; 2]) -> Result<Vec<T>, Error> {
+        let cut = left.d.len();
+        let mut d = [left.d, right.d].concat();
+        let first = [left.first, right.first].concat();
+        let last = [left.last, right.last].concat();
+        // The root needs no rows: the edge rows the merge returns are unused.
+        let (mut prob, _) = MergeProblem::new_rows(&d, &first, &last, cut, self.beta)?;
+        let k = prob.k();
+        in_halves(k, None, |r| prob.solve_roots_range(r))?;
+        prob.order_only()?;
+        prob.eigenvalues_into(&mut d);
+        super::serial::unscale_block(&mut d, self.norm);
+        d.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        Ok(d)
+    }
+}
+
 /// The first and last rows of a subproblem's eigenvector matrix.
 type Rows<'a, T> = (&'a mut [T], &'a mut [T]);
 

@@ -1,12 +1,16 @@
-//! The values-only tridiagonal eigensolver as a task: LAPACK `dsterf`'s QL/QR
-//! iteration ([`sterf()`]) or the values-only divide and conquer
-//! ([`stedc_values()`], faster from a few hundred rows on).
+//! The values-only tridiagonal eigensolver as tasks: LAPACK `dsterf`'s QL/QR
+//! iteration as one task ([`sterf()`]), or the values-only divide and conquer
+//! ([`stedc_values()`], faster from a few hundred rows on) as a split task,
+//! the two halves of its tree side by side, and the root merge, so that the
+//! end of an eigenvalues-only run is not one thread's work alone.
 
 use super::sb2st::Tridiagonal;
 use super::TRIDIAG;
 use crate::graph::{Footprint, Region, Task, TaskGraph};
-use crate::linalg::stedc::values;
+use crate::linalg::stedc::values::{Half, RootMerge, RootSplit};
 use crate::linalg::sterf;
+use crate::matrix::access::Access;
+use crate::matrix::SharedBand;
 use crate::pipeline::task::{check_owned, with_access, Slot};
 use crate::{Result, Scalar};
 use parking_lot::Mutex;
@@ -23,8 +27,12 @@ pub fn sterf<T: Scalar>(g: &mut TaskGraph<'static>, tri: Tridiagonal<T>) -> Resu
 
 /// Adds the values-only divide and conquer on `tri`
 /// ([`crate::linalg::stedc::values::stedc_values`], leaves of at most
-/// `leaf_size` rows, on the task's thread); the returned slot holds the
-/// eigenvalues, ascending, once the task ran.
+/// `leaf_size` rows) as four tasks, so that the two halves of its tree run
+/// side by side: `split` (reads the tridiagonal and cuts the tree at its
+/// root, or solves it whole when it splits into several blocks), `left` and
+/// `right` (the halves), `root` (the root merge). The eigenvalues are
+/// bitwise those of `stedc_values`; the returned slot holds them, ascending,
+/// once `root` ran.
 ///
 /// Errors: [`crate::Error::InvalidArgument`] for a tridiagonal from another graph.
 pub fn stedc_values<T: Scalar>(
@@ -32,9 +40,92 @@ pub fn stedc_values<T: Scalar>(
     tri: Tridiagonal<T>,
     leaf_size: usize,
 ) -> Result<Slot<T>> {
-    values_task(g, tri, "tridiag.stedc_values", 20.0, move |d, e| {
-        values::stedc_values(d, e, leaf_size, None)
-    })
+    check_owned(g, "the tridiagonal", tri.tasks())?;
+    let band = tri.band;
+    let n = band.n();
+    // The split's pieces, each taken by the task that works on it.
+    type Cell<X> = Arc<Mutex<Option<X>>>;
+    let whole: Cell<Vec<T>> = Arc::new(Mutex::new(None));
+    let merge: Cell<RootMerge<T>> = Arc::new(Mutex::new(None));
+    let halves: [Cell<Half<T>>; 2] = [Arc::new(Mutex::new(None)), Arc::new(Mutex::new(None))];
+    let split = {
+        let (band, whole, merge, halves) =
+            (band.clone(), whole.clone(), merge.clone(), halves.clone());
+        with_access(move |acc| {
+            let (d, e) = read_tridiagonal(&band, acc, n);
+            match RootSplit::new(d, e, leaf_size)? {
+                RootSplit::Solved(values) => *whole.lock() = Some(values),
+                RootSplit::Halves([left, right], root) => {
+                    *halves[0].lock() = Some(left);
+                    *halves[1].lock() = Some(right);
+                    *merge.lock() = Some(root);
+                }
+            }
+            Ok(())
+        })
+    };
+    let split = g.add(
+        Task::new("tridiag.dc_values.split", split)
+            .stage(TRIDIAG)
+            .cost((4 * n) as f64, (16 * n) as f64)
+            .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),
+    );
+    g.succeed(split, &tri.all_done);
+    let mut solved = Vec::with_capacity(2);
+    for (cell, name) in halves
+        .iter()
+        .zip(["tridiag.dc_values.left", "tridiag.dc_values.right"])
+    {
+        let cell = cell.clone();
+        let body = with_access(move |_| match cell.lock().as_mut() {
+            Some(half) => half.solve(),
+            None => Ok(()),
+        });
+        let t = g.add(
+            Task::new(name, body)
+                .stage(TRIDIAG)
+                .cost(9.0 * (n * n) as f64, (16 * n) as f64),
+        );
+        g.succeed(t, &[split]);
+        solved.push(t);
+    }
+    let cell = Arc::new(Mutex::new(None));
+    let root = {
+        let out = cell.clone();
+        with_access(move |_| {
+            let values = match whole.lock().take() {
+                Some(values) => values,
+                None => {
+                    let take = |c: &Cell<Half<T>>| c.lock().take();
+                    match (merge.lock().take(), take(&halves[0]), take(&halves[1])) {
+                        (Some(root), Some(left), Some(right)) => root.merge([left, right])?,
+                        _ => return Err(crate::Error::NotRun),
+                    }
+                }
+            };
+            *out.lock() = Some(values);
+            Ok(())
+        })
+    };
+    let task = g.add(
+        Task::new("tridiag.dc_values.root", root)
+            .stage(TRIDIAG)
+            .cost(2.0 * (n * n) as f64, (16 * n) as f64),
+    );
+    g.succeed(task, &solved);
+    Ok(Slot { cell, task })
+}
+
+/// The diagonal and off-diagonal of the tridiagonal held by `band`.
+fn read_tridiagonal<T: Scalar>(
+    band: &SharedBand<T>,
+    acc: &Access<'_>,
+    n: usize,
+) -> (Vec<T>, Vec<T>) {
+    let view = band.read(acc, 0..n, 0..n);
+    let d: Vec<T> = (0..n).map(|i| view.get(i, i)).collect();
+    let e: Vec<T> = (1..n).map(|i| view.get(i, i - 1)).collect();
+    (d, e)
 }
 
 /// The task of either solver: reads the tridiagonal from the band, runs
@@ -54,9 +145,7 @@ fn values_task<T: Scalar>(
     let body = {
         let (band, out) = (band.clone(), cell.clone());
         with_access(move |acc| {
-            let view = band.read(acc, 0..n, 0..n);
-            let mut d: Vec<T> = (0..n).map(|i| view.get(i, i)).collect();
-            let mut e: Vec<T> = (1..n).map(|i| view.get(i, i - 1)).collect();
+            let (mut d, mut e) = read_tridiagonal(&band, acc, n);
             solve(&mut d, &mut e)?;
             *out.lock() = Some(d);
             Ok(())
