@@ -222,7 +222,8 @@ pub fn task_count(n: usize, job: EvdJob, opts: &EvdOptions) -> u64 {
         (n64 / g + 1).saturating_mul((steps + 3 * g) / c + 1)
     };
     let rest = match (job, &opts.selection) {
-        (EvdJob::Values, None) => 1,
+        // dsterf's one task, or the values-only D&C's four.
+        (EvdJob::Values, None) => 4,
         (_, Some(sel)) => select::task_estimate(n, job, opts, sel),
         (EvdJob::Vectors, None) => {
             let leaves = n64.div_ceil(opts.leaf_size.max(1) as u64);
