@@ -37,10 +37,11 @@
 //! whole groups): below 48 columns
 //! ([`crate::linalg::gebrd_small::LANES_BELOW`]), the group's Householder
 //! reductions run as one in interleaved storage, one SIMD operation per step
-//! for all four, and with vectors (by bidiagonal QR there) the chases run
-//! two at a time, since the chase and its
-//! convergence test (the mu recurrence) are chains of dependent square roots
-//! and divisions that two matrices' chains overlap (10-13% per 32x32 matrix).
+//! for all four, and with vectors (by bidiagonal QR there) the four chases
+//! run side by side (their convergence tests two at a time), since the chase
+//! and its convergence test (the mu recurrence) are chains of dependent
+//! square roots and divisions that several matrices' chains overlap (two:
+//! 10-13% per 32x32 matrix; four instead of two: within noise).
 //! A matrix's results are bitwise those of a call on its own.
 //!
 //! # Crossover (`BatchedMethod::Auto`)
