@@ -53,8 +53,13 @@ pub fn stedc_values<T: Scalar>(
         node(d, e, T::zero(), T::zero(), None, leaf, 0, rt)
     })?;
     // Blocks, skipped zero blocks and single rows are each in place.
-    d.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    sort_ascending(d);
     Ok(())
+}
+
+/// Sorts eigenvalues ascending (finite values: the order is total).
+fn sort_ascending<T: Scalar>(d: &mut [T]) {
+    d.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
 }
 
 /// [`stedc_values`] cut at its root for a task graph: the two halves of the
@@ -161,14 +166,9 @@ impl<T: Scalar> RootMerge<T> {
         let mut d = [left.d, right.d].concat();
         let first = [left.first, right.first].concat();
         let last = [left.last, right.last].concat();
-        // The root needs no rows: the edge rows the merge returns are unused.
-        let (mut prob, _) = MergeProblem::new_rows(&d, &first, &last, cut, self.beta)?;
-        let k = prob.k();
-        in_halves(k, None, |r| prob.solve_roots_range(r))?;
-        prob.order_only()?;
-        prob.eigenvalues_into(&mut d);
+        merge_halves(&mut d, &first, &last, cut, self.beta, None, None)?;
         super::serial::unscale_block(&mut d, self.norm);
-        d.sort_unstable_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        sort_ascending(&mut d);
         Ok(d)
     }
 }
@@ -209,7 +209,25 @@ fn node<T: Scalar>(
             move || node(dr, er, beta, after, Some((fr, lr)), leaf, depth + 1, rt),
         )?;
     }
-    let (mut prob, edges) = MergeProblem::new_rows(d, &first, &last, cut, beta)?;
+    merge_halves(d, &first, &last, cut, beta, rows, rt)
+}
+
+/// The merge of two solved halves (`d`, `first`, `last`: the left half's
+/// `cut` entries, then the right half's): the merged eigenvalues ascending
+/// into `d` and, unless it is the root (`rows` is `None`: no Löwner step,
+/// no rows), the two rows of the merged eigenvectors into `rows`. Its steps
+/// on two fixed halves run on `rt`.
+fn merge_halves<T: Scalar>(
+    d: &mut [T],
+    first: &[T],
+    last: &[T],
+    cut: usize,
+    beta: T,
+    rows: Option<Rows<'_, T>>,
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    let len = d.len();
+    let (mut prob, edges) = MergeProblem::new_rows(d, first, last, cut, beta)?;
     let k = prob.k();
     in_halves(k, rt, |r| prob.solve_roots_range(r))?;
     prob.order_only()?;
