@@ -269,6 +269,8 @@ fn bdsqr_group_body<T: Scalar>(mut lanes: Vec<Lane<'_, T>>) -> Vec<Result<(), Er
     let mut out: Vec<Result<(), Error>> = lanes.iter().map(|_| Ok(())).collect();
     let mut plans: Vec<Option<lane::Plan<T>>> = lanes.iter().map(|_| None).collect();
     next_plans(&mut lanes, &mut plans, &mut out, |_| true);
+    // Which lanes finished a sweep in this round (allocated once per group).
+    let mut swept = vec![false; lanes.len()];
     while plans.iter().filter(|p| p.is_some()).count() >= 2 {
         {
             let mut active = Vec::with_capacity(lanes.len());
@@ -292,12 +294,14 @@ fn bdsqr_group_body<T: Scalar>(mut lanes: Vec<Lane<'_, T>>) -> Vec<Result<(), Er
                 sweep.end(view);
             }
         }
-        let mut swept = vec![false; lanes.len()];
         for ((lane, plan), done) in lanes.iter_mut().zip(&mut plans).zip(&mut swept) {
-            if let Some(p) = plan.take() {
-                lane.finish_sweep(&p);
-                *done = true;
-            }
+            *done = match plan.take() {
+                Some(p) => {
+                    lane.finish_sweep(&p);
+                    true
+                }
+                None => false,
+            };
         }
         next_plans(&mut lanes, &mut plans, &mut out, |l| swept[l]);
     }
