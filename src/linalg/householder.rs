@@ -289,23 +289,54 @@ pub fn larft<T: Scalar>(v: MatRef<'_, T>, tau: &[T], mut t: MatMut<'_, T>) {
             Par::Seq,
         );
     }
-    let mut w = vec![T::zero(); kv];
+    // T is built in a column-major scratch of its own so that the product
+    // of the recurrence runs down contiguous columns ([`t_columns`]).
+    let mut tc = vec![T::zero(); kv * kv];
+    let mut acc = vec![T::zero(); kv];
+    t_columns(&mut tc, s.as_ref(), &tau[..kv], &mut acc);
     for j in 0..kv {
-        let tj = tau[j];
-        t[(j, j)] = tj;
+        for r in 0..=j {
+            t[(r, j)] = tc[j * kv + r];
+        }
+    }
+}
+
+simd_dispatch! {
+    /// The upper triangle of [`larft`]'s `T` into `tc` (column-major
+    /// `k x k`, zero on entry, `k = tau.len()`) from the Gram matrix `s`
+    /// (`V^T V`, strictly upper part read); `acc` is scratch of length `k`.
+    fn t_columns / t_columns_simd / t_columns_body (
+        tc: &mut [T],
+        s: MatRef<'_, T>,
+        tau: &[T],
+        acc: &mut [T]
+    )
+}
+
+/// `T[0..j, j] = -tau_j T[0..j, 0..j] S[0..j, j]` as a sum of columns
+/// `T[0..=c, c] S[c, j]`, c = 0..j: this vectorises across rows, where
+/// row-by-row dot products were one dependent chain of scalar adds (a tenth
+/// of a whole n = 64 solve). Each row r still sums its terms c = r..j in
+/// increasing c from zero, so the bits are those of the dot products.
+#[inline(always)]
+fn t_columns_body<T: Scalar>(tc: &mut [T], s: MatRef<'_, T>, tau: &[T], acc: &mut [T]) {
+    let k = tau.len();
+    for (j, &tj) in tau.iter().enumerate() {
+        tc[j * k + j] = tj;
         if tj == T::zero() {
             continue;
         }
-        for (c, wc) in w.iter_mut().enumerate().take(j) {
-            *wc = s[(c, j)];
-        }
-        // T[0..j, j] = -tau_j * T[0..j, 0..j] * w (upper triangular mat-vec).
-        for r in 0..j {
-            let mut acc = T::zero();
-            for (c, &wc) in w.iter().enumerate().take(j).skip(r) {
-                acc += t[(r, c)] * wc;
+        let acc = &mut acc[..j];
+        acc.fill(T::zero());
+        for c in 0..j {
+            let sc = s[(c, j)];
+            let col = &tc[c * k..c * k + c + 1];
+            for (a, &x) in acc[..=c].iter_mut().zip(col) {
+                *a += x * sc;
             }
-            t[(r, j)] = -tj * acc;
+        }
+        for (x, &a) in tc[j * k..j * k + j].iter_mut().zip(acc.iter()) {
+            *x = -tj * a;
         }
     }
 }

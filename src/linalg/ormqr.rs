@@ -45,19 +45,48 @@ pub fn ormqr<T: Scalar>(v: MatRef<'_, T>, tau: &[T], mut z: MatMut<'_, T>, nb: u
         }
         return;
     }
-    let mut tmat = Mat::<T>::zeros(nb, nb);
-    for b in (0..k.div_ceil(nb)).rev() {
+    apply_blocks(v, &block_factors(v, tau, nb), z, nb);
+}
+
+/// The triangular factor `T` of every block of `nb` reflectors of `v`
+/// (`dlarft`), `None` for a block of identities. Formed once and shared by
+/// the column halves of [`ormqr_on`].
+fn block_factors<T: Scalar>(v: MatRef<'_, T>, tau: &[T], nb: usize) -> Vec<Option<Mat<T>>> {
+    let (r, k) = (v.nrows(), v.ncols());
+    (0..k.div_ceil(nb))
+        .map(|b| {
+            let j0 = b * nb;
+            let kb = nb.min(k - j0);
+            if tau[j0..j0 + kb].iter().all(|&t| t == T::zero()) {
+                return None;
+            }
+            // Reflector j0 + j has its unit at row j0 + j: in the view
+            // starting at row j0 that is the (implicit) unit diagonal.
+            let mut t = Mat::<T>::zeros(kb, kb);
+            larft(
+                v.submatrix(j0, j0, r - j0, kb),
+                &tau[j0..j0 + kb],
+                t.as_mut(),
+            );
+            Some(t)
+        })
+        .collect()
+}
+
+/// `Z := H_0 ... H_{k-1} Z` from the blocks' factors ([`block_factors`]),
+/// last block first.
+fn apply_blocks<T: Scalar>(
+    v: MatRef<'_, T>,
+    factors: &[Option<Mat<T>>],
+    mut z: MatMut<'_, T>,
+    nb: usize,
+) {
+    let r = v.nrows();
+    for (b, t) in factors.iter().enumerate().rev() {
+        let Some(t) = t else { continue };
         let j0 = b * nb;
-        let kb = nb.min(k - j0);
-        if tau[j0..j0 + kb].iter().all(|&t| t == T::zero()) {
-            continue;
-        }
-        // Reflector j0 + j has its unit at row j0 + j: in the view starting at
-        // row j0 that is the (implicit) unit diagonal.
-        let vb = v.submatrix(j0, j0, r - j0, kb);
-        let mut t = tmat.as_mut().submatrix_mut(0, 0, kb, kb);
-        larft(vb, &tau[j0..j0 + kb], t.rb_mut());
-        apply_block_reflector_left(vb, t.rb(), z.rb_mut().subrows_mut(j0, r - j0), false);
+        let vb = v.submatrix(j0, j0, r - j0, t.ncols());
+        apply_block_reflector_left(vb, t.as_ref(), z.rb_mut().subrows_mut(j0, r - j0), false);
     }
 }
 
@@ -79,19 +108,24 @@ pub fn ormqr_on<T: Scalar>(
     rt: Option<&Runtime>,
 ) -> Result<(), Error> {
     let c = z.ncols();
-    if c < ORMQR_SPLIT_MIN {
+    if c < ORMQR_SPLIT_MIN || nb <= 1 {
         ormqr(v, tau, z, nb);
         return Ok(());
     }
+    let (r, k) = (v.nrows(), v.ncols());
+    assert!(k <= r && z.nrows() == r, "ormqr: shapes");
+    assert!(tau.len() >= k, "ormqr: tau too short");
+    let factors = block_factors(v, tau, nb);
+    let factors = &factors;
     let (za, zb) = z.split_at_col_mut(c / 2);
     join(
         rt,
         move || {
-            ormqr(v, tau, za, nb);
+            apply_blocks(v, factors, za, nb);
             Ok(())
         },
         move || {
-            ormqr(v, tau, zb, nb);
+            apply_blocks(v, factors, zb, nb);
             Ok(())
         },
     )
