@@ -59,166 +59,312 @@ pub fn steqr<T: Scalar>(d: &mut [T], e: &mut [T], z: MatMut<'_, T>) -> Result<()
 pub(crate) fn steqr_with_max_iter<T: Scalar>(
     d: &mut [T],
     e: &mut [T],
-    mut z: MatMut<'_, T>,
+    z: MatMut<'_, T>,
     max_iter: usize,
 ) -> Result<(), Error> {
-    let n = d.len();
-    if n <= 1 {
-        return Ok(());
-    }
-    let c = Consts::<T>::new();
-    // Rotations of the current sweep, in the order they were generated.
-    let mut rots = Vec::with_capacity(n - 1);
-    let mut sweeps = 0usize;
-    let mut start = 0usize;
-    while start < n {
-        let end = block_end(d, e, start);
-        let first = start;
-        let nb = end - first + 1;
-        start = end + 1;
-        if nb == 1 {
-            continue;
-        }
-        let blk_d = &mut d[first..=end];
-        let blk_e = &mut e[first..end];
-        let anorm = max_abs(blk_d).max(max_abs(blk_e));
-        if anorm == T::zero() {
-            continue;
-        }
-        let target = c.scale_target(anorm);
-        if let Some(t) = target {
-            scale(blk_d, anorm, t);
-            scale(blk_e, anorm, t);
-        }
-        let mut zb = z.as_mut().subcols_mut(first, nb);
-        // QR on the block = QL on the reversed block: with P the reversal, T = P T' P
-        // and z Q = (z P) Q', so reversing z's columns as well is all it takes.
-        if blk_d[nb - 1].abs() < blk_d[0].abs() {
-            blk_d.reverse();
-            blk_e.reverse();
-            for k in 0..nb / 2 {
-                col_pair(zb.as_mut(), k, nb - 1 - k, |x, y| x.swap_with_slice(y));
-            }
-        }
-        let ok = implicit_ql(blk_d, blk_e, zb, &mut rots, &c, &mut sweeps, max_iter);
-        if let Some(t) = target {
-            // e is workspace on return (only its zero pattern matters, for the
-            // error count), so it is left scaled.
-            scale(blk_d, t, anorm);
-        }
-        if !ok {
-            return Err(no_convergence("steqr", e, max_iter));
-        }
-    }
-    if let Some(i) = d.iter().position(|x| !x.is_finite()) {
-        return Err(Error::NoConvergence {
-            stage: "steqr",
-            detail: format!(
-                "eigenvalue {i} overflowed when the block scaling was undone (input too close to the overflow threshold)"
-            ),
-        });
-    }
-    // Selection sort: at most n - 1 column swaps, and deterministic.
-    for i in 0..n - 1 {
-        let mut k = i;
-        for j in i + 1..n {
-            if d[j] < d[k] {
-                k = j;
-            }
-        }
-        if k != i {
-            d.swap(i, k);
-            col_pair(z.as_mut(), i, k, |x, y| x.swap_with_slice(y));
-        }
+    let mut run = QlRun::new(d, e, z, max_iter);
+    while let Some(mut sweep) = run.next_sweep()? {
+        while run.step(&mut sweep) {}
+        run.finish_sweep(&sweep);
     }
     Ok(())
 }
 
-/// Implicit QL with Wilkinson shifts on one unreduced, scaled block; deflates at
-/// the top (index 0). `z` holds the block's columns. Returns `false` when the
-/// shared sweep budget runs out first.
-fn implicit_ql<T: Scalar>(
-    d: &mut [T],
-    e: &mut [T],
-    mut z: MatMut<'_, T>,
-    rots: &mut Vec<(T, T)>,
-    c: &Consts<T>,
-    sweeps: &mut usize,
+/// Two independent [`steqr`]s (the sibling leaves of a divide and conquer)
+/// with their sweeps chased side by side: each step of a chase is a chain of
+/// a square root and divisions that leaves the core mostly idle, and the
+/// other problem's step fills it. Each problem gets bitwise what [`steqr`]
+/// gives it alone (the same operations in the same order); the sweep budget
+/// is each problem's own (`30 n`).
+///
+/// # Errors
+/// As [`steqr`], for either problem (the first problem's error first).
+pub fn steqr_pair<T: Scalar>(
+    (d1, e1, z1): (&mut [T], &mut [T], MatMut<'_, T>),
+    (d2, e2, z2): (&mut [T], &mut [T], MatMut<'_, T>),
+) -> Result<(), Error> {
+    for (d, e, cols) in [(&*d1, &*e1, z1.ncols()), (&*d2, &*e2, z2.ncols())] {
+        check_tridiag("steqr", d, e)?;
+        if cols != d.len() {
+            return Err(Error::Shape(format!(
+                "steqr: z has {cols} columns but the tridiagonal matrix has order {}",
+                d.len()
+            )));
+        }
+    }
+    let (n1, n2) = (d1.len(), d2.len());
+    let mut a = QlRun::new(d1, e1, z1, 30 * n1);
+    let mut b = QlRun::new(d2, e2, z2, 30 * n2);
+    loop {
+        match (a.next_sweep()?, b.next_sweep()?) {
+            (None, None) => return Ok(()),
+            (Some(mut x), None) => {
+                while a.step(&mut x) {}
+                a.finish_sweep(&x);
+            }
+            (None, Some(mut y)) => {
+                while b.step(&mut y) {}
+                b.finish_sweep(&y);
+            }
+            (Some(mut x), Some(mut y)) => {
+                // Non-short-circuiting: both chases advance in each round.
+                while a.step(&mut x) | b.step(&mut y) {}
+                a.finish_sweep(&x);
+                b.finish_sweep(&y);
+            }
+        }
+    }
+}
+
+/// One QL/QR problem advanced sweep by sweep (the loop of LAPACK `dsteqr`):
+/// [`QlRun::next_sweep`] deflates and splits until a sweep is due and sets
+/// up its chase, [`QlRun::step`] chases one row, [`QlRun::finish_sweep`]
+/// closes the sweep and applies its rotations to the vectors. Indices are
+/// absolute (into the whole `d`, `e` and the columns of `z`).
+struct QlRun<'a, T: Scalar> {
+    d: &'a mut [T],
+    e: &'a mut [T],
+    z: MatMut<'a, T>,
+    c: Consts<T>,
+    /// Rotations of the current sweep, in the order they were generated.
+    rots: Vec<(T, T)>,
+    sweeps: usize,
     max_iter: usize,
-) -> bool {
-    let last = d.len() - 1;
-    let two = T::of(2.0);
-    let mut l = 0usize;
-    while l <= last {
-        // Smallest m >= l with a negligible e_m: e_m^2 <= eps^2 |d_m d_m+1| (plus
-        // SAFE_MIN so zero diagonal neighbours cannot stall it; far below
-        // eps^2 times the scaled block norm). The block is scaled, so the
-        // squares neither overflow nor lose a non-negligible e to underflow.
-        let m = first_negligible(l, last, |m| {
-            let t = e[m];
-            t * t <= c.eps2 * d[m].abs() * d[m + 1].abs() + T::SAFE_MIN
+    /// First row of the next unreduced block.
+    next: usize,
+    /// The block being solved, if any.
+    block: Option<Block<T>>,
+    /// Set once the eigenvalues are checked and sorted.
+    done: bool,
+}
+
+/// An unreduced block `first..=last`, scaled by `anorm -> target` when
+/// `target` is set, deflated above row `l` (QL deflates at the top).
+#[derive(Clone, Copy)]
+struct Block<T> {
+    first: usize,
+    last: usize,
+    l: usize,
+    anorm: T,
+    target: Option<T>,
+}
+
+/// The state of one implicit QL sweep over rows `l..=m`, chased from the
+/// bottom: the next step works on rows `i - 1` and `i`.
+struct Sweep<T> {
+    l: usize,
+    m: usize,
+    i: usize,
+    g: T,
+    s: T,
+    cc: T,
+    p: T,
+}
+
+impl<'a, T: Scalar> QlRun<'a, T> {
+    fn new(d: &'a mut [T], e: &'a mut [T], z: MatMut<'a, T>, max_iter: usize) -> Self {
+        let n = d.len();
+        QlRun {
+            d,
+            e,
+            z,
+            c: Consts::new(),
+            rots: Vec::with_capacity(n.saturating_sub(1)),
+            sweeps: 0,
+            max_iter,
+            next: 0,
+            block: None,
+            done: n <= 1,
+        }
+    }
+
+    /// Deflates, splits and opens blocks until a sweep is due, and returns
+    /// its chase set up (Wilkinson shift); `None` once every eigenvalue has
+    /// converged (they are then sorted ascending, `z`'s columns with them).
+    fn next_sweep(&mut self) -> Result<Option<Sweep<T>>, Error> {
+        while !self.done {
+            let Some(mut blk) = self.block else {
+                self.open_block()?;
+                continue;
+            };
+            let (d, e) = (&mut *self.d, &mut *self.e);
+            if blk.l > blk.last {
+                if let Some(t) = blk.target {
+                    // e is workspace on return (only its zero pattern matters,
+                    // for the error count), so it is left scaled.
+                    scale(&mut d[blk.first..=blk.last], t, blk.anorm);
+                }
+                self.block = None;
+                continue;
+            }
+            let (l, last) = (blk.l, blk.last);
+            // Smallest m >= l with a negligible e_m: e_m^2 <= eps^2 |d_m d_m+1|
+            // (plus SAFE_MIN so zero diagonal neighbours cannot stall it; far
+            // below eps^2 times the scaled block norm). The block is scaled, so
+            // the squares neither overflow nor lose a non-negligible e to
+            // underflow.
+            let eps2 = self.c.eps2;
+            let m = first_negligible(l, last, |m| {
+                let t = e[m];
+                t * t <= eps2 * d[m].abs() * d[m + 1].abs() + T::SAFE_MIN
+            });
+            if m < last {
+                e[m] = T::zero();
+            }
+            if m == l {
+                blk.l += 1;
+                self.block = Some(blk);
+                continue;
+            }
+            if m == l + 1 {
+                let (a, b, cs, sn) = sym2x2(d[l], e[l], d[l + 1]);
+                d[l] = a;
+                d[l + 1] = b;
+                e[l] = T::zero();
+                col_pair(self.z.as_mut(), l, l + 1, |x, y| rotate(x, y, cs, sn));
+                blk.l += 2;
+                self.block = Some(blk);
+                continue;
+            }
+            if self.sweeps >= self.max_iter {
+                return Err(no_convergence("steqr", e, self.max_iter));
+            }
+            self.sweeps += 1;
+            // Wilkinson shift sigma (eigenvalue of the leading 2x2 nearer
+            // d_l); g = d_m - sigma starts the implicit sweep.
+            let two = T::of(2.0);
+            let p = d[l];
+            let g = (d[l + 1] - p) / (two * e[l]);
+            let r = g.hypot(T::one());
+            let g = d[m] - p + e[l] / (g + r.copysign(g));
+            self.rots.clear();
+            return Ok(Some(Sweep {
+                l,
+                m,
+                i: m,
+                g,
+                s: T::one(),
+                cc: T::one(),
+                p: T::zero(),
+            }));
+        }
+        Ok(None)
+    }
+
+    /// Opens the next unreduced block (scaled, and reversed when its top end
+    /// is the larger: QR on the block is QL on the reversed block, and with
+    /// `P` the reversal, `T = P T' P` and `z Q = (z P) Q'`), or, past the
+    /// last one, checks and sorts the eigenvalues.
+    fn open_block(&mut self) -> Result<(), Error> {
+        let n = self.d.len();
+        if self.next >= n {
+            return self.finish();
+        }
+        let first = self.next;
+        let last = block_end(self.d, self.e, first);
+        self.next = last + 1;
+        if last == first {
+            return Ok(());
+        }
+        let blk_d = &mut self.d[first..=last];
+        let blk_e = &mut self.e[first..last];
+        let anorm = max_abs(blk_d).max(max_abs(blk_e));
+        if anorm == T::zero() {
+            return Ok(());
+        }
+        let target = self.c.scale_target(anorm);
+        if let Some(t) = target {
+            scale(blk_d, anorm, t);
+            scale(blk_e, anorm, t);
+        }
+        let nb = last - first + 1;
+        if blk_d[nb - 1].abs() < blk_d[0].abs() {
+            blk_d.reverse();
+            blk_e.reverse();
+            let mut zb = self.z.as_mut().subcols_mut(first, nb);
+            for k in 0..nb / 2 {
+                col_pair(zb.as_mut(), k, nb - 1 - k, |x, y| x.swap_with_slice(y));
+            }
+        }
+        self.block = Some(Block {
+            first,
+            last,
+            l: first,
+            anorm,
+            target,
         });
-        if m < last {
-            e[m] = T::zero();
-        }
-        if m == l {
-            l += 1;
-            continue;
-        }
-        if m == l + 1 {
-            let (a, b, cs, sn) = sym2x2(d[l], e[l], d[l + 1]);
-            d[l] = a;
-            d[l + 1] = b;
-            e[l] = T::zero();
-            col_pair(z.as_mut(), l, l + 1, |x, y| rotate(x, y, cs, sn));
-            l += 2;
-            continue;
-        }
-        if *sweeps >= max_iter {
+        Ok(())
+    }
+
+    /// One step of the chase from the bottom of the active block (m) up to
+    /// l; `false` (and nothing done) once the chase has reached l. The
+    /// rotation in plane (i, i+1) is kept for the vectors: columns i, i+1 of
+    /// z become (c z_i - s z_i+1, s z_i + c z_i+1).
+    #[inline(always)]
+    fn step(&mut self, w: &mut Sweep<T>) -> bool {
+        if w.i == w.l {
             return false;
         }
-        *sweeps += 1;
-
-        // Wilkinson shift sigma (eigenvalue of the leading 2x2 nearer d_l);
-        // g = d_m - sigma starts the implicit sweep.
-        let p = d[l];
-        let mut g = (d[l + 1] - p) / (two * e[l]);
-        let r = g.hypot(T::one());
-        g = d[m] - p + e[l] / (g + r.copysign(g));
-
-        // Chase from the bottom of the active block (m) up to l. The rotation in
-        // plane (i, i+1) is kept for the vectors: columns i, i+1 of z become
-        // (c z_i - s z_i+1, s z_i + c z_i+1).
-        let mut s = T::one();
-        let mut cc = T::one();
-        let mut p = T::zero();
-        rots.clear();
-        for i in (l..m).rev() {
-            let f = s * e[i];
-            let b = cc * e[i];
-            let (cn, sn, r) = givens(g, f);
-            cc = cn;
-            s = sn;
-            if i + 1 != m {
-                e[i + 1] = r;
-            }
-            g = d[i + 1] - p;
-            let r = (d[i] - g) * s + two * cc * b;
-            p = s * r;
-            d[i + 1] = g + p;
-            g = cc * r - b;
-            rots.push((cc, s));
+        w.i -= 1;
+        let i = w.i;
+        let (d, e) = (&mut *self.d, &mut *self.e);
+        let f = w.s * e[i];
+        let b = w.cc * e[i];
+        let (cn, sn, r) = givens(w.g, f);
+        w.cc = cn;
+        w.s = sn;
+        if i + 1 != w.m {
+            e[i + 1] = r;
         }
-        d[l] -= p;
-        e[l] = g;
-        // Apply the sweep's rotations in the order they were generated, as one
-        // chain (LAPACK `dlasr`): rotation (i, i + 1) takes column i + 1 as
-        // left by rotation (i + 1, i + 2), so the chain runs backward from
-        // column m. Per entry `z_i+1 := s z_i + c z_i+1` and
-        // `z_i := c z_i - s z_i+1`, the arithmetic of `rotate`.
-        apply_rotation_chain(z.as_mut(), m, Chain::Backward, rots);
+        let g = d[i + 1] - w.p;
+        let r = (d[i] - g) * w.s + T::of(2.0) * w.cc * b;
+        w.p = w.s * r;
+        d[i + 1] = g + w.p;
+        w.g = w.cc * r - b;
+        self.rots.push((w.cc, w.s));
+        true
     }
-    true
+
+    /// Closes a chased sweep and applies its rotations in the order they were
+    /// generated, as one chain (LAPACK `dlasr`): rotation (i, i + 1) takes
+    /// column i + 1 as left by rotation (i + 1, i + 2), so the chain runs
+    /// backward from column m. Per entry `z_i+1 := s z_i + c z_i+1` and
+    /// `z_i := c z_i - s z_i+1`, the arithmetic of `rotate`.
+    fn finish_sweep(&mut self, w: &Sweep<T>) {
+        self.d[w.l] -= w.p;
+        self.e[w.l] = w.g;
+        apply_rotation_chain(self.z.as_mut(), w.m, Chain::Backward, &self.rots);
+    }
+
+    /// Checks the unscaled eigenvalues and sorts them ascending, `z`'s
+    /// columns with them (selection sort: at most n - 1 column swaps, and
+    /// deterministic).
+    fn finish(&mut self) -> Result<(), Error> {
+        self.done = true;
+        let n = self.d.len();
+        let d = &mut *self.d;
+        if let Some(i) = d.iter().position(|x| !x.is_finite()) {
+            return Err(Error::NoConvergence {
+                stage: "steqr",
+                detail: format!(
+                    "eigenvalue {i} overflowed when the block scaling was undone (input too close to the overflow threshold)"
+                ),
+            });
+        }
+        for i in 0..n - 1 {
+            let mut k = i;
+            for j in i + 1..n {
+                if d[j] < d[k] {
+                    k = j;
+                }
+            }
+            if k != i {
+                d.swap(i, k);
+                col_pair(self.z.as_mut(), i, k, |x, y| x.swap_with_slice(y));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `(x, y) <- (c x - s y, s x + c y)`, elementwise.

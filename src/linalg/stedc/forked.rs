@@ -12,7 +12,7 @@
 //! The tree is [`super::DcTree`]'s halving (cut at `begin + len / 2`).
 
 use super::serial::{for_each_scaled_block, merge_node, sort_eigenpairs};
-use super::{solve_leaf, DcParams, MergeProblem};
+use super::{solve_leaf, solve_leaf_pair, DcParams, MergeProblem};
 use crate::error::Error;
 use crate::runtime::Runtime;
 use crate::scalar::Scalar;
@@ -111,13 +111,21 @@ fn node<T: Scalar>(
         let (dl, dr) = d.split_at_mut(cut);
         let (el, er) = (&e[..cut - 1], &e[cut..]);
         let (ql, _, _, qr) = q.rb_mut().split_at_mut(cut, cut);
-        let left = move || node(dl, el, before, beta, ql, p, depth + 1, rt);
-        let right = move || node(dr, er, beta, after, qr, p, depth + 1, rt);
-        if forked {
-            join(rt, left, right)?;
+        let leaves = cut <= p.leaf && len - cut <= p.leaf;
+        let one_thread = rt.is_none_or(|rt| rt.threads() <= 1);
+        if leaves && (!forked || one_thread) {
+            // Two leaves solved in turn on this thread: their QL chases side
+            // by side instead (bitwise the same results).
+            solve_leaf_pair((dl, el, before, beta, ql), (dr, er, beta, after, qr))?;
         } else {
-            left()?;
-            right()?;
+            let left = move || node(dl, el, before, beta, ql, p, depth + 1, rt);
+            let right = move || node(dr, er, beta, after, qr, p, depth + 1, rt);
+            if forked {
+                join(rt, left, right)?;
+            } else {
+                left()?;
+                right()?;
+            }
         }
     }
     if forked {

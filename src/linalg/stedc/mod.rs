@@ -193,8 +193,36 @@ pub fn solve_leaf<T: Scalar>(
     e: &[T],
     tear_before: T,
     tear_after: T,
-    mut q: MatMut<'_, T>,
+    q: MatMut<'_, T>,
 ) -> Result<(), Error> {
+    let (q, mut ework) = tear_leaf(d, e, tear_before, tear_after, q)?;
+    crate::linalg::steqr::steqr(d, &mut ework, q)
+}
+
+/// Two sibling leaves, each as by [`solve_leaf`] (bitwise), with their QL/QR
+/// sweeps chased side by side ([`crate::linalg::steqr::steqr_pair`]): for a
+/// caller that would otherwise solve them one after the other on one thread.
+///
+/// # Errors
+/// As [`solve_leaf`], for either leaf.
+pub fn solve_leaf_pair<T: Scalar>(
+    (d1, e1, before1, after1, q1): (&mut [T], &[T], T, T, MatMut<'_, T>),
+    (d2, e2, before2, after2, q2): (&mut [T], &[T], T, T, MatMut<'_, T>),
+) -> Result<(), Error> {
+    let (q1, mut w1) = tear_leaf(d1, e1, before1, after1, q1)?;
+    let (q2, mut w2) = tear_leaf(d2, e2, before2, after2, q2)?;
+    crate::linalg::steqr::steqr_pair((d1, &mut w1, q1), (d2, &mut w2, q2))
+}
+
+/// [`solve_leaf`]'s set-up: checks the shapes, tears the ends of `d`, sets
+/// `q` to the identity and returns it with a copy of `e` to work in.
+fn tear_leaf<'q, T: Scalar>(
+    d: &mut [T],
+    e: &[T],
+    tear_before: T,
+    tear_after: T,
+    mut q: MatMut<'q, T>,
+) -> Result<(MatMut<'q, T>, Vec<T>), Error> {
     let m = d.len();
     if m == 0 || e.len() + 1 != m || q.nrows() != m || q.ncols() != m {
         return Err(Error::Shape(format!(
@@ -210,8 +238,7 @@ pub fn solve_leaf<T: Scalar>(
     for i in 0..m {
         q[(i, i)] = T::one();
     }
-    let mut ework = e.to_vec();
-    crate::linalg::steqr::steqr(d, &mut ework, q)
+    Ok((q, e.to_vec()))
 }
 
 pub mod forked;

@@ -317,3 +317,60 @@ fn givens_properties() {
         }
     }
 }
+
+/// Runs `steqr` on each case alone and `steqr_pair` on the two together:
+/// bitwise the same values and vectors (the pair only interleaves the
+/// chases), whatever the two orders and families.
+fn pair_matches_alone<T: Scalar>(a: &Case, b: &Case) {
+    let (mut da, mut ea) = input::<T>(a);
+    let (mut db, mut eb) = input::<T>(b);
+    let (na, nb) = (da.len(), db.len());
+    let (mut za, mut zb) = (Mat::<T>::identity(na, na), Mat::<T>::identity(nb, nb));
+    let (mut pda, mut pea, mut pza) = (da.clone(), ea.clone(), za.clone());
+    let (mut pdb, mut peb, mut pzb) = (db.clone(), eb.clone(), zb.clone());
+    steqr(&mut da, &mut ea, za.as_mut()).unwrap();
+    steqr(&mut db, &mut eb, zb.as_mut()).unwrap();
+    steqr_pair(
+        (&mut pda, &mut pea, pza.as_mut()),
+        (&mut pdb, &mut peb, pzb.as_mut()),
+    )
+    .unwrap();
+    let bits = |x: &[T]| x.iter().map(|v| v.f64().to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&da),
+        bits(&pda),
+        "{} {}: values of the first",
+        a.name,
+        b.name
+    );
+    assert_eq!(
+        bits(&db),
+        bits(&pdb),
+        "{} {}: values of the second",
+        a.name,
+        b.name
+    );
+    assert!(za == pza, "{} {}: vectors of the first", a.name, b.name);
+    assert!(zb == pzb, "{} {}: vectors of the second", a.name, b.name);
+}
+
+#[test]
+fn pair_is_bitwise_two_alone() {
+    for (n1, n2) in [(32, 32), (32, 31), (7, 40), (1, 9), (0, 5), (2, 2)] {
+        for (a, b) in families(n1, 1.0, 1.0)
+            .iter()
+            .zip(families(n2, 1.0, 1.0).iter().rev())
+        {
+            pair_matches_alone::<f64>(a, b);
+            pair_matches_alone::<f32>(a, b);
+        }
+    }
+    // Either problem's bad input is an error.
+    let mut z = Mat::<f64>::identity(2, 2);
+    let mut z1 = Mat::<f64>::identity(2, 2);
+    let r = steqr_pair(
+        (&mut [1.0, 2.0], &mut [0.5], z.as_mut()),
+        (&mut [1.0, f64::NAN], &mut [0.5], z1.as_mut()),
+    );
+    assert!(matches!(r, Err(Error::NonFinite { .. })), "{r:?}");
+}
