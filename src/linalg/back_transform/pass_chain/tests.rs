@@ -60,7 +60,8 @@ fn ratios<T: Scalar>(
 ) -> [f64; 2] {
     let refl = reflectors::<T>(n, b, tw, 11 + n as u64);
     let mut rng = Rng::new(5);
-    let z0: Mat<T> = random(n, 9, &mut rng);
+    // 21 columns: a chunk of 16 lanes (the AVX-512 f64 kernel) and a rest.
+    let z0: Mat<T> = random(n, 21, &mut rng);
     let scale = ((n.max(1) as f64) * T::EPS.f64() * fro(to_f64(z0.as_ref()).as_ref()))
         .max(f64::MIN_POSITIVE);
     // U side: Z := Q2_U Z.
