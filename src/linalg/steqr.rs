@@ -43,15 +43,21 @@ use faer::MatMut;
 ///   off-diagonal entries were still nonzero), or an eigenvalue overflows when the
 ///   block scaling is undone.
 pub fn steqr<T: Scalar>(d: &mut [T], e: &mut [T], z: MatMut<'_, T>) -> Result<(), Error> {
+    check_args(d, e, z.ncols())?;
     let n = d.len();
+    steqr_with_max_iter(d, e, z, 30 * n)
+}
+
+/// [`steqr`]'s argument checks, for `z` with `cols` columns.
+fn check_args<T: Scalar>(d: &[T], e: &[T], cols: usize) -> Result<(), Error> {
     check_tridiag("steqr", d, e)?;
-    if z.ncols() != n {
+    if cols != d.len() {
         return Err(Error::Shape(format!(
-            "steqr: z has {} columns but the tridiagonal matrix has order {n}",
-            z.ncols()
+            "steqr: z has {cols} columns but the tridiagonal matrix has order {}",
+            d.len()
         )));
     }
-    steqr_with_max_iter(d, e, z, 30 * n)
+    Ok(())
 }
 
 /// [`steqr`] with an explicit cap on the total number of sweeps (the public
@@ -83,15 +89,8 @@ pub fn steqr_pair<T: Scalar>(
     (d1, e1, z1): (&mut [T], &mut [T], MatMut<'_, T>),
     (d2, e2, z2): (&mut [T], &mut [T], MatMut<'_, T>),
 ) -> Result<(), Error> {
-    for (d, e, cols) in [(&*d1, &*e1, z1.ncols()), (&*d2, &*e2, z2.ncols())] {
-        check_tridiag("steqr", d, e)?;
-        if cols != d.len() {
-            return Err(Error::Shape(format!(
-                "steqr: z has {cols} columns but the tridiagonal matrix has order {}",
-                d.len()
-            )));
-        }
-    }
+    check_args(d1, e1, z1.ncols())?;
+    check_args(d2, e2, z2.ncols())?;
     let (n1, n2) = (d1.len(), d2.len());
     let mut a = QlRun::new(d1, e1, z1, 30 * n1);
     let mut b = QlRun::new(d2, e2, z2, 30 * n2);
