@@ -99,6 +99,7 @@ unsafe fn apply_block_avx2<T: Scalar>(
     apply_block_body(v, t, l, yr, w)
 }
 
+/// Chunks of `R` lanes where they fit, then the rest as [`apply_block_body`].
 #[inline(always)]
 fn apply_block_wide<T: Scalar, const R: usize>(
     v: MatRef<'_, T>,
@@ -108,14 +109,11 @@ fn apply_block_wide<T: Scalar, const R: usize>(
     w: &mut [T],
 ) {
     let kc = yr.nrows();
-    let mut c = 0;
-    while c + R <= kc {
-        chunk::<T, R>(v, t, l, yr.rb_mut(), c, w);
-        c += R;
-    }
+    let c = chunks::<T, R>(v, t, l, yr.rb_mut(), 0, w);
     apply_block_body(v, t, l, yr.subrows_mut(c, kc - c), w)
 }
 
+/// Chunks of 8 lanes (f64) or 16 (f32), then one lane at a time.
 #[inline(always)]
 fn apply_block_body<T: Scalar>(
     v: MatRef<'_, T>,
@@ -124,23 +122,30 @@ fn apply_block_body<T: Scalar>(
     mut yr: MatMut<'_, T>,
     w: &mut [T],
 ) {
-    let kc = yr.nrows();
-    let mut c = 0;
-    if std::mem::size_of::<T>() == 8 {
-        while c + 8 <= kc {
-            chunk::<T, 8>(v, t, l, yr.rb_mut(), c, w);
-            c += 8;
-        }
+    let c = if std::mem::size_of::<T>() == 8 {
+        chunks::<T, 8>(v, t, l, yr.rb_mut(), 0, w)
     } else {
-        while c + 16 <= kc {
-            chunk::<T, 16>(v, t, l, yr.rb_mut(), c, w);
-            c += 16;
-        }
+        chunks::<T, 16>(v, t, l, yr.rb_mut(), 0, w)
+    };
+    chunks::<T, 1>(v, t, l, yr, c, w);
+}
+
+/// [`chunk`] on lanes `c..`, `R` at a time while a whole chunk fits; returns
+/// the first lane not done.
+#[inline(always)]
+fn chunks<T: Scalar, const R: usize>(
+    v: MatRef<'_, T>,
+    t: MatRef<'_, T>,
+    l: usize,
+    mut yr: MatMut<'_, T>,
+    mut c: usize,
+    w: &mut [T],
+) -> usize {
+    while c + R <= yr.nrows() {
+        chunk::<T, R>(v, t, l, yr.rb_mut(), c, w);
+        c += R;
     }
-    while c < kc {
-        chunk::<T, 1>(v, t, l, yr.rb_mut(), c, w);
-        c += 1;
-    }
+    c
 }
 
 use faer::reborrow::*;
