@@ -108,24 +108,37 @@ pub fn ormqr_on<T: Scalar>(
     rt: Option<&Runtime>,
 ) -> Result<(), Error> {
     let c = z.ncols();
-    if c < ORMQR_SPLIT_MIN || nb <= 1 {
+    if c < ORMQR_SPLIT_MIN {
         ormqr(v, tau, z, nb);
         return Ok(());
     }
     let (r, k) = (v.nrows(), v.ncols());
     assert!(k <= r && z.nrows() == r, "ormqr: shapes");
     assert!(tau.len() >= k, "ormqr: tau too short");
-    let factors = block_factors(v, tau, nb);
-    let factors = &factors;
+    // The blocks' factors once for both halves (none for one reflector at a
+    // time, `nb <= 1`).
+    let factors = if nb > 1 {
+        block_factors(v, tau, nb)
+    } else {
+        Vec::new()
+    };
+    let half = |z: MatMut<'_, T>| {
+        if nb > 1 {
+            apply_blocks(v, &factors, z, nb)
+        } else {
+            ormqr(v, tau, z, nb)
+        }
+    };
+    let half = &half;
     let (za, zb) = z.split_at_col_mut(c / 2);
     join(
         rt,
         move || {
-            apply_blocks(v, factors, za, nb);
+            half(za);
             Ok(())
         },
         move || {
-            apply_blocks(v, factors, zb, nb);
+            half(zb);
             Ok(())
         },
     )
