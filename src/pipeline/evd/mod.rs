@@ -40,6 +40,7 @@
 
 mod back_transform;
 mod direct;
+pub mod hybrid;
 pub mod out_of_core;
 mod sb2st;
 mod select;
@@ -465,13 +466,29 @@ fn build<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGrap
         return select::build(a, job, opts, sel);
     }
     let Reduced {
-        mut g,
+        g,
         scale,
         anrm,
-        n,
         q1,
         s2,
+        ..
     } = reduce_to_tridiagonal(a, job, opts)?;
+    solve_tridiagonal(g, s2, Some(q1), (scale, anrm), job, opts)
+}
+
+/// The graph from stage 2's output on: the tridiagonal solver and, with
+/// vectors, the Q2 back-transformation, then Q1 when `q1` is given (without
+/// it the eigenvectors are the band's, `Q2 Z`: the hybrid path applies Q1 on
+/// the device). `(scale, anrm)` are [`prepare`]'s.
+fn solve_tridiagonal<T: Scalar>(
+    mut g: TaskGraph<'static>,
+    s2: Sb2stStage<T>,
+    q1: Option<Sy2sbReflectors<T>>,
+    (scale, anrm): (T, T),
+    job: EvdJob,
+    opts: &EvdOptions,
+) -> Result<EvdGraph<T>> {
+    let n = s2.tridiagonal.n();
     if job == EvdJob::Values {
         let values = if opts.values_by_dc(n) {
             stedc_values(&mut g, s2.tridiagonal, opts.leaf_size)?
@@ -498,7 +515,10 @@ fn build<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGrap
         col,
         opts.q2_window_kib.saturating_mul(1024),
     )?;
-    let z = back_transform_q1(&mut g, q1, z, col)?;
+    let z = match q1 {
+        Some(q1) => back_transform_q1(&mut g, q1, z, col)?,
+        None => z,
+    };
     let mut last: Vec<TaskId> = z.tasks().copied().collect();
     last.push(dc.values.task());
     Ok(finish(g, &last, dc.values, Some(z.z), scale))

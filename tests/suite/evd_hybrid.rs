@@ -1,0 +1,327 @@
+//! The hybrid EVD driver (stage 1 and Q1 on a device, the rest on the CPU)
+//! on `HostBlas`, the host stand-in for a GPU: the same accuracy ratios as
+//! the CPU pipeline, values against faer, errors and the device memory check.
+//! The cuBLAS device runs the same driver; it is checked by `gpu_check` on a
+//! machine with a GPU.
+
+use crate::common;
+
+use common::{eig_ratios as ratios, reference};
+use eigenflow::gallery::Family;
+use eigenflow::pipeline::evd::hybrid::{
+    device_words, eigh_hybrid, BlasDevice, HostBlas, Op, Region, DEVICE_Q1, DEVICE_SY2SB,
+};
+use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
+use eigenflow::runtime::Runtime;
+use eigenflow::Selection;
+use eigenflow::{Error, Scalar};
+use faer::Mat;
+
+fn opts(b: usize) -> EvdOptions {
+    let mut o = EvdOptions::auto();
+    o.bandwidth = b;
+    o.leaf_size = 16;
+    o.back_col_block = 40;
+    o
+}
+
+/// Largest `|x - faer| / (n eps max|faer|)` over the values.
+fn value_ratio<T: Scalar>(a: &Mat<T>, values: &[T]) -> f64 {
+    let want = reference(a.as_ref());
+    let n = want.len();
+    let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let err = values
+        .iter()
+        .zip(&want)
+        .fold(0.0f64, |m, (x, y)| m.max((x.f64() - y).abs()));
+    if norm > 0.0 {
+        err / (n as f64 * T::EPS.f64() * norm)
+    } else {
+        err
+    }
+}
+
+fn check_families<T: Scalar>() {
+    let rt = Runtime::builder().threads(2).build();
+    let dev = HostBlas::new();
+    let mut worst = [0.0f64; 3];
+    for family in Family::ALL {
+        // Orders around the panel boundaries: no panel (n <= b + 1), a last
+        // panel shorter than b, several panels.
+        for &(n, b) in &[
+            (0, 4),
+            (1, 4),
+            (2, 4),
+            (5, 4),
+            (6, 4),
+            (7, 4),
+            (37, 4),
+            (130, 8),
+            (201, 16),
+        ] {
+            let a: Mat<T> = family.generate(n, 5);
+            let out = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &opts(b), &rt, &dev).unwrap();
+            let v = out.eigen.vectors.as_ref().expect("vectors");
+            assert_eq!((v.nrows(), v.ncols()), (n, n));
+            let (res, orth) = ratios(a.as_ref(), &out.eigen.values, v.as_ref());
+            let val = value_ratio(&a, &out.eigen.values);
+            assert!(
+                res < 30.0 && orth < 30.0 && val <= 5.0,
+                "{} n={n} b={b} {}: residual {res}, orthogonality {orth}, values {val}",
+                family.name(),
+                T::NAME
+            );
+            let names: Vec<_> = out.device_seconds.iter().map(|s| s.0).collect();
+            assert_eq!(names, [DEVICE_SY2SB, DEVICE_Q1]);
+            // Values only: the same values as the vectors job, to rounding.
+            let values = eigh_hybrid(a.as_ref(), EvdJob::Values, &opts(b), &rt, &dev).unwrap();
+            assert!(values.eigen.vectors.is_none());
+            assert!(value_ratio(&a, &values.eigen.values) <= 5.0);
+            worst = [worst[0].max(res), worst[1].max(orth), worst[2].max(val)];
+        }
+    }
+    eprintln!(
+        "hybrid {}: worst residual {:.3}, orthogonality {:.3}, values {:.3}",
+        T::NAME,
+        worst[0],
+        worst[1],
+        worst[2]
+    );
+}
+
+#[test]
+fn hybrid_families_f64() {
+    check_families::<f64>();
+}
+
+#[test]
+fn hybrid_families_f32() {
+    check_families::<f32>();
+}
+
+/// The device path computes what the CPU path computes: the same values to
+/// a few ulps of the norm, on the two triangles and with extreme scaling
+/// (the scaling into the safe range happens before the upload).
+#[test]
+fn hybrid_agrees_with_the_cpu_pipeline() {
+    let rt = Runtime::builder().threads(2).build();
+    let dev = HostBlas::new();
+    for scale in [1.0, 1e-300, 1e300] {
+        for side in [faer::Side::Lower, faer::Side::Upper] {
+            let a: Mat<f64> = Family::GaussianSymmetric.generate(90, 11);
+            let a = Mat::from_fn(90, 90, |i, j| a[(i.max(j), i.min(j))] * scale);
+            let mut o = opts(8);
+            o.side = side;
+            o.one_stage_below = 1;
+            let cpu = eigh(a.as_ref(), EvdJob::Values, &o, &rt).unwrap();
+            let hyb = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &o, &rt, &dev).unwrap();
+            let norm = cpu.values.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            for (x, y) in hyb.eigen.values.iter().zip(&cpu.values) {
+                assert!((x - y).abs() <= 90.0 * f64::EPSILON * norm, "{x} vs {y}");
+            }
+            let v = hyb.eigen.vectors.unwrap();
+            let (res, orth) = common::eig_ratios_full(a.as_ref(), &hyb.eigen.values, v.as_ref());
+            assert!(res < 30.0 && orth < 30.0, "scale {scale}: {res} {orth}");
+        }
+    }
+}
+
+/// Before any device work: a NaN is named, a non-square input and a
+/// selection refused, and a device too small says what fits.
+#[test]
+fn hybrid_errors() {
+    let rt = Runtime::builder().threads(1).build();
+    let dev = HostBlas::new();
+    let mut a = Mat::<f64>::identity(20, 20);
+    a[(7, 3)] = f64::NAN;
+    let e = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &opts(4), &rt, &dev).unwrap_err();
+    assert!(matches!(e, Error::NonFinite { .. }), "{e}");
+    assert!(e.to_string().contains("row 7, column 3"), "{e}");
+    let r = Mat::<f64>::zeros(4, 5);
+    assert!(matches!(
+        eigh_hybrid(r.as_ref(), EvdJob::Values, &opts(4), &rt, &dev),
+        Err(Error::Shape(_))
+    ));
+    let mut o = opts(4);
+    o.selection = Some(Selection::Smallest(3));
+    let id = Mat::<f64>::identity(20, 20);
+    assert!(matches!(
+        eigh_hybrid(id.as_ref(), EvdJob::Values, &o, &rt, &dev),
+        Err(Error::InvalidArgument(_))
+    ));
+    // The figure: the matrix, V of panels of 16, 12, 8, 4 rows, four T, and
+    // the work blocks (20 x 4 twice, 4 x 4 twice).
+    assert_eq!(
+        device_words(20, 4),
+        400 + (16 + 12 + 8 + 4) * 4 + 4 * 16 + 160 + 32
+    );
+    let need = device_words(20, 4) as usize * 8;
+    let small = HostBlas::with_budget(need - 1);
+    match eigh_hybrid(id.as_ref(), EvdJob::Vectors, &opts(4), &rt, &small) {
+        Err(Error::OutOfMemory { suggestion, .. }) => {
+            assert!(suggestion.contains("n <= 19"), "{suggestion}")
+        }
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    assert!(eigh_hybrid(
+        id.as_ref(),
+        EvdJob::Vectors,
+        &opts(4),
+        &rt,
+        &HostBlas::with_budget(need)
+    )
+    .is_ok());
+}
+
+/// A region outside its buffer, or operands whose shapes disagree, are
+/// errors of the device's checks, never accesses out of bounds.
+#[test]
+fn device_operations_check_their_regions() {
+    let dev = HostBlas::new();
+    let a: Vec<f64> = BlasDevice::<f64>::alloc(&dev, 12).unwrap();
+    let mut c: Vec<f64> = BlasDevice::<f64>::alloc(&dev, 12).unwrap();
+    let r3 = Region::whole(3, 4);
+    let too_far = Region { offset: 1, ..r3 };
+    let overlap = Region { ld: 2, ..r3 };
+    for bad in [too_far, overlap] {
+        assert!(matches!(
+            dev.gemm(
+                1.0,
+                (&a, bad, Op::N),
+                (&a, Region::whole(4, 3), Op::N),
+                0.0,
+                (&mut c, Region::whole(3, 3))
+            ),
+            Err(Error::Shape(_))
+        ));
+    }
+    // Inner dimensions 4 and 3.
+    assert!(matches!(
+        dev.gemm(
+            1.0,
+            (&a, r3, Op::N),
+            (&a, r3, Op::N),
+            0.0,
+            (&mut c, Region::whole(3, 4))
+        ),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(
+        dev.syr2k_lower(
+            1.0,
+            (&a, r3),
+            (&a, Region::whole(4, 3)),
+            0.0,
+            (&mut c, Region::whole(3, 3))
+        ),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(
+        dev.symm_lower(1.0, (&a, r3), (&a, r3), 0.0, (&mut c, r3)),
+        Err(Error::Shape(_))
+    ));
+    let mut h = Mat::<f64>::zeros(3, 4);
+    assert!(matches!(
+        dev.download(&a, too_far, h.as_mut()),
+        Err(Error::Shape(_))
+    ));
+    assert!(matches!(
+        dev.upload(h.as_ref(), &mut c, Region::whole(4, 3)),
+        Err(Error::Shape(_))
+    ));
+}
+
+/// Every entry within 1e-13 (a NaN fails).
+fn assert_close(got: &Mat<f64>, want: &Mat<f64>) {
+    for j in 0..got.ncols() {
+        for i in 0..got.nrows() {
+            let (x, y) = (got[(i, j)], want[(i, j)]);
+            assert!((x - y).abs() < 1e-13, "({i}, {j}): {x} vs {y}");
+        }
+    }
+}
+
+/// The host device's products are the BLAS definitions (against faer on
+/// full matrices): SYMM reads only the lower triangle, SYR2K writes only
+/// the lower one, and `beta = 0` discards what C held (NaN included).
+#[test]
+fn host_device_products_are_the_blas_definitions() {
+    let dev = HostBlas::new();
+    let n = 7;
+    let k = 3;
+    let full: Mat<f64> = eigenflow::gallery::random_symmetric_uniform(n, 3);
+    let mut lower = full.clone();
+    for j in 0..n {
+        for i in 0..j {
+            lower[(i, j)] = f64::NAN; // never read
+        }
+    }
+    let bm = Mat::<f64>::from_fn(n, k, |i, j| (i * 3 + j) as f64 / 10.0 - 1.0);
+    let up = |m: &Mat<f64>| {
+        let mut buf: Vec<f64> = BlasDevice::<f64>::alloc(&dev, m.nrows() * m.ncols()).unwrap();
+        dev.upload(m.as_ref(), &mut buf, Region::whole(m.nrows(), m.ncols()))
+            .unwrap();
+        buf
+    };
+    let (da, db) = (up(&lower), up(&bm));
+    let mut dc = up(&Mat::<f64>::from_fn(n, k, |_, _| f64::NAN));
+    dev.symm_lower(
+        2.0,
+        (&da, Region::whole(n, n)),
+        (&db, Region::whole(n, k)),
+        0.0,
+        (&mut dc, Region::whole(n, k)),
+    )
+    .unwrap();
+    let mut got = Mat::<f64>::zeros(n, k);
+    dev.download(&dc, Region::whole(n, k), got.as_mut())
+        .unwrap();
+    let want = &full * &bm * 2.0;
+    assert_close(&got, &want);
+
+    let w = Mat::<f64>::from_fn(n, k, |i, j| ((i + 2 * j) % 5) as f64 - 2.0);
+    let dw = up(&w);
+    let mut dl = up(&lower);
+    dev.syr2k_lower(
+        -1.0,
+        (&db, Region::whole(n, k)),
+        (&dw, Region::whole(n, k)),
+        1.0,
+        (&mut dl, Region::whole(n, n)),
+    )
+    .unwrap();
+    let mut got = Mat::<f64>::zeros(n, n);
+    dev.download(&dl, Region::whole(n, n), got.as_mut())
+        .unwrap();
+    let want = &full - &bm * w.transpose() - &w * bm.transpose();
+    for j in 0..n {
+        for i in 0..n {
+            if i >= j {
+                assert!((got[(i, j)] - want[(i, j)]).abs() < 1e-13);
+            } else {
+                assert!(got[(i, j)].is_nan(), "upper triangle written at ({i}, {j})");
+            }
+        }
+    }
+
+    // A sub-block product with transposes, C = A^T B^T + C on a 2 x 2 block
+    // (3 x 2 and 2 x 3 blocks, both transposed).
+    let mut dc = up(&Mat::<f64>::zeros(n, n));
+    let da = up(&full);
+    let ablk = Region::whole(n, n).sub(1, 2, 3, 2);
+    let bblk = Region::whole(n, k).sub(4, 0, 2, 3);
+    dev.gemm(
+        1.0,
+        (&da, ablk, Op::T),
+        (&db, bblk, Op::T),
+        1.0,
+        (&mut dc, Region::whole(n, n).sub(5, 4, 2, 2)),
+    )
+    .unwrap();
+    let mut got = Mat::<f64>::zeros(2, 2);
+    dev.download(&dc, Region::whole(n, n).sub(5, 4, 2, 2), got.as_mut())
+        .unwrap();
+    let want = full.as_ref().submatrix(1, 2, 3, 2).transpose()
+        * bm.as_ref().submatrix(4, 0, 2, 3).transpose();
+    assert_close(&got, &want);
+}
