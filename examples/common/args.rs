@@ -26,13 +26,14 @@ pub enum DeviceArg {
     Gpu,
 }
 
-/// Resolves `--device` before any work. `auto` without a usable GPU runs on
-/// the CPU, with one line on stderr saying why in a build with the `cuda`
-/// feature; `gpu` without one is
-/// [`eigenflow::Error::NoGpu`]. The pipelines have no GPU stages yet (issue
-/// 13), so a GPU that is found is named and not used: `auto` says so and runs
-/// on the CPU, `gpu` is refused.
-pub fn choose_device(device: DeviceArg, pipeline: &str) -> eigenflow::Result<()> {
+/// Resolves `--device` before any work: whether the run uses the GPU.
+/// `auto` without a usable GPU runs on the CPU, with one line on stderr
+/// saying why in a build with the `cuda` feature; `gpu` without one is
+/// [`eigenflow::Error::NoGpu`]. A GPU that is found is used when the
+/// pipeline has a GPU path (`gpu_path`: the EVD's hybrid path, in a build
+/// with the `cuda` feature); otherwise it is named and not used: `auto` says
+/// so and runs on the CPU, `gpu` is refused.
+pub fn choose_device(device: DeviceArg, pipeline: &str, gpu_path: bool) -> eigenflow::Result<bool> {
     use eigenflow::cuda::{select, Device, Placement};
     let device = match device {
         DeviceArg::Auto => Device::Auto,
@@ -40,19 +41,26 @@ pub fn choose_device(device: DeviceArg, pipeline: &str) -> eigenflow::Result<()>
         DeviceArg::Gpu => Device::Gpu,
     };
     match select(device)? {
-        Placement::Cpu { fallback: None } => Ok(()),
+        Placement::Cpu { fallback: None } => Ok(false),
         Placement::Cpu {
             fallback: Some(why),
         } => {
             eprintln!("device: running on the CPU ({why})");
-            Ok(())
+            Ok(false)
+        }
+        Placement::Gpu(gpu) if gpu_path => {
+            eprintln!(
+                "device: {} (stage 1 and Q1 on the GPU, stage 2 and the tridiagonal solver on the CPU)",
+                gpu.name
+            );
+            Ok(true)
         }
         Placement::Gpu(gpu) if device == Device::Auto => {
             eprintln!(
                 "device: running on the CPU ({} found, but the {pipeline} pipeline has no GPU stages yet)",
                 gpu.name
             );
-            Ok(())
+            Ok(false)
         }
         Placement::Gpu(gpu) => Err(eigenflow::Error::InvalidArgument(format!(
             "--device gpu: {} found, but the {pipeline} pipeline has no GPU stages yet; use --device cpu",

@@ -224,13 +224,63 @@ fn main() {
 /// Looks at the input (without opening anything but a regular file), picks
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
-    args::choose_device(args.device, "EVD")?;
+    let gpu = args::choose_device(args.device, "EVD", cfg!(feature = "cuda"))?;
     let (input, precision) = args::inspect_input(args.input.as_deref(), args.precision)?;
     match precision {
-        Precision::F64 => run::<f64>(args, input, stop),
-        Precision::F32 => run::<f32>(args, input, stop),
+        Precision::F64 => run::<f64>(args, input, stop, gpu),
+        Precision::F32 => run::<f32>(args, input, stop, gpu),
     }
 }
+
+/// The precisions the example runs (f64, f32): with the `cuda` feature,
+/// those cuBLAS has the products for.
+#[cfg(feature = "cuda")]
+trait RunScalar: Scalar + eigenflow::cuda::CublasScalar {}
+#[cfg(not(feature = "cuda"))]
+trait RunScalar: Scalar {}
+impl RunScalar for f64 {}
+impl RunScalar for f32 {}
+
+/// The hybrid EVD on GPU 0 (stage 1 and Q1 on the GPU through cuBLAS):
+/// values, vectors, the CPU part's report and the device stages' seconds.
+#[cfg(feature = "cuda")]
+fn run_on_gpu<T: RunScalar>(
+    a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+    run: &RunOptions,
+) -> Result<GpuRun<T>> {
+    use eigenflow::pipeline::evd::hybrid::eigh_hybrid_with;
+    let dev = eigenflow::cuda::CublasDevice::open(0)?;
+    let out = eigh_hybrid_with(a.as_ref(), job, opts, rt, &dev, run)?;
+    Ok((
+        out.eigen.values,
+        out.eigen.vectors,
+        out.eigen.report,
+        out.device_seconds,
+    ))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn run_on_gpu<T: RunScalar>(
+    _: Mat<T>,
+    _: EvdJob,
+    _: &EvdOptions,
+    _: &Runtime,
+    _: &RunOptions,
+) -> Result<GpuRun<T>> {
+    // choose_device never picks the GPU in a build without the feature.
+    Err(eigenflow::cuda::probe(0).err().unwrap_or(Error::NotRun))
+}
+
+/// What [`run_on_gpu`] returns.
+type GpuRun<T> = (
+    Vec<T>,
+    Option<Mat<T>>,
+    eigenflow::runtime::RunReport,
+    Vec<(&'static str, f64)>,
+);
 
 /// Lag between consecutive sweeps in stage 2's skewed step order (the stage-2
 /// schedule of Haidar, Ltaief and Dongarra): sweep `s + r` of a group starts
@@ -418,7 +468,12 @@ fn random_lower_columns<T: Scalar>(n: usize, seed: u64, mut f: impl FnMut(usize,
     }
 }
 
-fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &Stop) -> Result<()> {
+fn run<T: RunScalar>(
+    args: &Args,
+    input: Option<(InputFile, npy::Header)>,
+    stop: &Stop,
+    gpu: bool,
+) -> Result<()> {
     let job = if args.values_only {
         EvdJob::Values
     } else {
@@ -456,7 +511,7 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             );
         }
     }
-    if job == EvdJob::Vectors && opts.selection.is_none() {
+    if job == EvdJob::Vectors && opts.selection.is_none() && !gpu {
         if let Some(plan) =
             out_of_core::plan::<T>(args, n, &opts, threads, limit, start_rss, out.as_ref())?
         {
@@ -496,14 +551,31 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     }
 
     let t0 = Instant::now();
-    let evd = evd_graph_owned(a, job, &opts)?;
-    let build = t0.elapsed();
-    let tasks = evd.graph.len();
-    let (graph, values) = evd.into_parts();
-    let handle = rt.submit_with(graph, &run_options);
-    show_progress(&handle, &progress, args.quiet, stop, t0);
-    let report = handle.wait()?;
-    let (values, vectors) = values.into_results()?;
+    let (values, vectors, report, tasks, build, device_stages) = if gpu {
+        let (values, vectors, report, device) = run_on_gpu(a, job, &opts, &rt, &run_options)?;
+        let tasks = report.tasks.len();
+        (
+            values,
+            vectors,
+            report,
+            tasks,
+            std::time::Duration::ZERO,
+            device,
+        )
+    } else {
+        let evd = evd_graph_owned(a, job, &opts)?;
+        let build = t0.elapsed();
+        let tasks = evd.graph.len();
+        let (graph, values) = evd.into_parts();
+        let handle = rt.submit_with(graph, &run_options);
+        show_progress(&handle, &progress, args.quiet, stop, t0);
+        let report = handle.wait()?;
+        let (values, vectors) = values.into_results()?;
+        (values, vectors, report, tasks, build, Vec::new())
+    };
+    // The device stages are not in the CPU graph's report: the wall time is
+    // the whole call's on the GPU path.
+    let wall = if gpu { t0.elapsed() } else { report.wall };
     // With values only, a selection has no trace identity to check against.
     let checks = original
         .filter(|_| vectors.is_some() || opts.selection.is_none())
@@ -511,8 +583,9 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     if args.check && checks.is_none() && !args.json {
         eprintln!("note: --check has nothing to check for a values-only selection");
     }
-    let seconds = report.wall.as_secs_f64();
-    let stages = stage_seconds(&report);
+    let seconds = wall.as_secs_f64();
+    let mut stages = stage_seconds(&report);
+    stages.extend(device_stages.iter().copied());
     let reduction = reduction_seconds(&report);
     let nf = n as f64;
     let gflops = if reduction > 0.0 {
@@ -581,6 +654,9 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
             rt.threads()
         );
         println!("{report}");
+        for (stage, secs) in &device_stages {
+            println!("{stage}: {secs:.3} s (wall, transfers included)");
+        }
         println!("reduction rate (4/3 n^3 over the sy2sb-to-sb2st span): {gflops:.1} GFLOP/s");
         if let (Some(lo), Some(hi)) = (values.first(), values.last()) {
             println!(

@@ -165,7 +165,7 @@ fn main() {
 /// Looks at the input (without opening anything but a regular file), picks
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
-    args::choose_device(args.device, "SVD")?;
+    args::choose_device(args.device, "SVD", false)?;
     let (input, precision) = args::inspect_input(args.input.as_deref(), args.precision)?;
     match precision {
         Precision::F64 => run::<f64>(args, input, stop),

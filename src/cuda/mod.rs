@@ -21,6 +21,8 @@
 //! executed. The README's "Running on a GPU" section says how to check it.
 
 #[cfg(feature = "cuda")]
+mod blas;
+#[cfg(feature = "cuda")]
 pub mod check;
 #[cfg(feature = "cuda")]
 mod context;
@@ -33,6 +35,8 @@ mod lanes;
 #[cfg(feature = "cuda")]
 pub mod launch;
 
+#[cfg(feature = "cuda")]
+pub use blas::{cublas_library_names, CublasDevice, CublasScalar};
 #[cfg(feature = "cuda")]
 pub use context::{driver_library_names, nvrtc_library_names, GpuContext};
 /// cudarc, re-exported for task bodies that launch kernels on a lane's stream.

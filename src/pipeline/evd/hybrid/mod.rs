@@ -36,7 +36,7 @@ use crate::graph::TaskGraph;
 use crate::linalg::sy2sb::{panel_count, panel_kernel};
 use crate::matrix::SymBand;
 use crate::pipeline::EvdOptions;
-use crate::runtime::Runtime;
+use crate::runtime::{RunOptions, Runtime};
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatRef};
 use std::time::Instant;
@@ -138,6 +138,20 @@ pub fn eigh_hybrid<T: Scalar, D: BlasDevice<T>>(
     rt: &Runtime,
     dev: &D,
 ) -> Result<HybridEigen<T>> {
+    eigh_hybrid_with(a, job, opts, rt, dev, &RunOptions::new())
+}
+
+/// [`eigh_hybrid`] with the CPU part's graph run under `run` (a trace, for
+/// instance: it shows the CPU stages; the device stages are in
+/// [`HybridEigen::device_seconds`]).
+pub fn eigh_hybrid_with<T: Scalar, D: BlasDevice<T>>(
+    a: MatRef<'_, T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+    dev: &D,
+    run: &RunOptions,
+) -> Result<HybridEigen<T>> {
     if opts.selection.is_some() {
         return Err(Error::InvalidArgument(
             "a selection of eigenpairs is not on the device path yet".into(),
@@ -173,7 +187,7 @@ pub fn eigh_hybrid<T: Scalar, D: BlasDevice<T>>(
         job == EvdJob::Vectors,
     )?;
     let (graph, slot) = solve_tridiagonal(g, s2, None, scaling, job, opts)?.into_parts();
-    let report = rt.run(graph)?;
+    let report = rt.run_with(graph, run)?;
     let (values, band_vectors) = slot.into_results()?;
 
     let mut device_seconds = vec![(DEVICE_SY2SB, stage1)];

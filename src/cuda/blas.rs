@@ -1,0 +1,457 @@
+//! cuBLAS as the [`BlasDevice`] of the hybrid EVD
+//! ([`crate::pipeline::evd::hybrid`]): one stream, one cuBLAS handle, every
+//! operation enqueued in order on that stream. Compiled only: it has never
+//! run without a GPU (`gpu_check` runs it against the CPU on a GPU machine).
+//!
+//! Every operation checks its regions against the buffers' lengths and the
+//! shapes against each other ([`check_gemm`] and friends) before it forms a
+//! device pointer, so the unchecked cuBLAS calls only ever see blocks inside
+//! their buffers. The 64-bit cuBLAS entry points are used: at n = 49152 a
+//! matrix has more elements than an `i32` counts.
+
+use super::context::{driver_error, looked_for};
+use super::launch::GpuScalar;
+use super::GpuLanes;
+use crate::pipeline::evd::hybrid::{check_gemm, check_symm, check_syr2k, BlasDevice, Op, Region};
+use crate::{Error, Result};
+use cudarc::cublas::sys::{self, cublasOperation_t, cublasStatus_t};
+use cudarc::cublas::CudaBlas;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use faer::reborrow::ReborrowMut;
+use faer::{MatMut, MatRef};
+use std::sync::Arc;
+
+/// The shared-library names cudarc tries for cuBLAS.
+pub fn cublas_library_names() -> Vec<String> {
+    let mut out = Vec::new();
+    for lib in ["cublas", "cublasLt"] {
+        for c in cudarc::get_lib_name_candidates(lib) {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The scalars cuBLAS has the three products for, with their entry points.
+pub trait CublasScalar: GpuScalar {
+    /// `cublas{D,S}gemm_v2_64`.
+    ///
+    /// # Safety
+    /// cuBLAS's contract: valid handle, device pointers to blocks of the
+    /// given shapes and leading dimensions.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        h: sys::cublasHandle_t,
+        ta: cublasOperation_t,
+        tb: cublasOperation_t,
+        dims: [i64; 3],
+        alpha: Self,
+        a: (u64, i64),
+        b: (u64, i64),
+        beta: Self,
+        c: (u64, i64),
+    ) -> cublasStatus_t;
+
+    /// `cublas{D,S}symm_v2_64`, left side, lower triangle.
+    ///
+    /// # Safety
+    /// As [`CublasScalar::gemm`].
+    unsafe fn symm_lower(
+        h: sys::cublasHandle_t,
+        dims: [i64; 2],
+        alpha: Self,
+        a: (u64, i64),
+        b: (u64, i64),
+        beta: Self,
+        c: (u64, i64),
+    ) -> cublasStatus_t;
+
+    /// `cublas{D,S}syr2k_v2_64`, lower triangle, no transpose.
+    ///
+    /// # Safety
+    /// As [`CublasScalar::gemm`].
+    unsafe fn syr2k_lower(
+        h: sys::cublasHandle_t,
+        dims: [i64; 2],
+        alpha: Self,
+        a: (u64, i64),
+        b: (u64, i64),
+        beta: Self,
+        c: (u64, i64),
+    ) -> cublasStatus_t;
+}
+
+macro_rules! cublas_scalar {
+    ($t:ty, $gemm:ident, $symm:ident, $syr2k:ident) => {
+        impl CublasScalar for $t {
+            unsafe fn gemm(
+                h: sys::cublasHandle_t,
+                ta: cublasOperation_t,
+                tb: cublasOperation_t,
+                [m, n, k]: [i64; 3],
+                alpha: $t,
+                a: (u64, i64),
+                b: (u64, i64),
+                beta: $t,
+                c: (u64, i64),
+            ) -> cublasStatus_t {
+                // SAFETY: the caller's contract; alpha and beta are host
+                // scalars (the handle's default pointer mode).
+                unsafe {
+                    sys::$gemm(
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        &alpha,
+                        a.0 as *const $t,
+                        a.1,
+                        b.0 as *const $t,
+                        b.1,
+                        &beta,
+                        c.0 as *mut $t,
+                        c.1,
+                    )
+                }
+            }
+
+            unsafe fn symm_lower(
+                h: sys::cublasHandle_t,
+                [m, n]: [i64; 2],
+                alpha: $t,
+                a: (u64, i64),
+                b: (u64, i64),
+                beta: $t,
+                c: (u64, i64),
+            ) -> cublasStatus_t {
+                // SAFETY: as in `gemm`.
+                unsafe {
+                    sys::$symm(
+                        h,
+                        sys::cublasSideMode_t::CUBLAS_SIDE_LEFT,
+                        sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                        m,
+                        n,
+                        &alpha,
+                        a.0 as *const $t,
+                        a.1,
+                        b.0 as *const $t,
+                        b.1,
+                        &beta,
+                        c.0 as *mut $t,
+                        c.1,
+                    )
+                }
+            }
+
+            unsafe fn syr2k_lower(
+                h: sys::cublasHandle_t,
+                [n, k]: [i64; 2],
+                alpha: $t,
+                a: (u64, i64),
+                b: (u64, i64),
+                beta: $t,
+                c: (u64, i64),
+            ) -> cublasStatus_t {
+                // SAFETY: as in `gemm`.
+                unsafe {
+                    sys::$syr2k(
+                        h,
+                        sys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                        cublasOperation_t::CUBLAS_OP_N,
+                        n,
+                        k,
+                        &alpha,
+                        a.0 as *const $t,
+                        a.1,
+                        b.0 as *const $t,
+                        b.1,
+                        &beta,
+                        c.0 as *mut $t,
+                        c.1,
+                    )
+                }
+            }
+        }
+    };
+}
+
+cublas_scalar!(
+    f64,
+    cublasDgemm_v2_64,
+    cublasDsymm_v2_64,
+    cublasDsyr2k_v2_64
+);
+cublas_scalar!(
+    f32,
+    cublasSgemm_v2_64,
+    cublasSsymm_v2_64,
+    cublasSsyr2k_v2_64
+);
+
+/// A GPU as a [`BlasDevice`]: one stream of [`GpuLanes`] and a cuBLAS handle
+/// on it.
+#[derive(Debug)]
+pub struct CublasDevice {
+    lanes: GpuLanes,
+    blas: CudaBlas,
+}
+
+impl CublasDevice {
+    /// Opens device `ordinal` with one stream and a cuBLAS handle.
+    /// [`Error::NoGpu`] without a driver or device, or without the cuBLAS
+    /// library (each checked before its first call, so this never panics).
+    pub fn open(ordinal: usize) -> Result<Self> {
+        let lanes = GpuLanes::open(ordinal, 1)?;
+        // SAFETY: only tries to dlopen the candidate names.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::NoGpu {
+                looked_for: looked_for(&cublas_library_names()),
+                reason: "the cuBLAS library is not installed or not on the loader path".into(),
+            });
+        }
+        let blas = CudaBlas::new(Arc::clone(lanes.stream(0)))
+            .map_err(|e| cublas_error("cublasCreate", e.0))?;
+        Ok(CublasDevice { lanes, blas })
+    }
+
+    /// The device's lanes (its context and stream).
+    pub fn lanes(&self) -> &GpuLanes {
+        &self.lanes
+    }
+
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.lanes.stream(0)
+    }
+
+    /// Makes the context current on the calling thread (cuBLAS uses the
+    /// thread's current context).
+    fn bind(&self) -> Result<()> {
+        self.lanes
+            .context()
+            .cuda()
+            .bind_to_thread()
+            .map_err(|e| driver_error("cuCtxSetCurrent", e))
+    }
+}
+
+fn cublas_error(what: &str, status: cublasStatus_t) -> Error {
+    Error::external(format!("cuBLAS {what}: {status:?}"))
+}
+
+fn check(what: &str, status: cublasStatus_t) -> Result<()> {
+    if status == cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(cublas_error(what, status))
+    }
+}
+
+fn op(o: Op) -> cublasOperation_t {
+    match o {
+        Op::N => cublasOperation_t::CUBLAS_OP_N,
+        Op::T => cublasOperation_t::CUBLAS_OP_T,
+    }
+}
+
+/// The device address of `r`'s entry (0, 0) in a buffer at `base`, with its
+/// leading dimension (the region was checked against the buffer).
+fn at<T>(base: u64, r: Region) -> (u64, i64) {
+    (
+        base + (r.offset * std::mem::size_of::<T>()) as u64,
+        r.ld as i64,
+    )
+}
+
+impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
+    type Buffer = CudaSlice<T>;
+
+    fn free_bytes(&self) -> Result<usize> {
+        self.lanes.context().free_bytes()
+    }
+
+    fn alloc(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.bind()?;
+        self.stream()
+            .alloc_zeros::<T>(len.max(1))
+            .map_err(|e| Error::OutOfMemory {
+                needed_gib: (len * std::mem::size_of::<T>()) as f64 / (1u64 << 30) as f64,
+                available_gib: self.lanes.context().free_bytes().unwrap_or(0) as f64
+                    / (1u64 << 30) as f64,
+                suggestion: format!("the device refused the allocation ({e:?})"),
+            })
+    }
+
+    fn len(&self, buf: &CudaSlice<T>) -> usize {
+        buf.len()
+    }
+
+    fn upload(&self, host: MatRef<'_, T>, dst: &mut CudaSlice<T>, r: Region) -> Result<()> {
+        r.check(dst.len(), "upload")?;
+        if (host.nrows(), host.ncols()) != (r.rows, r.cols) {
+            return Err(Error::Shape(format!(
+                "upload of {} x {} into {r:?}",
+                host.nrows(),
+                host.ncols()
+            )));
+        }
+        self.bind()?;
+        let mut col = Vec::new();
+        for j in 0..r.cols {
+            let start = r.offset + j * r.ld;
+            let mut view = dst.slice_mut(start..start + r.rows);
+            let src: &[T] = match host.col(j).try_as_col_major() {
+                Some(c) => c.as_slice(),
+                None => {
+                    col.clear();
+                    col.extend(host.col(j).iter().copied());
+                    &col
+                }
+            };
+            self.stream()
+                .memcpy_htod(src, &mut view)
+                .map_err(|e| driver_error("cuMemcpyHtoDAsync", e))?;
+        }
+        Ok(())
+    }
+
+    fn download(&self, src: &CudaSlice<T>, r: Region, mut host: MatMut<'_, T>) -> Result<()> {
+        r.check(src.len(), "download")?;
+        if (host.nrows(), host.ncols()) != (r.rows, r.cols) {
+            return Err(Error::Shape(format!(
+                "download of {r:?} into {} x {}",
+                host.nrows(),
+                host.ncols()
+            )));
+        }
+        self.bind()?;
+        let mut col = vec![T::zero(); r.rows];
+        for j in 0..r.cols {
+            let start = r.offset + j * r.ld;
+            let view = src.slice(start..start + r.rows);
+            self.stream()
+                .memcpy_dtoh(&view, col.as_mut_slice())
+                .map_err(|e| driver_error("cuMemcpyDtoHAsync", e))?;
+            // The copy into pageable memory has landed once the stream has
+            // reached it.
+            self.stream()
+                .synchronize()
+                .map_err(|e| driver_error("cuStreamSynchronize", e))?;
+            host.rb_mut()
+                .col_mut(j)
+                .iter_mut()
+                .zip(&col)
+                .for_each(|(x, &y)| *x = y);
+        }
+        Ok(())
+    }
+
+    fn gemm(
+        &self,
+        alpha: T,
+        a: (&CudaSlice<T>, Region, Op),
+        b: (&CudaSlice<T>, Region, Op),
+        beta: T,
+        c: (&mut CudaSlice<T>, Region),
+    ) -> Result<()> {
+        let (m, n, k) = check_gemm(
+            (a.1, a.2),
+            (b.1, b.2),
+            c.1,
+            [a.0.len(), b.0.len(), c.0.len()],
+        )?;
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        let stream = self.stream();
+        let (pa, _ga) = a.0.device_ptr(stream);
+        let (pb, _gb) = b.0.device_ptr(stream);
+        let (pc, _gc) = c.0.device_ptr_mut(stream);
+        // SAFETY: every region was checked inside its buffer (rows <= ld),
+        // and op(A) is m x k, op(B) k x n, C m x n (check_gemm); C is a
+        // different buffer from A and B (the borrows say so).
+        let status = unsafe {
+            T::gemm(
+                *self.blas.handle(),
+                op(a.2),
+                op(b.2),
+                [m as i64, n as i64, k as i64],
+                alpha,
+                at::<T>(pa, a.1),
+                at::<T>(pb, b.1),
+                beta,
+                at::<T>(pc, c.1),
+            )
+        };
+        check("gemm", status)
+    }
+
+    fn symm_lower(
+        &self,
+        alpha: T,
+        a: (&CudaSlice<T>, Region),
+        b: (&CudaSlice<T>, Region),
+        beta: T,
+        c: (&mut CudaSlice<T>, Region),
+    ) -> Result<()> {
+        let (m, n) = check_symm(a.1, b.1, c.1, [a.0.len(), b.0.len(), c.0.len()])?;
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        let stream = self.stream();
+        let (pa, _ga) = a.0.device_ptr(stream);
+        let (pb, _gb) = b.0.device_ptr(stream);
+        let (pc, _gc) = c.0.device_ptr_mut(stream);
+        // SAFETY: as in `gemm` (A m x m, B and C m x n, checked).
+        let status = unsafe {
+            T::symm_lower(
+                *self.blas.handle(),
+                [m as i64, n as i64],
+                alpha,
+                at::<T>(pa, a.1),
+                at::<T>(pb, b.1),
+                beta,
+                at::<T>(pc, c.1),
+            )
+        };
+        check("symm", status)
+    }
+
+    fn syr2k_lower(
+        &self,
+        alpha: T,
+        a: (&CudaSlice<T>, Region),
+        b: (&CudaSlice<T>, Region),
+        beta: T,
+        c: (&mut CudaSlice<T>, Region),
+    ) -> Result<()> {
+        let (n, k) = check_syr2k(a.1, b.1, c.1, [a.0.len(), b.0.len(), c.0.len()])?;
+        if n == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        let stream = self.stream();
+        let (pa, _ga) = a.0.device_ptr(stream);
+        let (pb, _gb) = b.0.device_ptr(stream);
+        let (pc, _gc) = c.0.device_ptr_mut(stream);
+        // SAFETY: as in `gemm` (A and B n x k, C n x n, checked).
+        let status = unsafe {
+            T::syr2k_lower(
+                *self.blas.handle(),
+                [n as i64, k as i64],
+                alpha,
+                at::<T>(pa, a.1),
+                at::<T>(pb, b.1),
+                beta,
+                at::<T>(pc, c.1),
+            )
+        };
+        check("syr2k", status)
+    }
+}
