@@ -26,10 +26,12 @@ use eigenflow::cuda::launch::{sb2st_on_stream, GpuScalar, Kernels};
 use eigenflow::cuda::{nvrtc_version, CublasDevice, CublasScalar, GpuLanes};
 use eigenflow::matrix::band::SymBand;
 use eigenflow::pipeline::evd::hybrid::{eigh_hybrid, HostBlas};
+use eigenflow::pipeline::evd::stage_seconds;
 use eigenflow::pipeline::{EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::{gallery, Error, Result};
 use faer::Mat;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The precisions checked: the kernels', cuBLAS's and cuSOLVER's.
@@ -105,7 +107,7 @@ fn run(max_n: usize) -> Result<Vec<String>> {
         record(check_jacobi::<f64>(&lanes, &kernels, batch, m, n, 9))?;
         record(check_jacobi::<f32>(&lanes, &kernels, batch, m, n, 9))?;
     }
-    let dev = CublasDevice::open(0)?;
+    let dev = Arc::new(CublasDevice::open(0)?);
     let mut hybrid = |c: Result<serde_json::Value>, name: String| -> Result<()> {
         let c = c?;
         println!("{c}");
@@ -175,24 +177,25 @@ fn time_sb2st<T: GpuScalar>(lanes: &GpuLanes, kernels: &Kernels, n: usize, b: us
 /// The hybrid EVD (stage 1 and Q1 through cuBLAS) against the same driver
 /// on the host device: LAPACK-style ratios below 30, and the eigenvalues
 /// within `8 n eps max|lambda|` of the host run's.
-fn check_hybrid<T: RunScalar>(dev: &CublasDevice, n: usize) -> Result<serde_json::Value> {
+fn check_hybrid<T: RunScalar>(dev: &Arc<CublasDevice>, n: usize) -> Result<serde_json::Value> {
     let rt = Runtime::builder().build();
     let a: Mat<T> = gallery::random_symmetric_uniform(n, 17);
     let opts = EvdOptions::auto();
     let gpu = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &opts, &rt, dev)?;
-    let host = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &opts, &rt, &HostBlas::new())?;
-    let v = gpu.eigen.vectors.as_ref().expect("vectors");
-    let (res, orth) = ratios(a.as_ref(), &gpu.eigen.values, v.as_ref());
-    let norm = host
-        .eigen
-        .values
-        .iter()
-        .fold(0.0f64, |m, x| m.max(x.f64().abs()));
+    let host = eigh_hybrid(
+        a.as_ref(),
+        EvdJob::Vectors,
+        &opts,
+        &rt,
+        &Arc::new(HostBlas::new()),
+    )?;
+    let v = gpu.vectors.as_ref().expect("vectors");
+    let (res, orth) = ratios(a.as_ref(), &gpu.values, v.as_ref());
+    let norm = host.values.iter().fold(0.0f64, |m, x| m.max(x.f64().abs()));
     let diff = gpu
-        .eigen
         .values
         .iter()
-        .zip(&host.eigen.values)
+        .zip(&host.values)
         .fold(0.0f64, |m, (x, y)| m.max((x.f64() - y.f64()).abs()));
     let values = diff / (n as f64 * T::EPS.f64() * norm.max(f64::MIN_POSITIVE));
     let passed = res < 30.0 && orth < 30.0 && values <= 8.0;
@@ -226,16 +229,17 @@ fn ratios<T: RunScalar>(
 /// Seconds of the hybrid EVD and of cuSOLVER's `syevd` on the same random
 /// matrix (the input's upload excluded for cuSOLVER, included for ours,
 /// whose stage 1 starts with it).
-fn time_evd<T: RunScalar>(dev: &CublasDevice, n: usize, job: EvdJob) -> Result<()> {
-    let rt = Runtime::builder().build();
+fn time_evd<T: RunScalar>(dev: &Arc<CublasDevice>, n: usize, job: EvdJob) -> Result<()> {
+    // A stream lane for the device tasks.
+    let rt = Runtime::builder().streams(1).build();
     let a: Mat<T> = gallery::random_symmetric_uniform(n, n as u64);
     let start = Instant::now();
     let ours = eigh_hybrid(a.as_ref(), job, &EvdOptions::auto(), &rt, dev)?;
     let seconds = start.elapsed().as_secs_f64();
-    let device: serde_json::Map<String, serde_json::Value> = ours
-        .device_seconds
-        .iter()
-        .map(|(k, v)| (k.to_string(), (*v).into()))
+    // Busy seconds per stage (the device tasks' include the host's waits).
+    let stages: serde_json::Map<String, serde_json::Value> = stage_seconds(&ours.report)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.into()))
         .collect();
     let cusolver = cusolver::syevd(dev, &a, job == EvdJob::Vectors);
     let (cs, status) = match &cusolver {
@@ -247,7 +251,7 @@ fn time_evd<T: RunScalar>(dev: &CublasDevice, n: usize, job: EvdJob) -> Result<(
         serde_json::json!({
             "measure": "evd", "precision": T::SUFFIX, "n": n,
             "job": if job == EvdJob::Vectors { "vectors" } else { "values" },
-            "eigenflow_seconds": seconds, "device_stages": device,
+            "eigenflow_seconds": seconds, "stages": stages,
             "cusolver_syevd_seconds": cs, "cusolver_status": status,
             "speedup_vs_cusolver": cs.map(|c| c / seconds),
         })

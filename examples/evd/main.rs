@@ -242,7 +242,7 @@ impl RunScalar for f64 {}
 impl RunScalar for f32 {}
 
 /// The hybrid EVD on GPU 0 (stage 1 and Q1 on the GPU through cuBLAS):
-/// values, vectors, the CPU part's report and the device stages' seconds.
+/// values, vectors and the run's report (the device tasks included).
 #[cfg(feature = "cuda")]
 fn run_on_gpu<T: RunScalar>(
     a: Mat<T>,
@@ -252,14 +252,9 @@ fn run_on_gpu<T: RunScalar>(
     run: &RunOptions,
 ) -> Result<GpuRun<T>> {
     use eigenflow::pipeline::evd::hybrid::eigh_hybrid_with;
-    let dev = eigenflow::cuda::CublasDevice::open(0)?;
+    let dev = std::sync::Arc::new(eigenflow::cuda::CublasDevice::open(0)?);
     let out = eigh_hybrid_with(a.as_ref(), job, opts, rt, &dev, run)?;
-    Ok((
-        out.eigen.values,
-        out.eigen.vectors,
-        out.eigen.report,
-        out.device_seconds,
-    ))
+    Ok((out.values, out.vectors, out.report))
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -275,12 +270,7 @@ fn run_on_gpu<T: RunScalar>(
 }
 
 /// What [`run_on_gpu`] returns.
-type GpuRun<T> = (
-    Vec<T>,
-    Option<Mat<T>>,
-    eigenflow::runtime::RunReport,
-    Vec<(&'static str, f64)>,
-);
+type GpuRun<T> = (Vec<T>, Option<Mat<T>>, eigenflow::runtime::RunReport);
 
 /// Lag between consecutive sweeps in stage 2's skewed step order (the stage-2
 /// schedule of Haidar, Ltaief and Dongarra): sweep `s + r` of a group starts
@@ -540,9 +530,12 @@ fn run<T: RunScalar>(
             sysinfo::human_bytes(needed)
         );
     }
+    // On the GPU path the device tasks get a stream lane of their own (their
+    // own track in the trace).
     let rt = Runtime::builder()
         .progress(progress.clone())
         .threads(threads)
+        .streams(usize::from(gpu))
         .build();
     // The trace belongs to this run (`RunOptions`), not to the runtime.
     let mut run_options = RunOptions::new();
@@ -551,17 +544,10 @@ fn run<T: RunScalar>(
     }
 
     let t0 = Instant::now();
-    let (values, vectors, report, tasks, build, device_stages) = if gpu {
-        let (values, vectors, report, device) = run_on_gpu(a, job, &opts, &rt, &run_options)?;
+    let (values, vectors, report, tasks, build) = if gpu {
+        let (values, vectors, report) = run_on_gpu(a, job, &opts, &rt, &run_options)?;
         let tasks = report.tasks.len();
-        (
-            values,
-            vectors,
-            report,
-            tasks,
-            std::time::Duration::ZERO,
-            device,
-        )
+        (values, vectors, report, tasks, std::time::Duration::ZERO)
     } else {
         let evd = evd_graph_owned(a, job, &opts)?;
         let build = t0.elapsed();
@@ -571,11 +557,8 @@ fn run<T: RunScalar>(
         show_progress(&handle, &progress, args.quiet, stop, t0);
         let report = handle.wait()?;
         let (values, vectors) = values.into_results()?;
-        (values, vectors, report, tasks, build, Vec::new())
+        (values, vectors, report, tasks, build)
     };
-    // The device stages are not in the CPU graph's report: the wall time is
-    // the whole call's on the GPU path.
-    let wall = if gpu { t0.elapsed() } else { report.wall };
     // With values only, a selection has no trace identity to check against.
     let checks = original
         .filter(|_| vectors.is_some() || opts.selection.is_none())
@@ -583,9 +566,8 @@ fn run<T: RunScalar>(
     if args.check && checks.is_none() && !args.json {
         eprintln!("note: --check has nothing to check for a values-only selection");
     }
-    let seconds = wall.as_secs_f64();
-    let mut stages = stage_seconds(&report);
-    stages.extend(device_stages.iter().copied());
+    let seconds = report.wall.as_secs_f64();
+    let stages = stage_seconds(&report);
     let reduction = reduction_seconds(&report);
     let nf = n as f64;
     let gflops = if reduction > 0.0 {
@@ -654,9 +636,6 @@ fn run<T: RunScalar>(
             rt.threads()
         );
         println!("{report}");
-        for (stage, secs) in &device_stages {
-            println!("{stage}: {secs:.3} s (wall, transfers included)");
-        }
         println!("reduction rate (4/3 n^3 over the sy2sb-to-sb2st span): {gflops:.1} GFLOP/s");
         if let (Some(lo), Some(hi)) = (values.first(), values.last()) {
             println!(

@@ -8,14 +8,16 @@ use crate::common;
 
 use common::{eig_ratios as ratios, reference};
 use eigenflow::gallery::Family;
+use eigenflow::graph::Lane;
 use eigenflow::pipeline::evd::hybrid::{
-    device_words, eigh_hybrid, BlasDevice, HostBlas, Op, Region, DEVICE_Q1, DEVICE_SY2SB,
+    device_words, eigh_hybrid, evd_graph_hybrid, BlasDevice, HostBlas, Op, Region,
 };
 use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::Selection;
 use eigenflow::{Error, Scalar};
 use faer::Mat;
+use std::sync::Arc;
 
 fn opts(b: usize) -> EvdOptions {
     let mut o = EvdOptions::auto();
@@ -43,7 +45,7 @@ fn value_ratio<T: Scalar>(a: &Mat<T>, values: &[T]) -> f64 {
 
 fn check_families<T: Scalar>() {
     let rt = Runtime::builder().threads(2).build();
-    let dev = HostBlas::new();
+    let dev = Arc::new(HostBlas::new());
     let mut worst = [0.0f64; 3];
     for family in Family::ALL {
         // Orders around the panel boundaries: no panel (n <= b + 1), a last
@@ -61,22 +63,24 @@ fn check_families<T: Scalar>() {
         ] {
             let a: Mat<T> = family.generate(n, 5);
             let out = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &opts(b), &rt, &dev).unwrap();
-            let v = out.eigen.vectors.as_ref().expect("vectors");
+            let v = out.vectors.as_ref().expect("vectors");
             assert_eq!((v.nrows(), v.ncols()), (n, n));
-            let (res, orth) = ratios(a.as_ref(), &out.eigen.values, v.as_ref());
-            let val = value_ratio(&a, &out.eigen.values);
+            let (res, orth) = ratios(a.as_ref(), &out.values, v.as_ref());
+            let val = value_ratio(&a, &out.values);
             assert!(
                 res < 30.0 && orth < 30.0 && val <= 5.0,
                 "{} n={n} b={b} {}: residual {res}, orthogonality {orth}, values {val}",
                 family.name(),
                 T::NAME
             );
-            let names: Vec<_> = out.device_seconds.iter().map(|s| s.0).collect();
-            assert_eq!(names, [DEVICE_SY2SB, DEVICE_Q1]);
+            // The device tasks are tasks of the run.
+            for name in ["device.upload", "q1.device"] {
+                assert!(out.report.tasks.iter().any(|t| t.name == name), "{name}");
+            }
             // Values only: the same values as the vectors job, to rounding.
             let values = eigh_hybrid(a.as_ref(), EvdJob::Values, &opts(b), &rt, &dev).unwrap();
-            assert!(values.eigen.vectors.is_none());
-            assert!(value_ratio(&a, &values.eigen.values) <= 5.0);
+            assert!(values.vectors.is_none());
+            assert!(value_ratio(&a, &values.values) <= 5.0);
             worst = [worst[0].max(res), worst[1].max(orth), worst[2].max(val)];
         }
     }
@@ -105,7 +109,7 @@ fn hybrid_families_f32() {
 #[test]
 fn hybrid_agrees_with_the_cpu_pipeline() {
     let rt = Runtime::builder().threads(2).build();
-    let dev = HostBlas::new();
+    let dev = Arc::new(HostBlas::new());
     for scale in [1.0, 1e-300, 1e300] {
         for side in [faer::Side::Lower, faer::Side::Upper] {
             let a: Mat<f64> = Family::GaussianSymmetric.generate(90, 11);
@@ -116,11 +120,11 @@ fn hybrid_agrees_with_the_cpu_pipeline() {
             let cpu = eigh(a.as_ref(), EvdJob::Values, &o, &rt).unwrap();
             let hyb = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &o, &rt, &dev).unwrap();
             let norm = cpu.values.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            for (x, y) in hyb.eigen.values.iter().zip(&cpu.values) {
+            for (x, y) in hyb.values.iter().zip(&cpu.values) {
                 assert!((x - y).abs() <= 90.0 * f64::EPSILON * norm, "{x} vs {y}");
             }
-            let v = hyb.eigen.vectors.unwrap();
-            let (res, orth) = common::eig_ratios_full(a.as_ref(), &hyb.eigen.values, v.as_ref());
+            let v = hyb.vectors.unwrap();
+            let (res, orth) = common::eig_ratios_full(a.as_ref(), &hyb.values, v.as_ref());
             assert!(res < 30.0 && orth < 30.0, "scale {scale}: {res} {orth}");
         }
     }
@@ -131,7 +135,7 @@ fn hybrid_agrees_with_the_cpu_pipeline() {
 #[test]
 fn hybrid_errors() {
     let rt = Runtime::builder().threads(1).build();
-    let dev = HostBlas::new();
+    let dev = Arc::new(HostBlas::new());
     let mut a = Mat::<f64>::identity(20, 20);
     a[(7, 3)] = f64::NAN;
     let e = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &opts(4), &rt, &dev).unwrap_err();
@@ -156,7 +160,7 @@ fn hybrid_errors() {
         400 + (16 + 12 + 8 + 4) * 4 + 4 * 16 + 160 + 32
     );
     let need = device_words(20, 4) as usize * 8;
-    let small = HostBlas::with_budget(need - 1);
+    let small = Arc::new(HostBlas::with_budget(need - 1));
     match eigh_hybrid(id.as_ref(), EvdJob::Vectors, &opts(4), &rt, &small) {
         Err(Error::OutOfMemory { suggestion, .. }) => {
             assert!(suggestion.contains("n <= 19"), "{suggestion}")
@@ -168,9 +172,55 @@ fn hybrid_errors() {
         EvdJob::Vectors,
         &opts(4),
         &rt,
-        &HostBlas::with_budget(need)
+        &Arc::new(HostBlas::with_budget(need))
     )
     .is_ok());
+}
+
+/// The graph is race free whatever lane the device tasks take, and its
+/// results are bitwise the same on 1, 2 and 3 threads, with the device
+/// tasks on a stream lane or on the workers (the host device's products are
+/// sequential; the CPU part is the CPU pipeline's).
+#[test]
+fn hybrid_graph_is_race_free_and_bitwise_across_runtimes() {
+    let dev = Arc::new(HostBlas::new());
+    let a: Mat<f64> = Family::GaussianSymmetric.generate(150, 4);
+    let o = opts(8);
+    for lane in [Lane::Cpu, Lane::Stream(0)] {
+        let g = evd_graph_hybrid(a.as_ref(), EvdJob::Vectors, &o, &dev, lane).unwrap();
+        g.graph.check_races().unwrap();
+    }
+    let mut first: Option<(Vec<u64>, Vec<u64>)> = None;
+    for (threads, streams) in [(1, 0), (2, 0), (3, 1), (2, 1)] {
+        let rt = Runtime::builder().threads(threads).streams(streams).build();
+        let out = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &o, &rt, &dev).unwrap();
+        let v = out.vectors.unwrap();
+        let bits = (
+            out.values.iter().map(|x| x.to_bits()).collect(),
+            (0..150)
+                .flat_map(|j| (0..150).map(move |i| (i, j)))
+                .map(|(i, j)| v[(i, j)].to_bits())
+                .collect(),
+        );
+        match &first {
+            None => first = Some(bits),
+            Some(f) => assert!(f == &bits, "{threads} threads, {streams} streams"),
+        }
+        let on_stream = out
+            .report
+            .tasks
+            .iter()
+            .filter(|t| t.name.starts_with("sy2sb.device") || t.name == "q1.device")
+            .all(|t| {
+                t.lane
+                    == if streams > 0 {
+                        Lane::Stream(0)
+                    } else {
+                        Lane::Cpu
+                    }
+            });
+        assert!(on_stream, "device tasks on the wrong lane");
+    }
 }
 
 /// A region outside its buffer, or operands whose shapes disagree, are

@@ -473,17 +473,18 @@ fn build<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGrap
         s2,
         ..
     } = reduce_to_tridiagonal(a, job, opts)?;
-    solve_tridiagonal(g, s2, Some(q1), (scale, anrm), job, opts)
+    let q1 = move |g: &mut TaskGraph<'static>, z, col| back_transform_q1(g, q1, z, col);
+    solve_tridiagonal(g, s2, q1, (scale, anrm), job, opts)
 }
 
 /// The graph from stage 2's output on: the tridiagonal solver and, with
-/// vectors, the Q2 back-transformation, then Q1 when `q1` is given (without
-/// it the eigenvectors are the band's, `Q2 Z`: the hybrid path applies Q1 on
-/// the device). `(scale, anrm)` are [`prepare`]'s.
+/// vectors, the Q2 back-transformation, then `q1` (given the graph, `Q2 Z`
+/// and the column block; the CPU's tasks or the hybrid path's device task)
+/// before the completion task. `(scale, anrm)` are [`prepare`]'s.
 fn solve_tridiagonal<T: Scalar>(
     mut g: TaskGraph<'static>,
     s2: Sb2stStage<T>,
-    q1: Option<Sy2sbReflectors<T>>,
+    q1: impl FnOnce(&mut TaskGraph<'static>, Eigenvectors<T>, usize) -> Result<Eigenvectors<T>>,
     (scale, anrm): (T, T),
     job: EvdJob,
     opts: &EvdOptions,
@@ -515,10 +516,7 @@ fn solve_tridiagonal<T: Scalar>(
         col,
         opts.q2_window_kib.saturating_mul(1024),
     )?;
-    let z = match q1 {
-        Some(q1) => back_transform_q1(&mut g, q1, z, col)?,
-        None => z,
-    };
+    let z = q1(&mut g, z, col)?;
     let mut last: Vec<TaskId> = z.tasks().copied().collect();
     last.push(dc.values.task());
     Ok(finish(g, &last, dc.values, Some(z.z), scale))

@@ -1,20 +1,29 @@
 //! The symmetric EVD with its BLAS-3 stages on a device (DESIGN §5; issue
 //! 13): the hybrid split of MAGMA's two-stage `dsyevdx_2stage`.
 //!
-//! * **Stage 1 (sy2sb)** on the device: the matrix is uploaded once; for
-//!   each panel the host downloads the panel's column block, factors it
-//!   ([`crate::linalg::sy2sb::panel_kernel`], latency bound, so on the
-//!   CPU), keeps its band columns, and uploads `V_p` and `T_p`; the device
-//!   then applies the two-sided update of the trailing matrix exactly as the
-//!   CPU tasks do (`research/seed-tridiag.md` §2 Eq. (1)):
-//!   `X = A22 V` (SYMM), `W = X T`, `M = T^T (V^T W)`, `W -= 1/2 V M`
-//!   (GEMMs), `A22 -= V W^T + W V^T` (SYR2K).
-//! * **Stage 2, the divide and conquer and Q2** on the CPU, as the task graph
-//!   of the CPU pipeline from the band on (the same builders), run on the
-//!   runtime.
-//! * **Q1** on the device: the band's eigenvectors `Q2 Z` are uploaded into
-//!   the matrix's buffer and the panels' block reflectors applied in reverse
-//!   order, three GEMMs each: `Z -= V (T (V^T Z))`.
+//! One task graph ([`evd_graph_hybrid`]) holds both sides:
+//!
+//! * **Stage 1 (sy2sb)** on the device: a `device.upload` task puts the
+//!   matrix on the device; then one task per panel downloads the panel's
+//!   column block, factors it ([`crate::linalg::sy2sb::panel_kernel`],
+//!   latency bound, so on the host), writes its columns of the band, uploads
+//!   `V_p` and `T_p`, and enqueues the two-sided update of the trailing
+//!   matrix exactly as the CPU tasks compute it
+//!   (`research/seed-tridiag.md` §2 Eq. (1)): `X = A22 V` (SYMM),
+//!   `W = X T`, `M = T^T (V^T W)`, `W -= 1/2 V M` (GEMMs),
+//!   `A22 -= V W^T + W V^T` (SYR2K).
+//! * **Stage 2, the divide and conquer and Q2** on the CPU, built by the CPU
+//!   pipeline's own builders. The band is fed column block by column block
+//!   as the panel tasks finish, so the bulge chasing of the top of the band
+//!   overlaps the device's reduction of the bottom.
+//! * **Q1** on the device, one task after Q2: the band's eigenvectors
+//!   `Q2 Z` are uploaded into the matrix's buffer and the panels' block
+//!   reflectors applied in reverse order, three GEMMs each:
+//!   `Z -= V (T (V^T Z))`.
+//!
+//! The device tasks run one after another (edges chain them), on the given
+//! lane: a stream lane of the runtime when it has one (see [`eigh_hybrid`]),
+//! so the trace shows them on their own track.
 //!
 //! The device is any [`BlasDevice`]: cuBLAS on a GPU
 //! (`crate::cuda::CublasDevice`, feature `cuda`), or [`HostBlas`], the same
@@ -31,32 +40,24 @@ mod device;
 
 pub use device::{check_gemm, check_symm, check_syr2k, BlasDevice, HostBlas, Op, Region};
 
-use super::{admit, grain, prepare, sb2st, side, solve_tridiagonal, Band, EvdJob, SymmetricEigen};
-use crate::graph::TaskGraph;
+use super::{
+    admit, grain, prepare, sb2st, side, solve_tridiagonal, Band, Eigenvectors, EvdGraph, EvdJob,
+    SymmetricEigen, Q1, SY2SB,
+};
+use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskGraph, TaskId};
 use crate::linalg::sy2sb::{panel_count, panel_kernel};
-use crate::matrix::SymBand;
+use crate::matrix::{BandMut, SharedBand, SymBand};
+use crate::pipeline::columns::ColumnBlocks;
+use crate::pipeline::task::with_access;
 use crate::pipeline::EvdOptions;
 use crate::runtime::{RunOptions, Runtime};
 use crate::{Error, Result, Scalar};
-use faer::{Mat, MatRef};
-use std::time::Instant;
+use faer::{Mat, MatMut, MatRef};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
-/// Stage name of the device's stage 1 in [`HybridEigen::device_seconds`].
-pub const DEVICE_SY2SB: &str = "sy2sb (device)";
-/// Stage name of the device's Q1 (with the transfers of the eigenvectors).
-pub const DEVICE_Q1: &str = "q1 (device)";
-
-/// Result of [`eigh_hybrid`].
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct HybridEigen<T> {
-    /// Eigenvalues, eigenvectors, and the report of the CPU part's graph
-    /// (stage 2, the tridiagonal solver, Q2).
-    pub eigen: SymmetricEigen<T>,
-    /// Wall seconds of the device stages ([`DEVICE_SY2SB`], [`DEVICE_Q1`]),
-    /// transfers included.
-    pub device_seconds: Vec<(&'static str, f64)>,
-}
+/// Stage name of the upload of the matrix.
+pub const TRANSFER: &str = "transfer";
 
 /// Where panel `p`'s factors live on the device.
 struct PanelFactors {
@@ -66,15 +67,10 @@ struct PanelFactors {
     t: Region,
 }
 
-/// Stage 1's reflectors on the device, for Q1.
-struct DeviceReflectors<B> {
-    v: B,
-    t: B,
-    panels: Vec<PanelFactors>,
-}
-
-/// The device buffers of a run.
-struct Buffers<B> {
+/// The device buffers of a run, made by the upload task.
+struct DeviceState<B> {
+    /// Order of the matrix.
+    n: usize,
     /// The matrix (lower triangle), then the eigenvectors.
     a: B,
     /// `X`, then `W`; then `V^T Z` and `T V^T Z` of Q1.
@@ -83,11 +79,19 @@ struct Buffers<B> {
     /// `V^T W` and `T^T V^T W` (`b x b`).
     p: B,
     m: B,
+    /// Every panel's `V_p` and `T_p`, for Q1.
+    v: B,
+    t: B,
+    panels: Vec<PanelFactors>,
 }
 
-/// Words of device memory [`eigh_hybrid`] allocates for order `n`,
-/// bandwidth `b`: the matrix, every panel's `V_p` (`m_p x b`) and `T_p`,
-/// two `n x b` and two `b x b` work blocks.
+/// The state the device tasks share: empty until the upload task ran (the
+/// edges order every other device task after it).
+type Shared<B> = Arc<Mutex<Option<DeviceState<B>>>>;
+
+/// Words of device memory a hybrid run allocates for order `n`, bandwidth
+/// `b`: the matrix, every panel's `V_p` (`m_p x b`) and `T_p`, two `n x b`
+/// and two `b x b` work blocks.
 pub fn device_words(n: usize, b: usize) -> u128 {
     let (n, b) = (n as u128, b as u128);
     let panels = panel_count(n as usize, b as usize) as u128;
@@ -99,65 +103,57 @@ pub fn device_words(n: usize, b: usize) -> u128 {
 /// [`Error::OutOfMemory`] unless [`device_words`] fit the device's free
 /// memory.
 fn check_device_memory<T: Scalar, D: BlasDevice<T>>(dev: &D, n: usize, b: usize) -> Result<()> {
-    let needed = device_words(n, b) * std::mem::size_of::<T>() as u128;
-    let free = dev.free_bytes()?;
-    if needed <= free as u128 {
+    let bytes = |n| device_words(n, b) * std::mem::size_of::<T>() as u128;
+    let free = dev.free_bytes()? as u128;
+    if bytes(n) <= free {
         return Ok(());
     }
-    let gib = |x: f64| x / (1u64 << 30) as f64;
-    // Largest n whose figure fits (the figure grows with n).
+    // Largest order whose figure fits (the figure grows with n).
     let (mut lo, mut hi) = (0usize, n);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        if device_words(mid, b) * std::mem::size_of::<T>() as u128 <= free as u128 {
+        if bytes(mid) <= free {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
+    let gib = |x: u128| x as f64 / (1u64 << 30) as f64;
     Err(Error::OutOfMemory {
-        needed_gib: gib(needed as f64),
-        available_gib: gib(free as f64),
+        needed_gib: gib(bytes(n)),
+        available_gib: gib(free),
         suggestion: format!("on this device n <= {lo} fits (bandwidth {b})"),
     })
 }
 
-/// The symmetric eigendecomposition of `a` (the triangle
-/// [`EvdOptions::side`] is read) with stage 1 and Q1 on `dev` and the rest on
-/// `rt` (see the module documentation). Same results contract as
-/// [`super::eigh`]; not bitwise its results.
+/// The hybrid EVD's graph (module docs) for the symmetric `a` (the triangle
+/// [`EvdOptions::side`] is read; `a` is not modified), its device tasks on
+/// `lane`. Run it on a runtime that has `lane`; the results land in the
+/// returned [`EvdGraph`]'s handle, as for [`super::evd_graph`].
 ///
-/// Errors: those of [`super::eigh`] (shape, non-finite entry, host memory,
-/// convergence), [`Error::OutOfMemory`] when the device's free memory is
-/// short (checked before any device allocation), the device's errors, and
-/// [`Error::InvalidArgument`] for a selection (not on this path yet).
-pub fn eigh_hybrid<T: Scalar, D: BlasDevice<T>>(
+/// Errors (before anything runs): [`Error::Shape`] for a non-square input,
+/// [`Error::NonFinite`] naming the first non-finite entry,
+/// [`Error::OutOfMemory`] when host memory or the device's free memory is
+/// short, and [`Error::InvalidArgument`] for a selection (not on this path
+/// yet). The device's own errors stop the run.
+pub fn evd_graph_hybrid<T, D>(
     a: MatRef<'_, T>,
     job: EvdJob,
     opts: &EvdOptions,
-    rt: &Runtime,
-    dev: &D,
-) -> Result<HybridEigen<T>> {
-    eigh_hybrid_with(a, job, opts, rt, dev, &RunOptions::new())
-}
-
-/// [`eigh_hybrid`] with the CPU part's graph run under `run` (a trace, for
-/// instance: it shows the CPU stages; the device stages are in
-/// [`HybridEigen::device_seconds`]).
-pub fn eigh_hybrid_with<T: Scalar, D: BlasDevice<T>>(
-    a: MatRef<'_, T>,
-    job: EvdJob,
-    opts: &EvdOptions,
-    rt: &Runtime,
-    dev: &D,
-    run: &RunOptions,
-) -> Result<HybridEigen<T>> {
+    dev: &Arc<D>,
+    lane: Lane,
+) -> Result<EvdGraph<T>>
+where
+    T: Scalar,
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
     if opts.selection.is_some() {
         return Err(Error::InvalidArgument(
             "a selection of eigenpairs is not on the device path yet".into(),
         ));
     }
-    admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
+    admit::<T>(a.nrows(), a.ncols(), job, opts, None, false)?;
     side::check_finite_side(a, opts.side)?;
     let n = a.nrows();
     let b = opts.bandwidth_for(n, job).max(1);
@@ -165,227 +161,385 @@ pub fn eigh_hybrid_with<T: Scalar, D: BlasDevice<T>>(
     let mut a = side::lower_copy(a, opts.side);
     let scaling = prepare(&mut a)?;
 
-    let start = Instant::now();
-    let mut bufs = Buffers {
+    let mut g = TaskGraph::new();
+    let state: Shared<D::Buffer> = Arc::new(Mutex::new(None));
+    let upload = {
+        let (dev, state) = (Arc::clone(dev), Arc::clone(&state));
+        let bytes = (n * n * std::mem::size_of::<T>()) as f64;
+        g.add(
+            Task::new("device.upload", move |_| {
+                *state.lock() = Some(upload_matrix(&*dev, a, b)?);
+                Ok(())
+            })
+            .stage(TRANSFER)
+            .lane(lane)
+            .cost(0.0, bytes),
+        )
+    };
+    let keep = job == EvdJob::Vectors;
+    let (band, last) = sy2sb_device_tasks(&mut g, dev, &state, upload, (n, b), keep, lane);
+    let s2 = sb2st(&mut g, band, grain(opts), job == EvdJob::Vectors)?;
+    let q1 = |g: &mut TaskGraph<'static>, z: Eigenvectors<T>, _col: usize| {
+        Ok(q1_device_task(g, dev, &state, last, z, lane))
+    };
+    solve_tridiagonal(g, s2, q1, scaling, job, opts)
+}
+
+/// The symmetric eigendecomposition of `a` by [`evd_graph_hybrid`] on
+/// `dev`, run on `rt` (the device tasks on `rt`'s first stream lane when it
+/// has one, else on its workers). Same results contract as
+/// [`super::eigh`]; not bitwise its results. The report's stages include
+/// the device tasks (`transfer`, and the `sy2sb` and `q1` tasks, which time
+/// the host's wait for the device).
+///
+/// Errors: those of [`evd_graph_hybrid`] and of the run.
+pub fn eigh_hybrid<T, D>(
+    a: MatRef<'_, T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+    dev: &Arc<D>,
+) -> Result<SymmetricEigen<T>>
+where
+    T: Scalar,
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
+    eigh_hybrid_with(a, job, opts, rt, dev, &RunOptions::new())
+}
+
+/// [`eigh_hybrid`] run under `run` (a trace, for instance).
+pub fn eigh_hybrid_with<T, D>(
+    a: MatRef<'_, T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+    dev: &Arc<D>,
+    run: &RunOptions,
+) -> Result<SymmetricEigen<T>>
+where
+    T: Scalar,
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
+    admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
+    let lane = if rt.streams() > 0 {
+        Lane::Stream(0)
+    } else {
+        Lane::Cpu
+    };
+    let (graph, slot) = evd_graph_hybrid(a, job, opts, dev, lane)?.into_parts();
+    let report = rt.run_with(graph, run)?;
+    let (values, vectors) = slot.into_results()?;
+    Ok(SymmetricEigen {
+        values,
+        vectors,
+        report,
+    })
+}
+
+/// The upload task's work: the buffers, the layout of the panels' factors,
+/// and the matrix on the device.
+fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
+    dev: &D,
+    a: Mat<T>,
+    b: usize,
+) -> Result<DeviceState<D::Buffer>> {
+    let n = a.nrows();
+    let mut panels = Vec::new();
+    let (mut v_len, mut t_len) = (0, 0);
+    for p in 0..panel_count(n, b) {
+        let m = n - (p + 1) * b;
+        let v = Region {
+            offset: v_len,
+            rows: m,
+            cols: b,
+            ld: m.max(1),
+        };
+        let t = Region {
+            offset: t_len,
+            rows: b,
+            cols: b,
+            ld: b,
+        };
+        panels.push(PanelFactors { v, t });
+        v_len += m * b;
+        t_len += b * b;
+    }
+    let mut s = DeviceState {
+        n,
         a: dev.alloc(n * n)?,
         x: dev.alloc(n * b)?,
         w: dev.alloc(n * b)?,
         p: dev.alloc(b * b)?,
         m: dev.alloc(b * b)?,
-    };
-    let whole = Region::whole(n, n);
-    dev.upload(a.as_ref(), &mut bufs.a, whole)?;
-    drop(a);
-    let (band, refl) = sy2sb_on_device(dev, &mut bufs, n, b)?;
-    let stage1 = start.elapsed().as_secs_f64();
-
-    let mut g = TaskGraph::new();
-    let s2 = sb2st(
-        &mut g,
-        Band::from_sym_band(band, b)?,
-        grain(opts),
-        job == EvdJob::Vectors,
-    )?;
-    let (graph, slot) = solve_tridiagonal(g, s2, None, scaling, job, opts)?.into_parts();
-    let report = rt.run_with(graph, run)?;
-    let (values, band_vectors) = slot.into_results()?;
-
-    let mut device_seconds = vec![(DEVICE_SY2SB, stage1)];
-    let vectors = match band_vectors {
-        Some(mut z) => {
-            let start = Instant::now();
-            apply_q1_on_device(dev, &mut bufs, &refl, z.as_mut())?;
-            device_seconds.push((DEVICE_Q1, start.elapsed().as_secs_f64()));
-            Some(z)
-        }
-        None => None,
-    };
-    Ok(HybridEigen {
-        eigen: SymmetricEigen {
-            values,
-            vectors,
-            report,
-        },
-        device_seconds,
-    })
-}
-
-/// Stage 1 with the trailing updates on the device (module docs): the band,
-/// and the reflectors left on the device. `bufs.a` holds the matrix's lower
-/// triangle on entry; its trailing parts are overwritten.
-fn sy2sb_on_device<T: Scalar, D: BlasDevice<T>>(
-    dev: &D,
-    bufs: &mut Buffers<D::Buffer>,
-    n: usize,
-    b: usize,
-) -> Result<(SymBand<T>, DeviceReflectors<D::Buffer>)> {
-    let whole = Region::whole(n, n);
-    let panels = panel_count(n, b);
-    let mut layout = Vec::with_capacity(panels);
-    let (mut v_len, mut t_len) = (0, 0);
-    for p in 0..panels {
-        let m = n - (p + 1) * b;
-        layout.push(PanelFactors {
-            v: Region {
-                offset: v_len,
-                rows: m,
-                cols: b,
-                ld: m.max(1),
-            },
-            t: Region {
-                offset: t_len,
-                rows: b,
-                cols: b,
-                ld: b,
-            },
-        });
-        v_len += m * b;
-        t_len += b * b;
-    }
-    let mut refl = DeviceReflectors {
         v: dev.alloc(v_len)?,
         t: dev.alloc(t_len)?,
-        panels: layout,
+        panels,
     };
-    let mut band = SymBand::<T>::zeros(n, b);
-    let (pb, mb) = (Region::whole(b, b), Region::whole(b, b));
-    for p in 0..panels {
-        let (c0, r0) = (p * b, (p + 1) * b);
-        let m = n - r0;
-        // The panel's column block from its diagonal down, as the previous
-        // panels' updates left it.
-        let mut block = Mat::<T>::zeros(n - c0, b);
-        dev.download(&bufs.a, whole.sub(c0, c0, n - c0, b), block.as_mut())?;
-        copy_lower_into_band(&mut band, block.as_ref().subrows(0, b), c0);
-        let mut t = Mat::<T>::zeros(b, b);
-        let mut v = Mat::<T>::zeros(m, b);
-        let mut panel = block.as_mut().subrows_mut(b, m);
-        panel_kernel(panel.as_mut(), t.as_mut(), v.as_mut());
-        // R_p: on and above the panel's diagonal, band rows r0.. of its columns.
-        for j in 0..b {
-            for i in 0..=j.min(m - 1) {
-                band.set(r0 + i, c0 + j, panel[(i, j)]);
-            }
-        }
-        for j in 0..b {
-            for i in j + 1..b {
-                t[(i, j)] = T::zero();
-            }
-        }
-        let f = &refl.panels[p];
-        dev.upload(v.as_ref(), &mut refl.v, f.v)?;
-        dev.upload(t.as_ref(), &mut refl.t, f.t)?;
+    dev.upload(a.as_ref(), &mut s.a, Region::whole(n, n))?;
+    Ok(s)
+}
 
-        // Two-sided update of A22 (module docs).
-        let a22 = whole.sub(r0, r0, m, m);
-        let (x, w) = (
-            Region {
-                offset: 0,
-                rows: m,
-                cols: b,
-                ld: n,
-            },
-            Region {
-                offset: 0,
-                rows: m,
-                cols: b,
-                ld: n,
-            },
+/// The uploaded state, or the error of a task that ran before the upload
+/// (which the edges rule out).
+fn uploaded<B>(state: &mut Option<DeviceState<B>>) -> Result<&mut DeviceState<B>> {
+    state
+        .as_mut()
+        .ok_or_else(|| Error::InvalidArgument("device task before the upload".into()))
+}
+
+/// Stage 1's tasks after `upload`, one per panel and one for the trailing
+/// diagonal block, chained, each writing the band columns it finishes: the
+/// band for stage 2 (fed by those tasks) and the last task. Without `keep`
+/// (no Q1 to come) the last task frees the device memory.
+fn sy2sb_device_tasks<T, D>(
+    g: &mut TaskGraph<'static>,
+    dev: &Arc<D>,
+    state: &Shared<D::Buffer>,
+    upload: TaskId,
+    (n, b): (usize, usize),
+    keep: bool,
+    lane: Lane,
+) -> (Band<T>, TaskId)
+where
+    T: Scalar,
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
+    let band = Arc::new(SharedBand::new(SymBand::<T>::zeros(n, b)));
+    let panels = panel_count(n, b);
+    let mut feed = Vec::new();
+    let mut prev = upload;
+    // Columns [c0, c1) of the band, with the rows the bulge chasing may
+    // touch (as the CPU's band copy declares them).
+    let band_region =
+        |c0: usize, c1: usize| Footprinted::new(band.id(), c0..(c1 + 2 * b).min(n), c0..c1);
+    for p in 0..=panels {
+        let c0 = p * b;
+        let c1 = if p < panels { c0 + b } else { n };
+        let (dev, state, out) = (Arc::clone(dev), Arc::clone(state), Arc::clone(&band));
+        let m = n.saturating_sub(c0 + b);
+        let (name, flops) = if p < panels {
+            (
+                format!("sy2sb.device[{p}]"),
+                (4 * m * m * b + 2 * m * b * b) as f64,
+            )
+        } else {
+            (format!("sy2sb.device.tail[{c0}..{n}]"), 0.0)
+        };
+        let rows = c0..(c1 + 2 * b).min(n);
+        let body = move |acc: &crate::matrix::access::Access<'_>| {
+            let mut guard = state.lock();
+            let s = uploaded(&mut guard)?;
+            let view = out.write(acc, rows, c0..c1);
+            if p < panels {
+                return reduce_panel(&*dev, s, p, view);
+            }
+            copy_trailing_block(&*dev, s, c0, view)?;
+            if !keep {
+                *guard = None;
+            }
+            Ok(())
+        };
+        let t = g.add(
+            Task::new(name, with_access(body))
+                .stage(SY2SB)
+                .lane(lane)
+                .cost(flops, (std::mem::size_of::<T>() * (n - c0) * b) as f64)
+                .footprint(Footprint::new().write(band_region(c0, c1))),
         );
-        let one = T::one();
-        let zero = T::zero();
-        dev.symm_lower(one, (&bufs.a, a22), (&refl.v, f.v), zero, (&mut bufs.x, x))?;
-        dev.gemm(
-            one,
-            (&bufs.x, x, Op::N),
-            (&refl.t, f.t, Op::N),
-            zero,
-            (&mut bufs.w, w),
-        )?;
-        dev.gemm(
-            one,
-            (&refl.v, f.v, Op::T),
-            (&bufs.w, w, Op::N),
-            zero,
-            (&mut bufs.p, pb),
-        )?;
-        dev.gemm(
-            one,
-            (&refl.t, f.t, Op::T),
-            (&bufs.p, pb, Op::N),
-            zero,
-            (&mut bufs.m, mb),
-        )?;
-        dev.gemm(
-            T::of(-0.5),
-            (&refl.v, f.v, Op::N),
-            (&bufs.m, mb, Op::N),
-            one,
-            (&mut bufs.w, w),
-        )?;
-        dev.syr2k_lower(-one, (&refl.v, f.v), (&bufs.w, w), one, (&mut bufs.a, a22))?;
+        g.edge(prev, t);
+        prev = t;
+        if c0 < c1 {
+            feed.push((c0..c1, t));
+        }
     }
-    // The trailing diagonal block (at most b + 1 square) is band already.
-    let c0 = panels * b;
-    let s = n - c0;
-    let mut last = Mat::<T>::zeros(s, s);
-    dev.download(&bufs.a, whole.sub(c0, c0, s, s), last.as_mut())?;
-    for j in 0..s {
-        for i in j..s {
+    (Band { band, b, feed }, prev)
+}
+
+/// Panel `p` (columns `c0 = p b` to `c0 + b`): its band columns into
+/// `band`, its factors to the device, and the update of the trailing matrix
+/// enqueued (module docs).
+fn reduce_panel<T: Scalar, D: BlasDevice<T>>(
+    dev: &D,
+    s: &mut DeviceState<D::Buffer>,
+    p: usize,
+    mut band: BandMut<'_, T>,
+) -> Result<()> {
+    let (v_at, t_at) = (s.panels[p].v, s.panels[p].t);
+    let (m, b) = (v_at.rows, v_at.cols);
+    let (c0, r0) = (p * b, (p + 1) * b);
+    let n = r0 + m;
+    let whole = Region::whole(n, n);
+    // The column block from the diagonal down, as the previous panels'
+    // updates left it: its diagonal block is final, the rest is factored.
+    let mut block = Mat::<T>::zeros(n - c0, b);
+    dev.download(&s.a, whole.sub(c0, c0, n - c0, b), block.as_mut())?;
+    for j in 0..b {
+        for i in j..b {
+            band.set(c0 + i, c0 + j, block[(i, j)]);
+        }
+    }
+    let mut t = Mat::<T>::zeros(b, b);
+    let mut v = Mat::<T>::zeros(m, b);
+    let mut panel = block.as_mut().subrows_mut(b, m);
+    panel_kernel(panel.as_mut(), t.as_mut(), v.as_mut());
+    // R_p, on and above the panel's diagonal: band rows r0.. of its columns.
+    for j in 0..b {
+        for i in 0..=j.min(m - 1) {
+            band.set(r0 + i, c0 + j, panel[(i, j)]);
+        }
+    }
+    for j in 0..b {
+        for i in j + 1..b {
+            t[(i, j)] = T::zero();
+        }
+    }
+    dev.upload(v.as_ref(), &mut s.v, v_at)?;
+    dev.upload(t.as_ref(), &mut s.t, t_at)?;
+
+    let a22 = whole.sub(r0, r0, m, m);
+    let work = Region {
+        offset: 0,
+        rows: m,
+        cols: b,
+        ld: n,
+    };
+    let bb = Region::whole(b, b);
+    let (one, zero) = (T::one(), T::zero());
+    dev.symm_lower(one, (&s.a, a22), (&s.v, v_at), zero, (&mut s.x, work))?;
+    dev.gemm(
+        one,
+        (&s.x, work, Op::N),
+        (&s.t, t_at, Op::N),
+        zero,
+        (&mut s.w, work),
+    )?;
+    dev.gemm(
+        one,
+        (&s.v, v_at, Op::T),
+        (&s.w, work, Op::N),
+        zero,
+        (&mut s.p, bb),
+    )?;
+    dev.gemm(
+        one,
+        (&s.t, t_at, Op::T),
+        (&s.p, bb, Op::N),
+        zero,
+        (&mut s.m, bb),
+    )?;
+    let half = T::of(-0.5);
+    dev.gemm(
+        half,
+        (&s.v, v_at, Op::N),
+        (&s.m, bb, Op::N),
+        one,
+        (&mut s.w, work),
+    )?;
+    dev.syr2k_lower(-one, (&s.v, v_at), (&s.w, work), one, (&mut s.a, a22))
+}
+
+/// The trailing diagonal block from `c0` (at most `b + 1` square, band
+/// already) into `band`.
+fn copy_trailing_block<T: Scalar, D: BlasDevice<T>>(
+    dev: &D,
+    s: &DeviceState<D::Buffer>,
+    c0: usize,
+    mut band: BandMut<'_, T>,
+) -> Result<()> {
+    let n = s.n;
+    let k = n - c0;
+    let mut last = Mat::<T>::zeros(k, k);
+    dev.download(&s.a, Region::whole(n, n).sub(c0, c0, k, k), last.as_mut())?;
+    for j in 0..k {
+        for i in j..k {
             band.set(c0 + i, c0 + j, last[(i, j)]);
         }
     }
-    Ok((band, refl))
+    Ok(())
 }
 
-/// The lower triangle of the `b x b` diagonal block `d` (rows and columns
-/// from `c0`) into `band`.
-fn copy_lower_into_band<T: Scalar>(band: &mut SymBand<T>, d: MatRef<'_, T>, c0: usize) {
-    for j in 0..d.ncols() {
-        for i in j..d.nrows() {
-            band.set(c0 + i, c0 + j, d[(i, j)]);
-        }
+/// The Q1 task: after `stage1` (the last device task) and every producer of
+/// `z`, `z = Q1 z` on the device.
+fn q1_device_task<T, D>(
+    g: &mut TaskGraph<'static>,
+    dev: &Arc<D>,
+    state: &Shared<D::Buffer>,
+    stage1: TaskId,
+    z: Eigenvectors<T>,
+    lane: Lane,
+) -> Eigenvectors<T>
+where
+    T: Scalar,
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
+    let n = z.nrows();
+    let (dev, state, zm) = (Arc::clone(dev), Arc::clone(state), Arc::clone(&z.z));
+    let body = move |acc: &crate::matrix::access::Access<'_>| {
+        let mut guard = state.lock();
+        let s = uploaded(&mut guard)?;
+        apply_q1(&*dev, s, zm.write(acc, 0..n, 0..n))?;
+        // The device memory is not needed any more.
+        *guard = None;
+        Ok(())
+    };
+    let bytes = (2 * n * n * std::mem::size_of::<T>()) as f64;
+    let t = g.add(
+        Task::new("q1.device", with_access(body))
+            .stage(Q1)
+            .lane(lane)
+            .cost((2 * n * n * n) as f64, bytes)
+            .footprint(Footprint::new().write(Footprinted::new(z.z.id(), 0..n, 0..n))),
+    );
+    g.edge(stage1, t);
+    for &p in z.tasks() {
+        g.edge(p, t);
+    }
+    ColumnBlocks {
+        z: z.z,
+        blocks: vec![(0..n, vec![t])],
     }
 }
 
 /// `z = Q1 z` on the device: `Q_{P-1}` first, `z[r0.., :] -= V (T (V^T
-/// z[r0.., :]))` per panel, in the matrix's buffer; `z` is replaced by the
-/// result.
-fn apply_q1_on_device<T: Scalar, D: BlasDevice<T>>(
+/// z[r0.., :]))` per panel, in the matrix's buffer.
+fn apply_q1<T: Scalar, D: BlasDevice<T>>(
     dev: &D,
-    bufs: &mut Buffers<D::Buffer>,
-    refl: &DeviceReflectors<D::Buffer>,
-    mut z: faer::MatMut<'_, T>,
+    s: &mut DeviceState<D::Buffer>,
+    mut z: MatMut<'_, T>,
 ) -> Result<()> {
     let n = z.nrows();
     let whole = Region::whole(n, n);
-    dev.upload(z.as_ref(), &mut bufs.a, whole)?;
+    dev.upload(z.as_ref(), &mut s.a, whole)?;
     let (one, zero) = (T::one(), T::zero());
-    for f in refl.panels.iter().rev() {
+    for f in s.panels.iter().rev() {
         let (m, b) = (f.v.rows, f.v.cols);
         let zr = whole.sub(n - m, 0, m, n);
         let vz = Region::whole(b, n);
         dev.gemm(
             one,
-            (&refl.v, f.v, Op::T),
-            (&bufs.a, zr, Op::N),
+            (&s.v, f.v, Op::T),
+            (&s.a, zr, Op::N),
             zero,
-            (&mut bufs.x, vz),
+            (&mut s.x, vz),
         )?;
         dev.gemm(
             one,
-            (&refl.t, f.t, Op::N),
-            (&bufs.x, vz, Op::N),
+            (&s.t, f.t, Op::N),
+            (&s.x, vz, Op::N),
             zero,
-            (&mut bufs.w, vz),
+            (&mut s.w, vz),
         )?;
         dev.gemm(
             -one,
-            (&refl.v, f.v, Op::N),
-            (&bufs.w, vz, Op::N),
+            (&s.v, f.v, Op::N),
+            (&s.w, vz, Op::N),
             one,
-            (&mut bufs.a, zr),
+            (&mut s.a, zr),
         )?;
     }
-    dev.download(&bufs.a, whole, z.as_mut())
+    dev.download(&s.a, whole, z.as_mut())
 }
