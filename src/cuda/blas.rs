@@ -12,14 +12,19 @@
 use super::context::{driver_error, looked_for};
 use super::launch::GpuScalar;
 use super::GpuLanes;
-use crate::pipeline::evd::hybrid::{check_gemm, check_symm, check_syr2k, BlasDevice, Op, Region};
+use crate::pipeline::evd::hybrid::{
+    check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region,
+};
 use crate::{Error, Result};
 use cudarc::cublas::sys::{self, cublasOperation_t, cublasStatus_t};
 use cudarc::cublas::CudaBlas;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef};
+use parking_lot::Mutex;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The shared-library names cudarc tries for cuBLAS.
 pub fn cublas_library_names() -> Vec<String> {
@@ -194,11 +199,19 @@ cublas_scalar!(
 );
 
 /// A GPU as a [`BlasDevice`]: one stream of [`GpuLanes`] and a cuBLAS handle
-/// on it.
+/// on it. Every operation is bracketed by two timing events, so that
+/// [`BlasDevice::take_timings`] reports the device's own times, placed on
+/// the host clock through an event recorded (and waited for) when the
+/// device was opened. The events' milliseconds are `f32`: over an hour the
+/// placement keeps about a millisecond.
 #[derive(Debug)]
 pub struct CublasDevice {
     lanes: GpuLanes,
     blas: CudaBlas,
+    /// An event and the host instant it completed at.
+    clock: (CudaEvent, Instant),
+    /// Operations issued and not yet reported, in issue order.
+    pending: Mutex<Vec<(&'static str, CudaEvent, CudaEvent)>>,
 }
 
 impl CublasDevice {
@@ -216,7 +229,25 @@ impl CublasDevice {
         }
         let blas = CudaBlas::new(Arc::clone(lanes.stream(0)))
             .map_err(|e| cublas_error("cublasCreate", e.0))?;
-        Ok(CublasDevice { lanes, blas })
+        let base = timing_event(lanes.stream(0))?;
+        base.synchronize()
+            .map_err(|e| driver_error("cuEventSynchronize", e))?;
+        let clock = (base, Instant::now());
+        Ok(CublasDevice {
+            lanes,
+            blas,
+            clock,
+            pending: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Runs `op` (which enqueues on the stream) between two timing events.
+    fn timed<R>(&self, name: &'static str, op: impl FnOnce() -> Result<R>) -> Result<R> {
+        let start = timing_event(self.stream())?;
+        let r = op()?;
+        let end = timing_event(self.stream())?;
+        self.pending.lock().push((name, start, end));
+        Ok(r)
     }
 
     /// The device's lanes (its context and stream).
@@ -237,6 +268,13 @@ impl CublasDevice {
             .bind_to_thread()
             .map_err(|e| driver_error("cuCtxSetCurrent", e))
     }
+}
+
+/// An event with timing, recorded on `stream` now.
+fn timing_event(stream: &CudaStream) -> Result<CudaEvent> {
+    stream
+        .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(|e| driver_error("cuEventRecord", e))
 }
 
 fn cublas_error(what: &str, status: cublasStatus_t) -> Error {
@@ -267,30 +305,15 @@ fn at<T>(base: u64, r: Region) -> (u64, i64) {
     )
 }
 
-impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
-    type Buffer = CudaSlice<T>;
+impl CublasDevice {
+    // The operations, enqueued untimed (the trait's methods time them).
 
-    fn free_bytes(&self) -> Result<usize> {
-        self.lanes.context().free_bytes()
-    }
-
-    fn alloc(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.bind()?;
-        self.stream()
-            .alloc_zeros::<T>(len.max(1))
-            .map_err(|e| Error::OutOfMemory {
-                needed_gib: (len * std::mem::size_of::<T>()) as f64 / (1u64 << 30) as f64,
-                available_gib: self.lanes.context().free_bytes().unwrap_or(0) as f64
-                    / (1u64 << 30) as f64,
-                suggestion: format!("the device refused the allocation ({e:?})"),
-            })
-    }
-
-    fn len(&self, buf: &CudaSlice<T>) -> usize {
-        buf.len()
-    }
-
-    fn upload(&self, host: MatRef<'_, T>, dst: &mut CudaSlice<T>, r: Region) -> Result<()> {
+    fn upload_now<T: CublasScalar>(
+        &self,
+        host: MatRef<'_, T>,
+        dst: &mut CudaSlice<T>,
+        r: Region,
+    ) -> Result<()> {
         r.check(dst.len(), "upload")?;
         if (host.nrows(), host.ncols()) != (r.rows, r.cols) {
             return Err(Error::Shape(format!(
@@ -319,7 +342,12 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
         Ok(())
     }
 
-    fn download(&self, src: &CudaSlice<T>, r: Region, mut host: MatMut<'_, T>) -> Result<()> {
+    fn download_now<T: CublasScalar>(
+        &self,
+        src: &CudaSlice<T>,
+        r: Region,
+        mut host: MatMut<'_, T>,
+    ) -> Result<()> {
         r.check(src.len(), "download")?;
         if (host.nrows(), host.ncols()) != (r.rows, r.cols) {
             return Err(Error::Shape(format!(
@@ -350,7 +378,7 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
         Ok(())
     }
 
-    fn gemm(
+    fn gemm_now<T: CublasScalar>(
         &self,
         alpha: T,
         a: (&CudaSlice<T>, Region, Op),
@@ -391,7 +419,7 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
         check("gemm", status)
     }
 
-    fn symm_lower(
+    fn symm_lower_now<T: CublasScalar>(
         &self,
         alpha: T,
         a: (&CudaSlice<T>, Region),
@@ -423,7 +451,7 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
         check("symm", status)
     }
 
-    fn syr2k_lower(
+    fn syr2k_lower_now<T: CublasScalar>(
         &self,
         alpha: T,
         a: (&CudaSlice<T>, Region),
@@ -453,5 +481,96 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
             )
         };
         check("syr2k", status)
+    }
+}
+
+impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
+    type Buffer = CudaSlice<T>;
+
+    fn free_bytes(&self) -> Result<usize> {
+        self.lanes.context().free_bytes()
+    }
+
+    fn alloc(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.bind()?;
+        self.stream()
+            .alloc_zeros::<T>(len.max(1))
+            .map_err(|e| Error::OutOfMemory {
+                needed_gib: (len * std::mem::size_of::<T>()) as f64 / (1u64 << 30) as f64,
+                available_gib: self.lanes.context().free_bytes().unwrap_or(0) as f64
+                    / (1u64 << 30) as f64,
+                suggestion: format!("the device refused the allocation ({e:?})"),
+            })
+    }
+
+    fn len(&self, buf: &CudaSlice<T>) -> usize {
+        buf.len()
+    }
+
+    fn upload(&self, host: MatRef<'_, T>, dst: &mut CudaSlice<T>, r: Region) -> Result<()> {
+        self.timed("upload", || self.upload_now(host, dst, r))
+    }
+
+    fn download(&self, src: &CudaSlice<T>, r: Region, host: MatMut<'_, T>) -> Result<()> {
+        self.timed("download", || self.download_now(src, r, host))
+    }
+
+    fn gemm(
+        &self,
+        alpha: T,
+        a: (&CudaSlice<T>, Region, Op),
+        b: (&CudaSlice<T>, Region, Op),
+        beta: T,
+        c: (&mut CudaSlice<T>, Region),
+    ) -> Result<()> {
+        self.timed("gemm", || self.gemm_now(alpha, a, b, beta, c))
+    }
+
+    fn symm_lower(
+        &self,
+        alpha: T,
+        a: (&CudaSlice<T>, Region),
+        b: (&CudaSlice<T>, Region),
+        beta: T,
+        c: (&mut CudaSlice<T>, Region),
+    ) -> Result<()> {
+        self.timed("symm", || self.symm_lower_now(alpha, a, b, beta, c))
+    }
+
+    fn syr2k_lower(
+        &self,
+        alpha: T,
+        a: (&CudaSlice<T>, Region),
+        b: (&CudaSlice<T>, Region),
+        beta: T,
+        c: (&mut CudaSlice<T>, Region),
+    ) -> Result<()> {
+        self.timed("syr2k", || self.syr2k_lower_now(alpha, a, b, beta, c))
+    }
+
+    /// The operations whose end event has completed (the stream is in
+    /// order: the first one still running ends the list).
+    fn take_timings(&self) -> Vec<OpTiming> {
+        let (base, at) = &self.clock;
+        let place = |ev: &CudaEvent| {
+            base.elapsed_ms(ev)
+                .ok()
+                .map(|ms| *at + Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+        };
+        let mut pending = self.pending.lock();
+        let done = pending
+            .iter()
+            .take_while(|(_, _, end)| end.is_complete())
+            .count();
+        pending
+            .drain(..done)
+            .filter_map(|(name, start, end)| {
+                Some(OpTiming {
+                    name,
+                    start: place(&start)?,
+                    end: place(&end)?,
+                })
+            })
+            .collect()
     }
 }

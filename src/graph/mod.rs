@@ -123,9 +123,28 @@ pub struct TaskContext {
     /// The task's declared footprint (what the crate's stage builders check
     /// their views against, see `matrix::access`).
     pub(crate) footprint: Option<Arc<Footprint>>,
+    /// Where [`TaskContext::device_slice`] records, when the run is traced.
+    pub(crate) device: Option<Arc<crate::trace::DeviceSlices>>,
 }
 
 impl TaskContext {
+    /// Records work this task ran on a device (a kernel, a library call, a
+    /// transfer), from `start` to `end` on the host's clock (device timings
+    /// placed on it by the caller), as a slice on device track `track` of the
+    /// run's trace (process "devices", see [`crate::trace`]). Nothing when
+    /// the run writes no trace.
+    pub fn device_slice(
+        &self,
+        track: usize,
+        name: &str,
+        start: std::time::Instant,
+        end: std::time::Instant,
+    ) {
+        if let Some(d) = &self.device {
+            d.record(track, name, start, end);
+        }
+    }
+
     /// Whether the run executing this task has been stopped (another task failed,
     /// or the run was cancelled): no other task will start. A long task body may
     /// check this now and then and return early; its result is not used.

@@ -127,9 +127,8 @@ pub(super) fn run<'g>(
             Some((path, level)) => Some(TraceSession::start(
                 path,
                 *level,
-                n,
-                cfg.threads,
-                cfg.streams,
+                (n, cfg.threads, cfg.streams),
+                t0,
             )?),
             None => None,
         },
@@ -392,6 +391,7 @@ impl<'g> Shared<'g> {
             lane,
             worker,
             footprint: meta.footprint.clone(),
+            device: self.trace.as_ref().map(|t| Arc::clone(t.device())),
         };
         let start = self.t0.elapsed().as_nanos() as u64;
         let outcome = {

@@ -14,6 +14,12 @@
 //!   name, lane, flops and bytes (and, at stage level, tasks). Times are
 //!   microseconds from the start of the run with nanosecond digits, the same
 //!   clock as [`crate::runtime::RunReport`].
+//! * Last, the work tasks report they ran on a device
+//!   ([`crate::graph::TaskContext::device_slice`]: kernels, library calls,
+//!   transfers, timed by the device and placed on the host clock): process 3
+//!   "devices", one thread per device track (`device-0`, ...), one `X` event
+//!   per slice, category `device`. They are few (a handful per task that
+//!   drives a device), so they are kept in memory and written at the end.
 //!
 //! Events on one track never overlap: a worker or lane runs one task at a time and
 //! its events are stamped by the thread that ran them. Within a track, events
@@ -70,7 +76,9 @@ use parking_lot::Mutex;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use writer::Track;
+use std::sync::Arc;
+use std::time::Instant;
+use writer::{DeviceSlice, Track};
 
 pub use writer::TRACK_BUFFER;
 
@@ -146,9 +154,38 @@ impl Sink {
     }
 }
 
+/// The device slices of one traced run, on the run's clock (`t0`).
+pub(crate) struct DeviceSlices {
+    t0: Instant,
+    slices: Mutex<Vec<DeviceSlice>>,
+}
+
+impl std::fmt::Debug for DeviceSlices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceSlices")
+            .field("slices", &self.slices.lock().len())
+            .finish()
+    }
+}
+
+impl DeviceSlices {
+    /// Records `name` on device track `track` from `start` to `end` (a slice
+    /// that began before the run starts at 0).
+    pub fn record(&self, track: usize, name: &str, start: Instant, end: Instant) {
+        let ns = |t: Instant| t.saturating_duration_since(self.t0).as_nanos() as u64;
+        self.slices.lock().push(DeviceSlice {
+            track,
+            name: name.to_owned(),
+            start: ns(start),
+            end: ns(end.max(start)),
+        });
+    }
+}
+
 /// A trace being recorded for one run.
 pub(crate) struct TraceSession {
     path: PathBuf,
+    device: Arc<DeviceSlices>,
     sink: Mutex<Sink>,
     /// CPU workers `0..threads`, then stream lanes. Each lock is taken only by the
     /// thread that owns the track (uncontended) and by `finish` after the join.
@@ -163,9 +200,8 @@ impl TraceSession {
     pub fn start(
         path: &Path,
         level: TraceLevel,
-        tasks: usize,
-        threads: usize,
-        streams: usize,
+        (tasks, threads, streams): (usize, usize, usize),
+        t0: Instant,
     ) -> Result<Self> {
         let io = |source| Error::Io {
             path: path.to_path_buf(),
@@ -186,6 +222,10 @@ impl TraceSession {
             .collect();
         Ok(TraceSession {
             path: path.to_path_buf(),
+            device: Arc::new(DeviceSlices {
+                t0,
+                slices: Mutex::new(Vec::new()),
+            }),
             sink: Mutex::new(Sink { file, error: None }),
             tracks,
             threads,
@@ -223,6 +263,12 @@ impl TraceSession {
         }
     }
 
+    /// Where task bodies record device slices (handed to them in their
+    /// [`crate::graph::TaskContext`]).
+    pub fn device(&self) -> &Arc<DeviceSlices> {
+        &self.device
+    }
+
     /// The run failed: write what was recorded and close the JSON, so the
     /// trace of a failed run still opens. The run's error takes precedence over
     /// a write error here.
@@ -239,6 +285,8 @@ impl TraceSession {
             track.close_run();
             sink.append(track.bytes());
         }
+        let mut slices = std::mem::take(&mut *self.device.slices.lock());
+        sink.append(writer::device_events(&mut slices).as_bytes());
         sink.append(self.footer.as_bytes());
         match sink.error {
             None => Ok(()),

@@ -49,6 +49,48 @@ pub(super) fn header(threads: usize, streams: usize) -> String {
     s
 }
 
+/// One slice of device work (see [`super::DeviceSlices`]): its track, what it
+/// was, and nanoseconds from the start of the run.
+pub(crate) struct DeviceSlice {
+    pub track: usize,
+    pub name: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// The devices' process (pid 3, "devices"), a named thread per device track
+/// used, and one `X` event per slice (category `device`), tracks in order and
+/// each track's slices by start time.
+pub(super) fn device_events(slices: &mut [DeviceSlice]) -> String {
+    let mut s = String::new();
+    if slices.is_empty() {
+        return s;
+    }
+    slices.sort_by_key(|d| (d.track, d.start));
+    s.push_str(
+        ",\n{\"ph\":\"M\",\"pid\":3,\"name\":\"process_name\",\"args\":{\"name\":\"devices\"}}",
+    );
+    let mut last = None;
+    for d in slices.iter() {
+        if last != Some(d.track) {
+            let t = d.track;
+            let _ = write!(
+                s,
+                ",\n{{\"ph\":\"M\",\"pid\":3,\"tid\":{t},\"name\":\"thread_name\",\"args\":{{\"name\":\"device-{t}\"}}}}"
+            );
+            last = Some(d.track);
+        }
+        let _ = write!(s, ",\n{{\"ph\":\"X\",\"pid\":3,\"tid\":{},\"ts\":", d.track);
+        micros(&mut s, d.start);
+        s.push_str(",\"dur\":");
+        micros(&mut s, d.end.saturating_sub(d.start));
+        s.push_str(",\"name\":");
+        string(&mut s, &d.name);
+        s.push_str(",\"cat\":\"device\"}");
+    }
+    s
+}
+
 /// Consecutive tasks of one stage on one track, not yet written.
 #[derive(Clone, Copy)]
 struct Run {

@@ -375,3 +375,50 @@ fn host_device_products_are_the_blas_definitions() {
         * bm.as_ref().submatrix(4, 0, 2, 3).transpose();
     assert_close(&got, &want);
 }
+
+/// A traced run puts the device's operations on a "devices" track: one
+/// `syr2k` per panel and three GEMMs per panel for Q1, each inside the time
+/// of the device task that issued it (on the stream lane's track).
+#[test]
+fn device_operations_are_slices_of_the_trace() {
+    use eigenflow::pipeline::evd::hybrid::eigh_hybrid_with;
+    use eigenflow::runtime::RunOptions;
+    use eigenflow::trace::TraceLevel;
+    let dir = std::env::temp_dir().join(format!("eigenflow-hybrid-trace-{}", std::process::id()));
+    let path = dir.join("hybrid.json");
+    let dev = Arc::new(HostBlas::new());
+    let rt = Runtime::builder().threads(2).streams(1).build();
+    let (n, b) = (70, 8);
+    let a: Mat<f64> = Family::UniformSymmetric.generate(n, 2);
+    let run = RunOptions::new().trace(&path, TraceLevel::Task);
+    eigh_hybrid_with(a.as_ref(), EvdJob::Vectors, &opts(b), &rt, &dev, &run).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    let named = |e: &serde_json::Value, pid: u64| e["pid"] == pid && e["ph"] == "X";
+    let device: Vec<&serde_json::Value> = events.iter().filter(|e| named(e, 3)).collect();
+    let count = |name: &str| device.iter().filter(|e| e["name"] == name).count();
+    let panels = (n - 2) / b;
+    assert_eq!(count("syr2k"), panels);
+    assert_eq!(count("symm"), panels);
+    assert_eq!(count("gemm"), 4 * panels + 3 * panels);
+    assert!(events
+        .iter()
+        .any(|e| e["ph"] == "M" && e["pid"] == 3 && e["args"]["name"] == "devices"));
+    // Every slice lies inside a device task on the stream lane's track.
+    let span = |e: &serde_json::Value| {
+        let ts = e["ts"].as_f64().unwrap();
+        (ts, ts + e["dur"].as_f64().unwrap())
+    };
+    let tasks: Vec<(f64, f64)> = events.iter().filter(|e| named(e, 2)).map(span).collect();
+    for d in &device {
+        let (s, e) = span(d);
+        assert!(
+            tasks
+                .iter()
+                .any(|&(ts, te)| ts <= s + 1e-3 && e <= te + 1e-3),
+            "{d} outside every stream task"
+        );
+    }
+}

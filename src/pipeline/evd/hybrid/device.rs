@@ -13,6 +13,8 @@ use crate::{Error, Result, Scalar};
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
+use parking_lot::Mutex;
+use std::time::Instant;
 
 /// A column-major block of a device buffer: `rows x cols` entries, entry
 /// `(i, j)` at element `offset + i + j ld` (the BLAS convention of a pointer
@@ -105,6 +107,18 @@ impl Op {
     }
 }
 
+/// One finished device operation, timed on the host's clock (for the
+/// trace's device track, [`crate::graph::TaskContext::device_slice`]).
+#[derive(Clone, Debug)]
+pub struct OpTiming {
+    /// What ran: `gemm`, `symm`, `syr2k`, `upload`, `download`.
+    pub name: &'static str,
+    /// When it started and ended.
+    pub start: Instant,
+    /// When it ended.
+    pub end: Instant,
+}
+
 /// The device side of the hybrid EVD: buffers of scalars and the three
 /// BLAS-3 products of the two-sided band reduction and of the
 /// back-transformation (DESIGN §4.1 and §5). Operations are issued in
@@ -162,6 +176,13 @@ pub trait BlasDevice<T: Scalar> {
         beta: T,
         c: (&mut Self::Buffer, Region),
     ) -> Result<()>;
+
+    /// The operations issued so far that have finished and were not taken
+    /// before, with their times (what the device tasks put in the trace).
+    /// The default keeps none.
+    fn take_timings(&self) -> Vec<OpTiming> {
+        Vec::new()
+    }
 }
 
 /// `(m, n, k)` of a GEMM after checking every operand against its buffer's
@@ -219,10 +240,11 @@ pub fn check_syr2k(a: Region, b: Region, c: Region, lens: [usize; 3]) -> Result<
 /// order, transfers, the compact-WY algebra) is checked where no GPU is; its
 /// [`BlasDevice::free_bytes`] is a fixed budget, so the device memory check
 /// can be tested too.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct HostBlas {
     budget: usize,
     par: Par,
+    timings: Mutex<Vec<OpTiming>>,
 }
 
 impl HostBlas {
@@ -231,7 +253,17 @@ impl HostBlas {
         HostBlas {
             budget: usize::MAX,
             par: Par::Seq,
+            timings: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Runs `op`, timing it as `name`.
+    fn timed<R>(&self, name: &'static str, op: impl FnOnce() -> R) -> R {
+        let start = Instant::now();
+        let r = op();
+        let end = Instant::now();
+        self.timings.lock().push(OpTiming { name, start, end });
+        r
     }
 
     /// Reports `bytes` of free memory (allocations are not refused: the
@@ -287,22 +319,15 @@ fn scale_c<T: Scalar>(mut c: MatMut<'_, T>, beta: T, lower_only: bool) {
     }
 }
 
-impl<T: Scalar> BlasDevice<T> for HostBlas {
-    type Buffer = Vec<T>;
+impl HostBlas {
+    // The operations, untimed (the trait's methods time them).
 
-    fn free_bytes(&self) -> Result<usize> {
-        Ok(self.budget)
-    }
-
-    fn alloc(&self, len: usize) -> Result<Vec<T>> {
-        Ok(vec![T::zero(); len])
-    }
-
-    fn len(&self, buf: &Vec<T>) -> usize {
-        buf.len()
-    }
-
-    fn upload(&self, host: MatRef<'_, T>, dst: &mut Vec<T>, at: Region) -> Result<()> {
+    fn upload_now<T: Scalar>(
+        &self,
+        host: MatRef<'_, T>,
+        dst: &mut [T],
+        at: Region,
+    ) -> Result<()> {
         at.check(dst.len(), "upload")?;
         if (host.nrows(), host.ncols()) != (at.rows, at.cols) {
             return Err(Error::Shape(format!(
@@ -315,7 +340,12 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
         Ok(())
     }
 
-    fn download(&self, src: &Vec<T>, at: Region, mut host: MatMut<'_, T>) -> Result<()> {
+    fn download_now<T: Scalar>(
+        &self,
+        src: &[T],
+        at: Region,
+        mut host: MatMut<'_, T>,
+    ) -> Result<()> {
         at.check(src.len(), "download")?;
         if (host.nrows(), host.ncols()) != (at.rows, at.cols) {
             return Err(Error::Shape(format!(
@@ -328,7 +358,7 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
         Ok(())
     }
 
-    fn gemm(
+    fn gemm_now<T: Scalar>(
         &self,
         alpha: T,
         a: (&Vec<T>, Region, Op),
@@ -351,7 +381,7 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
         Ok(())
     }
 
-    fn symm_lower(
+    fn symm_lower_now<T: Scalar>(
         &self,
         alpha: T,
         a: (&Vec<T>, Region),
@@ -392,7 +422,7 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
         Ok(())
     }
 
-    fn syr2k_lower(
+    fn syr2k_lower_now<T: Scalar>(
         &self,
         alpha: T,
         a: (&Vec<T>, Region),
@@ -422,5 +452,66 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
             );
         }
         Ok(())
+    }
+}
+
+impl<T: Scalar> BlasDevice<T> for HostBlas {
+    type Buffer = Vec<T>;
+
+    fn free_bytes(&self) -> Result<usize> {
+        Ok(self.budget)
+    }
+
+    fn alloc(&self, len: usize) -> Result<Vec<T>> {
+        Ok(vec![T::zero(); len])
+    }
+
+    fn len(&self, buf: &Vec<T>) -> usize {
+        buf.len()
+    }
+
+    fn upload(&self, host: MatRef<'_, T>, dst: &mut Vec<T>, at: Region) -> Result<()> {
+        self.timed("upload", || self.upload_now(host, dst, at))
+    }
+
+    fn download(&self, src: &Vec<T>, at: Region, host: MatMut<'_, T>) -> Result<()> {
+        self.timed("download", || self.download_now(src, at, host))
+    }
+
+    fn gemm(
+        &self,
+        alpha: T,
+        a: (&Vec<T>, Region, Op),
+        b: (&Vec<T>, Region, Op),
+        beta: T,
+        c: (&mut Vec<T>, Region),
+    ) -> Result<()> {
+        self.timed("gemm", || self.gemm_now(alpha, a, b, beta, c))
+    }
+
+    fn symm_lower(
+        &self,
+        alpha: T,
+        a: (&Vec<T>, Region),
+        b: (&Vec<T>, Region),
+        beta: T,
+        c: (&mut Vec<T>, Region),
+    ) -> Result<()> {
+        self.timed("symm", || self.symm_lower_now(alpha, a, b, beta, c))
+    }
+
+    fn syr2k_lower(
+        &self,
+        alpha: T,
+        a: (&Vec<T>, Region),
+        b: (&Vec<T>, Region),
+        beta: T,
+        c: (&mut Vec<T>, Region),
+    ) -> Result<()> {
+        self.timed("syr2k", || self.syr2k_lower_now(alpha, a, b, beta, c))
+    }
+
+    fn take_timings(&self) -> Vec<OpTiming> {
+        std::mem::take(&mut *self.timings.lock())
     }
 }

@@ -38,17 +38,17 @@
 
 mod device;
 
-pub use device::{check_gemm, check_symm, check_syr2k, BlasDevice, HostBlas, Op, Region};
+pub use device::{check_gemm, check_symm, check_syr2k, BlasDevice, HostBlas, Op, OpTiming, Region};
 
 use super::{
     admit, grain, prepare, sb2st, side, solve_tridiagonal, Band, Eigenvectors, EvdGraph, EvdJob,
     SymmetricEigen, Q1, SY2SB,
 };
-use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskGraph, TaskId};
+use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskContext, TaskGraph, TaskId};
 use crate::linalg::sy2sb::{panel_count, panel_kernel};
+use crate::matrix::access::Access;
 use crate::matrix::{BandMut, SharedBand, SymBand};
 use crate::pipeline::columns::ColumnBlocks;
-use crate::pipeline::task::with_access;
 use crate::pipeline::EvdOptions;
 use crate::runtime::{RunOptions, Runtime};
 use crate::{Error, Result, Scalar};
@@ -167,8 +167,10 @@ where
         let (dev, state) = (Arc::clone(dev), Arc::clone(&state));
         let bytes = (n * n * std::mem::size_of::<T>()) as f64;
         g.add(
-            Task::new("device.upload", move |_| {
-                *state.lock() = Some(upload_matrix(&*dev, a, b)?);
+            Task::new("device.upload", move |ctx| {
+                let s = upload_matrix(&*dev, a, b);
+                trace_device_work(&*dev, ctx);
+                *state.lock() = Some(s?);
                 Ok(())
             })
             .stage(TRANSFER)
@@ -236,6 +238,14 @@ where
         vectors,
         report,
     })
+}
+
+/// The device's finished operations into the run's trace, on device track
+/// 0 (one device, one stream).
+fn trace_device_work<T: Scalar, D: BlasDevice<T>>(dev: &D, ctx: &TaskContext) {
+    for op in dev.take_timings() {
+        ctx.device_slice(0, op.name, op.start, op.end);
+    }
 }
 
 /// The upload task's work: the buffers, the layout of the panels' factors,
@@ -329,21 +339,24 @@ where
             (format!("sy2sb.device.tail[{c0}..{n}]"), 0.0)
         };
         let rows = c0..(c1 + 2 * b).min(n);
-        let body = move |acc: &crate::matrix::access::Access<'_>| {
+        let body = move |ctx: &TaskContext| {
+            let acc = Access::of(ctx);
             let mut guard = state.lock();
             let s = uploaded(&mut guard)?;
-            let view = out.write(acc, rows, c0..c1);
-            if p < panels {
-                return reduce_panel(&*dev, s, p, view);
-            }
-            copy_trailing_block(&*dev, s, c0, view)?;
-            if !keep {
+            let view = out.write(&acc, rows, c0..c1);
+            let done = if p < panels {
+                reduce_panel(&*dev, s, p, view)
+            } else {
+                copy_trailing_block(&*dev, s, c0, view)
+            };
+            trace_device_work(&*dev, ctx);
+            if p == panels && !keep {
                 *guard = None;
             }
-            Ok(())
+            done
         };
         let t = g.add(
-            Task::new(name, with_access(body))
+            Task::new(name, body)
                 .stage(SY2SB)
                 .lane(lane)
                 .cost(flops, (std::mem::size_of::<T>() * (n - c0) * b) as f64)
@@ -478,17 +491,19 @@ where
 {
     let n = z.nrows();
     let (dev, state, zm) = (Arc::clone(dev), Arc::clone(state), Arc::clone(&z.z));
-    let body = move |acc: &crate::matrix::access::Access<'_>| {
+    let body = move |ctx: &TaskContext| {
+        let acc = Access::of(ctx);
         let mut guard = state.lock();
         let s = uploaded(&mut guard)?;
-        apply_q1(&*dev, s, zm.write(acc, 0..n, 0..n))?;
+        let done = apply_q1(&*dev, s, zm.write(&acc, 0..n, 0..n));
+        trace_device_work(&*dev, ctx);
         // The device memory is not needed any more.
         *guard = None;
-        Ok(())
+        done
     };
     let bytes = (2 * n * n * std::mem::size_of::<T>()) as f64;
     let t = g.add(
-        Task::new("q1.device", with_access(body))
+        Task::new("q1.device", body)
             .stage(Q1)
             .lane(lane)
             .cost((2 * n * n * n) as f64, bytes)
