@@ -22,7 +22,7 @@
 //! NaN or infinity in matrix `i`; a matrix whose bidiagonal solver or
 //! Jacobi sweeps do not converge is named too (exit status 1).
 
-use args::{run_main, thread_count, Precision, MAX_THREADS};
+use args::{run_main, thread_count, DeviceArg, Precision, MAX_THREADS};
 use clap::Parser;
 use eigenflow::gallery::Rng;
 use eigenflow::graph::TaskGraph;
@@ -87,6 +87,11 @@ struct Args {
     /// Print one machine-readable JSON line on stdout.
     #[arg(long)]
     json: bool,
+    /// Where to run: auto (a GPU if usable and the job has a GPU path, the
+    /// batched Jacobi kernel for --values-only; else the CPU), cpu, or gpu
+    /// (exits non-zero, saying why, without one or for vectors).
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+    device: DeviceArg,
 }
 
 fn main() {
@@ -106,10 +111,39 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
         Some(h) if h.dtype != npy::Dtype::F64 => Precision::F32,
         _ => Precision::F64,
     });
+    // The GPU path is the batched Jacobi kernel, values only.
+    let gpu_path = cfg!(feature = "cuda") && args.values_only;
+    let pipeline = if args.values_only {
+        "batched SVD"
+    } else {
+        "batched SVD with vectors (the GPU computes values only)"
+    };
+    let gpu = args::choose_device(args.device, pipeline, gpu_path)?;
     match precision {
-        Precision::F64 => run::<f64>(args, stop),
-        Precision::F32 => run::<f32>(args, stop),
+        Precision::F64 => run::<f64>(args, stop, gpu),
+        Precision::F32 => run::<f32>(args, stop, gpu),
     }
+}
+
+/// The precisions the example runs (f64, f32): with the `cuda` feature,
+/// those the Jacobi kernel exists for.
+#[cfg(feature = "cuda")]
+trait RunScalar: Scalar + eigenflow::cuda::launch::GpuScalar {}
+#[cfg(not(feature = "cuda"))]
+trait RunScalar: Scalar {}
+impl RunScalar for f64 {}
+impl RunScalar for f32 {}
+
+/// The singular values of the batch by the batched Jacobi kernel on GPU 0.
+#[cfg(feature = "cuda")]
+fn values_on_gpu<T: RunScalar>(b: &BatchRef<'_, T>, opts: &BatchedOptions) -> Result<Vec<T>> {
+    eigenflow::cuda::jacobi::svd_batched_values_gpu(b, &opts.params, 0)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn values_on_gpu<T: RunScalar>(_: &BatchRef<'_, T>, _: &BatchedOptions) -> Result<Vec<T>> {
+    // choose_device never picks the GPU in a build without the feature.
+    Err(eigenflow::cuda::probe(0).err().unwrap_or(Error::NotRun))
 }
 
 /// The batch as `(data, batch, m, n, layout)`: read from `--input` (C order
@@ -158,7 +192,7 @@ fn load<T: Scalar>(args: &Args) -> Result<(Vec<T>, usize, usize, usize, BatchLay
     Ok((col, batch, m, n, BatchLayout::ColMajor))
 }
 
-fn run<T: Scalar>(args: &Args, stop: &Stop) -> Result<()> {
+fn run<T: RunScalar>(args: &Args, stop: &Stop, gpu: bool) -> Result<()> {
     let job = if args.values_only {
         SvdJob::Values
     } else {
@@ -184,18 +218,38 @@ fn run<T: Scalar>(args: &Args, stop: &Stop) -> Result<()> {
         method: args.method,
         ..BatchedOptions::default()
     };
+    if gpu && args.method == BatchedMethod::Gebrd {
+        return Err(Error::InvalidArgument(
+            "--method gebrd has no GPU path (the GPU runs the batched Jacobi kernel); \
+             use --method jacobi or auto, or --device cpu"
+                .into(),
+        ));
+    }
     let method = args.method.resolve(m, n, job == SvdJob::Vectors);
+    let method_name = if gpu { "jacobi (gpu)" } else { method.name() };
     let rt = Runtime::builder().threads(threads).build();
     let mut run_options = RunOptions::new();
     if let Some(path) = &args.trace {
         run_options = run_options.trace(path, TraceLevel::Task);
     }
     let t0 = std::time::Instant::now();
-    let mut g = TaskGraph::new();
-    let h = svd_batched_graph(&mut g, b, job, &opts)?;
-    rt.run_with(g, &run_options)?;
-    // A matrix that did not converge: an error naming it.
-    let svd = h.collect()?.into_result()?;
+    // (values, u, vt, chunks, failed)
+    let (values, u, vt, chunks, failed) = if gpu {
+        (values_on_gpu(&b, &opts)?, None, None, 0, 0)
+    } else {
+        let mut g = TaskGraph::new();
+        let h = svd_batched_graph(&mut g, b, job, &opts)?;
+        rt.run_with(g, &run_options)?;
+        // A matrix that did not converge: an error naming it.
+        let svd = h.collect()?.into_result()?;
+        (
+            svd.values,
+            svd.u,
+            svd.vt,
+            svd.stats.chunks,
+            svd.failed.len(),
+        )
+    };
     let seconds = t0.elapsed().as_secs_f64();
     if stop.signal().is_some() {
         return Err(Error::Cancelled);
@@ -212,9 +266,9 @@ fn run<T: Scalar>(args: &Args, stop: &Stop) -> Result<()> {
         set.add_array_c(
             "singular_values.npy",
             vec![batch, k],
-            svd.values.iter().copied(),
+            values.iter().copied(),
         )?;
-        match (&svd.u, &svd.vt) {
+        match (&u, &vt) {
             (Some(u), Some(vt)) => {
                 // Column-major per matrix in memory; C order (row-major per
                 // matrix) in the file.
@@ -239,15 +293,15 @@ fn run<T: Scalar>(args: &Args, stop: &Stop) -> Result<()> {
         fields.insert("n".into(), n.into());
         fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
         fields.insert("job".into(), format!("batched svd {job_name}").into());
-        fields.insert("method".into(), method.name().into());
+        fields.insert("method".into(), method_name.into());
         written = set.commit(fields)?;
     }
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     if args.json {
         let line = serde_json::json!({
             "batch": batch, "m": m, "n": n, "precision": T::NAME, "job": job_name,
-            "method": method.name(), "threads": rt.threads(), "chunks": svd.stats.chunks,
-            "seconds": seconds, "failed": svd.failed.len(),
+            "method": method_name, "threads": rt.threads(), "chunks": chunks,
+            "seconds": seconds, "failed": failed, "device": if gpu { "gpu" } else { "cpu" },
             "files": out.is_some().then_some(files),
             "trace": args.trace.as_ref().map(|p| p.display().to_string()),
         });
@@ -256,8 +310,8 @@ fn run<T: Scalar>(args: &Args, stop: &Stop) -> Result<()> {
         println!(
             "{batch} x {m}x{n} ({}, {job_name}, {}): {} chunks on {} thread(s): {seconds:.3} s",
             T::NAME,
-            method.name(),
-            svd.stats.chunks,
+            method_name,
+            chunks,
             rt.threads()
         );
         for f in files {

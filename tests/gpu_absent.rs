@@ -94,6 +94,18 @@ fn submitted_run_with_gpu_streams_returns_no_gpu() {
 fn small(name: &str) -> &'static [&'static str] {
     match name {
         "evd" => &["--n", "24", "--quiet", "--threads", "1"],
+        // Values only: the batched SVD's GPU path.
+        "batched_svd" => &[
+            "--batch",
+            "3",
+            "--m",
+            "8",
+            "--n",
+            "6",
+            "--values-only",
+            "--threads",
+            "1",
+        ],
         _ => &["--m", "24", "--n", "16", "--quiet", "--threads", "1"],
     }
 }
@@ -103,7 +115,7 @@ fn device_gpu_exits_nonzero_saying_what_was_looked_for() {
     if gpu_present("device_gpu_exits_nonzero_saying_what_was_looked_for") {
         return;
     }
-    for name in ["evd", "svd"] {
+    for name in ["evd", "svd", "batched_svd"] {
         let mut args = small(name).to_vec();
         args.extend(["--device", "gpu"]);
         let Some(o) = run(name, &args) else { continue };
@@ -138,7 +150,7 @@ fn device_auto_runs_on_the_cpu_and_says_so_in_one_line() {
     if gpu_present("device_auto_runs_on_the_cpu_and_says_so_in_one_line") {
         return;
     }
-    for name in ["evd", "svd"] {
+    for name in ["evd", "svd", "batched_svd"] {
         for explicit in [false, true] {
             let mut args = small(name).to_vec();
             if explicit {
@@ -166,7 +178,7 @@ fn device_auto_runs_on_the_cpu_and_says_so_in_one_line() {
 
 #[test]
 fn device_cpu_runs_without_a_device_line() {
-    for name in ["evd", "svd"] {
+    for name in ["evd", "svd", "batched_svd"] {
         let mut args = small(name).to_vec();
         args.extend(["--device", "cpu"]);
         let Some(o) = run(name, &args) else { continue };

@@ -205,3 +205,61 @@ pub fn jacobi_on_stream<T: GpuScalar>(
 pub fn all_converged(status: &[i32]) -> bool {
     status.iter().all(|&s| s == CONVERGED)
 }
+
+/// Singular values (descending, `min(m, n)` per matrix, one after another)
+/// of every matrix of `batch` by the batched Jacobi kernel on GPU `ordinal`:
+/// the GPU path of `batched_svd --device gpu --values-only`. Wide matrices
+/// go through the transpose (same values). Never run without a GPU.
+///
+/// Errors: [`Error::BatchItem`] for the first matrix with a non-finite entry
+/// (checked before any device work) or the first that did not converge
+/// within `params.max_sweeps`, [`Error::NoGpu`] without a usable GPU, and
+/// the driver's or NVRTC's errors.
+pub fn svd_batched_values_gpu<T: GpuScalar>(
+    batch: &crate::pipeline::batched::BatchRef<'_, T>,
+    params: &JacobiParams,
+    ordinal: usize,
+) -> Result<Vec<T>> {
+    params.validate()?;
+    batch.check_finite()?;
+    let (m, n) = batch.shape();
+    // Tall copies (the kernel wants m >= n): the matrices, or their transposes.
+    let tall: Vec<faer::Mat<T>> = (0..batch.batch())
+        .map(|i| {
+            let a = batch.matrix(i);
+            if m >= n {
+                a.to_owned()
+            } else {
+                a.transpose().to_owned()
+            }
+        })
+        .collect();
+    let refs: Vec<MatRef<'_, T>> = tall.iter().map(|a| a.as_ref()).collect();
+    let prepared = JacobiBatch::new(&refs, params)?;
+    let lanes = super::GpuLanes::open(ordinal, 1)?;
+    let kernels = Kernels::load(lanes.context())?;
+    let stream = lanes.stream(0);
+    let mut w = stream
+        .clone_htod(&prepared.w)
+        .map_err(|e| driver_error("cuMemcpyHtoD", e))?;
+    let (status, _) = jacobi_on_stream(&kernels, stream, &mut w, &prepared, params)?;
+    if let Some(index) = status.iter().position(|&s| s != CONVERGED) {
+        return Err(Error::BatchItem {
+            index,
+            source: Box::new(Error::NoConvergence {
+                stage: "jacobi (GPU)",
+                detail: format!("not converged after {} sweeps", params.max_sweeps),
+            }),
+        });
+    }
+    let got: Vec<T> = stream
+        .clone_dtoh(&w)
+        .map_err(|e| driver_error("cuMemcpyDtoH", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver_error("cuStreamSynchronize", e))?;
+    let per = prepared.m * prepared.l * prepared.nb;
+    Ok((0..tall.len())
+        .flat_map(|k| prepared.values(k, &got[k * per..(k + 1) * per]))
+        .collect())
+}

@@ -322,12 +322,7 @@ fn scale_c<T: Scalar>(mut c: MatMut<'_, T>, beta: T, lower_only: bool) {
 impl HostBlas {
     // The operations, untimed (the trait's methods time them).
 
-    fn upload_now<T: Scalar>(
-        &self,
-        host: MatRef<'_, T>,
-        dst: &mut [T],
-        at: Region,
-    ) -> Result<()> {
+    fn upload_now<T: Scalar>(&self, host: MatRef<'_, T>, dst: &mut [T], at: Region) -> Result<()> {
         at.check(dst.len(), "upload")?;
         if (host.nrows(), host.ncols()) != (at.rows, at.cols) {
             return Err(Error::Shape(format!(
