@@ -241,15 +241,6 @@ impl CublasDevice {
         })
     }
 
-    /// Runs `op` (which enqueues on the stream) between two timing events.
-    fn timed<R>(&self, name: &'static str, op: impl FnOnce() -> Result<R>) -> Result<R> {
-        let start = timing_event(self.stream())?;
-        let r = op()?;
-        let end = timing_event(self.stream())?;
-        self.pending.lock().push((name, start, end));
-        Ok(r)
-    }
-
     /// The device's lanes (its context and stream).
     pub fn lanes(&self) -> &GpuLanes {
         &self.lanes
@@ -305,15 +296,62 @@ fn at<T>(base: u64, r: Region) -> (u64, i64) {
     )
 }
 
-impl CublasDevice {
-    // The operations, enqueued untimed (the trait's methods time them).
+impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
+    type Buffer = CudaSlice<T>;
 
-    fn upload_now<T: CublasScalar>(
-        &self,
-        host: MatRef<'_, T>,
-        dst: &mut CudaSlice<T>,
-        r: Region,
-    ) -> Result<()> {
+    fn free_bytes(&self) -> Result<usize> {
+        self.lanes.context().free_bytes()
+    }
+    fn alloc(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.bind()?;
+        self.stream()
+            .alloc_zeros::<T>(len.max(1))
+            .map_err(|e| Error::OutOfMemory {
+                needed_gib: (len * std::mem::size_of::<T>()) as f64 / (1u64 << 30) as f64,
+                available_gib: self.lanes.context().free_bytes().unwrap_or(0) as f64
+                    / (1u64 << 30) as f64,
+                suggestion: format!("the device refused the allocation ({e:?})"),
+            })
+    }
+    fn len(&self, buf: &CudaSlice<T>) -> usize {
+        buf.len()
+    }
+    /// Brackets `op` (which enqueues on the stream) by two timing events.
+    fn timed<R>(&self, name: &'static str, op: impl FnOnce() -> Result<R>) -> Result<R> {
+        let start = timing_event(self.stream())?;
+        let r = op()?;
+        let end = timing_event(self.stream())?;
+        self.pending.lock().push((name, start, end));
+        Ok(r)
+    }
+
+    /// The operations whose end event has completed (the stream is in
+    /// order: the first one still running ends the list).
+    fn take_timings(&self) -> Vec<OpTiming> {
+        let (base, at) = &self.clock;
+        let place = |ev: &CudaEvent| {
+            base.elapsed_ms(ev)
+                .ok()
+                .map(|ms| *at + Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+        };
+        let mut pending = self.pending.lock();
+        let done = pending
+            .iter()
+            .take_while(|(_, _, end)| end.is_complete())
+            .count();
+        pending
+            .drain(..done)
+            .filter_map(|(name, start, end)| {
+                Some(OpTiming {
+                    name,
+                    start: place(&start)?,
+                    end: place(&end)?,
+                })
+            })
+            .collect()
+    }
+
+    fn upload(&self, host: MatRef<'_, T>, dst: &mut CudaSlice<T>, r: Region) -> Result<()> {
         r.check(dst.len(), "upload")?;
         if (host.nrows(), host.ncols()) != (r.rows, r.cols) {
             return Err(Error::Shape(format!(
@@ -342,12 +380,7 @@ impl CublasDevice {
         Ok(())
     }
 
-    fn download_now<T: CublasScalar>(
-        &self,
-        src: &CudaSlice<T>,
-        r: Region,
-        mut host: MatMut<'_, T>,
-    ) -> Result<()> {
+    fn download(&self, src: &CudaSlice<T>, r: Region, mut host: MatMut<'_, T>) -> Result<()> {
         r.check(src.len(), "download")?;
         if (host.nrows(), host.ncols()) != (r.rows, r.cols) {
             return Err(Error::Shape(format!(
@@ -378,7 +411,7 @@ impl CublasDevice {
         Ok(())
     }
 
-    fn gemm_now<T: CublasScalar>(
+    fn gemm(
         &self,
         alpha: T,
         a: (&CudaSlice<T>, Region, Op),
@@ -419,7 +452,7 @@ impl CublasDevice {
         check("gemm", status)
     }
 
-    fn symm_lower_now<T: CublasScalar>(
+    fn symm_lower(
         &self,
         alpha: T,
         a: (&CudaSlice<T>, Region),
@@ -451,7 +484,7 @@ impl CublasDevice {
         check("symm", status)
     }
 
-    fn syr2k_lower_now<T: CublasScalar>(
+    fn syr2k_lower(
         &self,
         alpha: T,
         a: (&CudaSlice<T>, Region),
@@ -481,96 +514,5 @@ impl CublasDevice {
             )
         };
         check("syr2k", status)
-    }
-}
-
-impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
-    type Buffer = CudaSlice<T>;
-
-    fn free_bytes(&self) -> Result<usize> {
-        self.lanes.context().free_bytes()
-    }
-
-    fn alloc(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.bind()?;
-        self.stream()
-            .alloc_zeros::<T>(len.max(1))
-            .map_err(|e| Error::OutOfMemory {
-                needed_gib: (len * std::mem::size_of::<T>()) as f64 / (1u64 << 30) as f64,
-                available_gib: self.lanes.context().free_bytes().unwrap_or(0) as f64
-                    / (1u64 << 30) as f64,
-                suggestion: format!("the device refused the allocation ({e:?})"),
-            })
-    }
-
-    fn len(&self, buf: &CudaSlice<T>) -> usize {
-        buf.len()
-    }
-
-    fn upload(&self, host: MatRef<'_, T>, dst: &mut CudaSlice<T>, r: Region) -> Result<()> {
-        self.timed("upload", || self.upload_now(host, dst, r))
-    }
-
-    fn download(&self, src: &CudaSlice<T>, r: Region, host: MatMut<'_, T>) -> Result<()> {
-        self.timed("download", || self.download_now(src, r, host))
-    }
-
-    fn gemm(
-        &self,
-        alpha: T,
-        a: (&CudaSlice<T>, Region, Op),
-        b: (&CudaSlice<T>, Region, Op),
-        beta: T,
-        c: (&mut CudaSlice<T>, Region),
-    ) -> Result<()> {
-        self.timed("gemm", || self.gemm_now(alpha, a, b, beta, c))
-    }
-
-    fn symm_lower(
-        &self,
-        alpha: T,
-        a: (&CudaSlice<T>, Region),
-        b: (&CudaSlice<T>, Region),
-        beta: T,
-        c: (&mut CudaSlice<T>, Region),
-    ) -> Result<()> {
-        self.timed("symm", || self.symm_lower_now(alpha, a, b, beta, c))
-    }
-
-    fn syr2k_lower(
-        &self,
-        alpha: T,
-        a: (&CudaSlice<T>, Region),
-        b: (&CudaSlice<T>, Region),
-        beta: T,
-        c: (&mut CudaSlice<T>, Region),
-    ) -> Result<()> {
-        self.timed("syr2k", || self.syr2k_lower_now(alpha, a, b, beta, c))
-    }
-
-    /// The operations whose end event has completed (the stream is in
-    /// order: the first one still running ends the list).
-    fn take_timings(&self) -> Vec<OpTiming> {
-        let (base, at) = &self.clock;
-        let place = |ev: &CudaEvent| {
-            base.elapsed_ms(ev)
-                .ok()
-                .map(|ms| *at + Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
-        };
-        let mut pending = self.pending.lock();
-        let done = pending
-            .iter()
-            .take_while(|(_, _, end)| end.is_complete())
-            .count();
-        pending
-            .drain(..done)
-            .filter_map(|(name, start, end)| {
-                Some(OpTiming {
-                    name,
-                    start: place(&start)?,
-                    end: place(&end)?,
-                })
-            })
-            .collect()
     }
 }

@@ -177,11 +177,93 @@ pub trait BlasDevice<T: Scalar> {
         c: (&mut Self::Buffer, Region),
     ) -> Result<()>;
 
-    /// The operations issued so far that have finished and were not taken
-    /// before, with their times (what the device tasks put in the trace).
-    /// The default keeps none.
+    /// Runs `op`, which issues one operation named `name` on this device,
+    /// recording its time for [`BlasDevice::take_timings`]. The default
+    /// records nothing.
+    fn timed<R>(&self, name: &'static str, op: impl FnOnce() -> Result<R>) -> Result<R> {
+        let _ = name;
+        op()
+    }
+
+    /// The operations timed so far that have finished and were not taken
+    /// before (what the device tasks put in the trace). The default keeps
+    /// none.
     fn take_timings(&self) -> Vec<OpTiming> {
         Vec::new()
+    }
+}
+
+/// A device's operations, each through [`BlasDevice::timed`]: what the
+/// hybrid driver issues.
+pub(super) struct Timed<'a, D>(pub &'a D);
+
+impl<D> Timed<'_, D> {
+    pub fn upload<T: Scalar>(
+        &self,
+        host: MatRef<'_, T>,
+        dst: &mut D::Buffer,
+        at: Region,
+    ) -> Result<()>
+    where
+        D: BlasDevice<T>,
+    {
+        self.0.timed("upload", || self.0.upload(host, dst, at))
+    }
+
+    pub fn download<T: Scalar>(
+        &self,
+        src: &D::Buffer,
+        at: Region,
+        host: MatMut<'_, T>,
+    ) -> Result<()>
+    where
+        D: BlasDevice<T>,
+    {
+        self.0.timed("download", || self.0.download(src, at, host))
+    }
+
+    pub fn gemm<T: Scalar>(
+        &self,
+        alpha: T,
+        a: (&D::Buffer, Region, Op),
+        b: (&D::Buffer, Region, Op),
+        beta: T,
+        c: (&mut D::Buffer, Region),
+    ) -> Result<()>
+    where
+        D: BlasDevice<T>,
+    {
+        self.0.timed("gemm", || self.0.gemm(alpha, a, b, beta, c))
+    }
+
+    pub fn symm_lower<T: Scalar>(
+        &self,
+        alpha: T,
+        a: (&D::Buffer, Region),
+        b: (&D::Buffer, Region),
+        beta: T,
+        c: (&mut D::Buffer, Region),
+    ) -> Result<()>
+    where
+        D: BlasDevice<T>,
+    {
+        self.0
+            .timed("symm", || self.0.symm_lower(alpha, a, b, beta, c))
+    }
+
+    pub fn syr2k_lower<T: Scalar>(
+        &self,
+        alpha: T,
+        a: (&D::Buffer, Region),
+        b: (&D::Buffer, Region),
+        beta: T,
+        c: (&mut D::Buffer, Region),
+    ) -> Result<()>
+    where
+        D: BlasDevice<T>,
+    {
+        self.0
+            .timed("syr2k", || self.0.syr2k_lower(alpha, a, b, beta, c))
     }
 }
 
@@ -257,15 +339,6 @@ impl HostBlas {
         }
     }
 
-    /// Runs `op`, timing it as `name`.
-    fn timed<R>(&self, name: &'static str, op: impl FnOnce() -> R) -> R {
-        let start = Instant::now();
-        let r = op();
-        let end = Instant::now();
-        self.timings.lock().push(OpTiming { name, start, end });
-        r
-    }
-
     /// Reports `bytes` of free memory (allocations are not refused: the
     /// budget is for the driver's check).
     pub fn with_budget(bytes: usize) -> Self {
@@ -319,10 +392,34 @@ fn scale_c<T: Scalar>(mut c: MatMut<'_, T>, beta: T, lower_only: bool) {
     }
 }
 
-impl HostBlas {
-    // The operations, untimed (the trait's methods time them).
+impl<T: Scalar> BlasDevice<T> for HostBlas {
+    type Buffer = Vec<T>;
 
-    fn upload_now<T: Scalar>(&self, host: MatRef<'_, T>, dst: &mut [T], at: Region) -> Result<()> {
+    fn free_bytes(&self) -> Result<usize> {
+        Ok(self.budget)
+    }
+
+    fn alloc(&self, len: usize) -> Result<Vec<T>> {
+        Ok(vec![T::zero(); len])
+    }
+
+    fn len(&self, buf: &Vec<T>) -> usize {
+        buf.len()
+    }
+
+    fn timed<R>(&self, name: &'static str, op: impl FnOnce() -> Result<R>) -> Result<R> {
+        let start = Instant::now();
+        let r = op();
+        let end = Instant::now();
+        self.timings.lock().push(OpTiming { name, start, end });
+        r
+    }
+
+    fn take_timings(&self) -> Vec<OpTiming> {
+        std::mem::take(&mut *self.timings.lock())
+    }
+
+    fn upload(&self, host: MatRef<'_, T>, dst: &mut Vec<T>, at: Region) -> Result<()> {
         at.check(dst.len(), "upload")?;
         if (host.nrows(), host.ncols()) != (at.rows, at.cols) {
             return Err(Error::Shape(format!(
@@ -335,12 +432,7 @@ impl HostBlas {
         Ok(())
     }
 
-    fn download_now<T: Scalar>(
-        &self,
-        src: &[T],
-        at: Region,
-        mut host: MatMut<'_, T>,
-    ) -> Result<()> {
+    fn download(&self, src: &Vec<T>, at: Region, mut host: MatMut<'_, T>) -> Result<()> {
         at.check(src.len(), "download")?;
         if (host.nrows(), host.ncols()) != (at.rows, at.cols) {
             return Err(Error::Shape(format!(
@@ -353,7 +445,7 @@ impl HostBlas {
         Ok(())
     }
 
-    fn gemm_now<T: Scalar>(
+    fn gemm(
         &self,
         alpha: T,
         a: (&Vec<T>, Region, Op),
@@ -376,7 +468,7 @@ impl HostBlas {
         Ok(())
     }
 
-    fn symm_lower_now<T: Scalar>(
+    fn symm_lower(
         &self,
         alpha: T,
         a: (&Vec<T>, Region),
@@ -417,7 +509,7 @@ impl HostBlas {
         Ok(())
     }
 
-    fn syr2k_lower_now<T: Scalar>(
+    fn syr2k_lower(
         &self,
         alpha: T,
         a: (&Vec<T>, Region),
@@ -447,66 +539,5 @@ impl HostBlas {
             );
         }
         Ok(())
-    }
-}
-
-impl<T: Scalar> BlasDevice<T> for HostBlas {
-    type Buffer = Vec<T>;
-
-    fn free_bytes(&self) -> Result<usize> {
-        Ok(self.budget)
-    }
-
-    fn alloc(&self, len: usize) -> Result<Vec<T>> {
-        Ok(vec![T::zero(); len])
-    }
-
-    fn len(&self, buf: &Vec<T>) -> usize {
-        buf.len()
-    }
-
-    fn upload(&self, host: MatRef<'_, T>, dst: &mut Vec<T>, at: Region) -> Result<()> {
-        self.timed("upload", || self.upload_now(host, dst, at))
-    }
-
-    fn download(&self, src: &Vec<T>, at: Region, host: MatMut<'_, T>) -> Result<()> {
-        self.timed("download", || self.download_now(src, at, host))
-    }
-
-    fn gemm(
-        &self,
-        alpha: T,
-        a: (&Vec<T>, Region, Op),
-        b: (&Vec<T>, Region, Op),
-        beta: T,
-        c: (&mut Vec<T>, Region),
-    ) -> Result<()> {
-        self.timed("gemm", || self.gemm_now(alpha, a, b, beta, c))
-    }
-
-    fn symm_lower(
-        &self,
-        alpha: T,
-        a: (&Vec<T>, Region),
-        b: (&Vec<T>, Region),
-        beta: T,
-        c: (&mut Vec<T>, Region),
-    ) -> Result<()> {
-        self.timed("symm", || self.symm_lower_now(alpha, a, b, beta, c))
-    }
-
-    fn syr2k_lower(
-        &self,
-        alpha: T,
-        a: (&Vec<T>, Region),
-        b: (&Vec<T>, Region),
-        beta: T,
-        c: (&mut Vec<T>, Region),
-    ) -> Result<()> {
-        self.timed("syr2k", || self.syr2k_lower_now(alpha, a, b, beta, c))
-    }
-
-    fn take_timings(&self) -> Vec<OpTiming> {
-        std::mem::take(&mut *self.timings.lock())
     }
 }

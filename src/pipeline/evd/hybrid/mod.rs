@@ -38,6 +38,7 @@
 
 mod device;
 
+use device::Timed;
 pub use device::{check_gemm, check_symm, check_syr2k, BlasDevice, HostBlas, Op, OpTiming, Region};
 
 use super::{
@@ -255,6 +256,7 @@ fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
     a: Mat<T>,
     b: usize,
 ) -> Result<DeviceState<D::Buffer>> {
+    let ops = Timed(dev);
     let n = a.nrows();
     let mut panels = Vec::new();
     let (mut v_len, mut t_len) = (0, 0);
@@ -287,7 +289,7 @@ fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
         t: dev.alloc(t_len)?,
         panels,
     };
-    dev.upload(a.as_ref(), &mut s.a, Region::whole(n, n))?;
+    ops.upload(a.as_ref(), &mut s.a, Region::whole(n, n))?;
     Ok(s)
 }
 
@@ -380,6 +382,7 @@ fn reduce_panel<T: Scalar, D: BlasDevice<T>>(
     p: usize,
     mut band: BandMut<'_, T>,
 ) -> Result<()> {
+    let ops = Timed(dev);
     let (v_at, t_at) = (s.panels[p].v, s.panels[p].t);
     let (m, b) = (v_at.rows, v_at.cols);
     let (c0, r0) = (p * b, (p + 1) * b);
@@ -388,7 +391,7 @@ fn reduce_panel<T: Scalar, D: BlasDevice<T>>(
     // The column block from the diagonal down, as the previous panels'
     // updates left it: its diagonal block is final, the rest is factored.
     let mut block = Mat::<T>::zeros(n - c0, b);
-    dev.download(&s.a, whole.sub(c0, c0, n - c0, b), block.as_mut())?;
+    ops.download(&s.a, whole.sub(c0, c0, n - c0, b), block.as_mut())?;
     for j in 0..b {
         for i in j..b {
             band.set(c0 + i, c0 + j, block[(i, j)]);
@@ -409,8 +412,8 @@ fn reduce_panel<T: Scalar, D: BlasDevice<T>>(
             t[(i, j)] = T::zero();
         }
     }
-    dev.upload(v.as_ref(), &mut s.v, v_at)?;
-    dev.upload(t.as_ref(), &mut s.t, t_at)?;
+    ops.upload(v.as_ref(), &mut s.v, v_at)?;
+    ops.upload(t.as_ref(), &mut s.t, t_at)?;
 
     let a22 = whole.sub(r0, r0, m, m);
     let work = Region {
@@ -421,22 +424,22 @@ fn reduce_panel<T: Scalar, D: BlasDevice<T>>(
     };
     let bb = Region::whole(b, b);
     let (one, zero) = (T::one(), T::zero());
-    dev.symm_lower(one, (&s.a, a22), (&s.v, v_at), zero, (&mut s.x, work))?;
-    dev.gemm(
+    ops.symm_lower(one, (&s.a, a22), (&s.v, v_at), zero, (&mut s.x, work))?;
+    ops.gemm(
         one,
         (&s.x, work, Op::N),
         (&s.t, t_at, Op::N),
         zero,
         (&mut s.w, work),
     )?;
-    dev.gemm(
+    ops.gemm(
         one,
         (&s.v, v_at, Op::T),
         (&s.w, work, Op::N),
         zero,
         (&mut s.p, bb),
     )?;
-    dev.gemm(
+    ops.gemm(
         one,
         (&s.t, t_at, Op::T),
         (&s.p, bb, Op::N),
@@ -444,14 +447,14 @@ fn reduce_panel<T: Scalar, D: BlasDevice<T>>(
         (&mut s.m, bb),
     )?;
     let half = T::of(-0.5);
-    dev.gemm(
+    ops.gemm(
         half,
         (&s.v, v_at, Op::N),
         (&s.m, bb, Op::N),
         one,
         (&mut s.w, work),
     )?;
-    dev.syr2k_lower(-one, (&s.v, v_at), (&s.w, work), one, (&mut s.a, a22))
+    ops.syr2k_lower(-one, (&s.v, v_at), (&s.w, work), one, (&mut s.a, a22))
 }
 
 /// The trailing diagonal block from `c0` (at most `b + 1` square, band
@@ -462,10 +465,11 @@ fn copy_trailing_block<T: Scalar, D: BlasDevice<T>>(
     c0: usize,
     mut band: BandMut<'_, T>,
 ) -> Result<()> {
+    let ops = Timed(dev);
     let n = s.n;
     let k = n - c0;
     let mut last = Mat::<T>::zeros(k, k);
-    dev.download(&s.a, Region::whole(n, n).sub(c0, c0, k, k), last.as_mut())?;
+    ops.download(&s.a, Region::whole(n, n).sub(c0, c0, k, k), last.as_mut())?;
     for j in 0..k {
         for i in j..k {
             band.set(c0 + i, c0 + j, last[(i, j)]);
@@ -526,29 +530,30 @@ fn apply_q1<T: Scalar, D: BlasDevice<T>>(
     s: &mut DeviceState<D::Buffer>,
     mut z: MatMut<'_, T>,
 ) -> Result<()> {
+    let ops = Timed(dev);
     let n = z.nrows();
     let whole = Region::whole(n, n);
-    dev.upload(z.as_ref(), &mut s.a, whole)?;
+    ops.upload(z.as_ref(), &mut s.a, whole)?;
     let (one, zero) = (T::one(), T::zero());
     for f in s.panels.iter().rev() {
         let (m, b) = (f.v.rows, f.v.cols);
         let zr = whole.sub(n - m, 0, m, n);
         let vz = Region::whole(b, n);
-        dev.gemm(
+        ops.gemm(
             one,
             (&s.v, f.v, Op::T),
             (&s.a, zr, Op::N),
             zero,
             (&mut s.x, vz),
         )?;
-        dev.gemm(
+        ops.gemm(
             one,
             (&s.t, f.t, Op::N),
             (&s.x, vz, Op::N),
             zero,
             (&mut s.w, vz),
         )?;
-        dev.gemm(
+        ops.gemm(
             -one,
             (&s.v, f.v, Op::N),
             (&s.w, vz, Op::N),
@@ -556,5 +561,5 @@ fn apply_q1<T: Scalar, D: BlasDevice<T>>(
             (&mut s.a, zr),
         )?;
     }
-    dev.download(&s.a, whole, z.as_mut())
+    ops.download(&s.a, whole, z.as_mut())
 }
