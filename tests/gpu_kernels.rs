@@ -1,8 +1,13 @@
 //! The CUDA kernels against their CPU task bodies on small inputs (issue 13),
-//! per kernel with the bound `eigenflow::cuda::check` states. They need a GPU
-//! (and NVRTC): without one each test prints `SKIPPED <name>: <why>` and
-//! checks nothing. The launch schedule is checked on the CPU, without a GPU.
-//! Needs the `cuda` feature (Cargo.toml's `required-features`).
+//! per kernel with the bound `eigenflow::cuda::check` states, and the hybrid
+//! EVD through cuBLAS against the CPU pipeline's accuracy suite. They need a
+//! GPU (and NVRTC, and cuBLAS): without one each test prints
+//! `SKIPPED <name>: <why>` and checks nothing. The launch schedule is checked
+//! on the CPU, without a GPU. Needs the `cuda` feature (Cargo.toml's
+//! `required-features`).
+
+#[path = "common/mod.rs"]
+mod common;
 
 use eigenflow::cuda::check::{check_gb2bd, check_jacobi, check_sb2st, KernelCheck};
 use eigenflow::cuda::launch::{launch_window, Kernels};
@@ -125,4 +130,59 @@ fn skewed_launches_cover_every_task_after_its_predecessors() {
             |r, s| gb2bd::fine_preds(n, pass, r, s),
         );
     }
+}
+
+/// The hybrid EVD with cuBLAS (stage 1 and Q1 on the GPU) on every matrix
+/// family of the CPU suite: residual and orthogonality ratios below 30,
+/// eigenvalues within `5 n eps max|lambda|` of faer's; values only too.
+#[test]
+fn gpu_hybrid_evd_meets_the_accuracy_suite() {
+    use eigenflow::cuda::CublasDevice;
+    use eigenflow::gallery::Family;
+    use eigenflow::pipeline::evd::hybrid::eigh_hybrid;
+    use eigenflow::pipeline::{EvdJob, EvdOptions};
+    use eigenflow::runtime::Runtime;
+    use std::sync::Arc;
+    let dev = match CublasDevice::open(0) {
+        Ok(d) => Arc::new(d),
+        Err(e) => {
+            eprintln!("SKIPPED gpu_hybrid_evd_meets_the_accuracy_suite: {e}");
+            return;
+        }
+    };
+    fn check<T: eigenflow::cuda::CublasScalar>(dev: &Arc<CublasDevice>) {
+        let rt = Runtime::builder().threads(2).streams(1).build();
+        for family in Family::ALL {
+            for (n, b) in [(1, 4), (2, 4), (37, 4), (130, 8), (300, 16)] {
+                let mut o = EvdOptions::auto();
+                o.bandwidth = b;
+                let a: faer::Mat<T> = family.generate(n, 5);
+                let out = eigh_hybrid(a.as_ref(), EvdJob::Vectors, &o, &rt, dev).unwrap();
+                let v = out.vectors.as_ref().expect("vectors");
+                let (res, orth) = common::eig_ratios(a.as_ref(), &out.values, v.as_ref());
+                let want = common::reference(a.as_ref());
+                let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                let err = out
+                    .values
+                    .iter()
+                    .zip(&want)
+                    .fold(0.0f64, |m, (x, y)| m.max((x.f64() - y).abs()));
+                let val = err / (n as f64 * T::EPS.f64() * norm.max(f64::MIN_POSITIVE));
+                println!(
+                    "{{\"check\": \"evd_hybrid\", \"family\": \"{}\", \"n\": {n}, \"precision\": \"{}\", \"residual\": {res}, \"orthogonality\": {orth}, \"values\": {val}}}",
+                    family.name(),
+                    T::NAME
+                );
+                assert!(
+                    res < 30.0 && orth < 30.0 && val <= 5.0,
+                    "{} n={n}",
+                    family.name()
+                );
+                let values = eigh_hybrid(a.as_ref(), EvdJob::Values, &o, &rt, dev).unwrap();
+                assert_eq!(values.values.len(), n);
+            }
+        }
+    }
+    check::<f64>(&dev);
+    check::<f32>(&dev);
 }
