@@ -12,7 +12,7 @@
 use super::context::{driver_error, looked_for};
 use super::launch::GpuScalar;
 use super::GpuLanes;
-use crate::pipeline::evd::hybrid::{
+use crate::pipeline::device::{
     check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region,
 };
 use crate::{Error, Result};

@@ -7,6 +7,7 @@
 pub mod batched;
 mod bisect;
 pub mod columns;
+pub mod device;
 pub mod evd;
 mod options;
 mod scale;

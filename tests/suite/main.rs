@@ -35,6 +35,7 @@ mod examples_help;
 mod quickstart;
 mod runtime;
 mod svd_cli;
+mod svd_hybrid;
 mod svd_select;
 mod svd_select_cli;
 mod svd_vectors;

@@ -26,14 +26,22 @@ fn fro(a: &Mat<f64>) -> f64 {
 /// `||V V^T - I||_F / (n eps)` and `max |s - s_ref| / (max(m,n) eps s_1)`
 /// against faer's singular values of `a` in f64.
 fn ratios<T: Scalar>(a: &Mat<T>, opts: &SvdOptions, threads: usize) -> [f64; 4] {
-    let (m, n) = (a.nrows(), a.ncols());
-    let k = m.min(n);
     let before = to_f64(a.as_ref());
     let r = svd(a.as_ref(), SvdJob::Vectors, opts, &rt(threads)).expect("svd");
     assert!(
         to_f64(a.as_ref()) == before,
-        "the input was modified ({m} x {n})"
+        "the input was modified ({} x {})",
+        a.nrows(),
+        a.ncols()
     );
+    ratios_of(a, r)
+}
+
+/// [`ratios`] of a computed SVD `r` of `a` (shapes and order checked too).
+pub(crate) fn ratios_of<T: Scalar>(a: &Mat<T>, r: eigenflow::pipeline::svd::Svd<T>) -> [f64; 4] {
+    let (m, n) = (a.nrows(), a.ncols());
+    let k = m.min(n);
+    let before = to_f64(a.as_ref());
     let (u, vt) = (r.u.expect("U"), r.vt.expect("V^T"));
     assert_eq!((u.nrows(), u.ncols()), (m, k), "U shape");
     assert_eq!((vt.nrows(), vt.ncols()), (k, n), "V^T shape");

@@ -55,6 +55,7 @@ mod geqrf;
 mod grain_tests;
 #[cfg(test)]
 mod half_tests;
+pub mod hybrid;
 mod memory;
 mod options;
 #[cfg(test)]

@@ -36,10 +36,10 @@
 //! words ([`device_words`]), checked against the device's free memory before
 //! anything is allocated.
 
-mod device;
-
-use device::Timed;
-pub use device::{check_gemm, check_symm, check_syr2k, BlasDevice, HostBlas, Op, OpTiming, Region};
+use crate::pipeline::device::Timed;
+pub use crate::pipeline::device::{
+    check_gemm, check_symm, check_syr2k, BlasDevice, HostBlas, Op, OpTiming, Region,
+};
 
 use super::{
     admit, grain, prepare, sb2st, side, solve_tridiagonal, Band, Eigenvectors, EvdGraph, EvdJob,
@@ -513,8 +513,11 @@ where
             .cost((2 * n * n * n) as f64, bytes)
             .footprint(Footprint::new().write(Footprinted::new(z.z.id(), 0..n, 0..n))),
     );
-    g.edge(stage1, t);
-    for &p in z.tasks() {
+    let mut after: Vec<TaskId> = z.tasks().copied().collect();
+    after.push(stage1);
+    after.sort_unstable();
+    after.dedup();
+    for p in after {
         g.edge(p, t);
     }
     ColumnBlocks {

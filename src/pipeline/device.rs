@@ -1,6 +1,7 @@
-//! The dense BLAS-3 operations the hybrid EVD asks of a device
+//! The dense BLAS-3 operations the hybrid pipelines (the EVD's
+//! [`super::evd::hybrid`], the SVD's [`super::svd::hybrid`]) ask of a device
 //! ([`BlasDevice`]), the blocks they address ([`Region`]), and [`HostBlas`],
-//! the same operations on the host: the oracle that tests the hybrid driver
+//! the same operations on the host: the oracle that tests the hybrid drivers
 //! on machines without a GPU (the cuBLAS implementation is
 //! `crate::cuda::CublasDevice`).
 //!
@@ -195,7 +196,7 @@ pub trait BlasDevice<T: Scalar> {
 
 /// A device's operations, each through [`BlasDevice::timed`]: what the
 /// hybrid driver issues.
-pub(super) struct Timed<'a, D>(pub &'a D);
+pub(crate) struct Timed<'a, D>(pub &'a D);
 
 impl<D> Timed<'_, D> {
     pub fn upload<T: Scalar>(
