@@ -22,7 +22,7 @@
 //! NaN or infinity in matrix `i`; a matrix whose bidiagonal solver or
 //! Jacobi sweeps do not converge is named too (exit status 1).
 
-use args::{run_main, thread_count, DeviceArg, Precision, MAX_THREADS};
+use args::{run_main, thread_count, DeviceArg, Precision, RunScalar, MAX_THREADS};
 use clap::Parser;
 use eigenflow::gallery::Rng;
 use eigenflow::graph::TaskGraph;
@@ -124,15 +124,6 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
         Precision::F32 => run::<f32>(args, stop, gpu),
     }
 }
-
-/// The precisions the example runs (f64, f32): with the `cuda` feature,
-/// those the Jacobi kernel exists for.
-#[cfg(feature = "cuda")]
-trait RunScalar: Scalar + eigenflow::cuda::launch::GpuScalar {}
-#[cfg(not(feature = "cuda"))]
-trait RunScalar: Scalar {}
-impl RunScalar for f64 {}
-impl RunScalar for f32 {}
 
 /// The singular values of the batch by the batched Jacobi kernel on GPU 0.
 #[cfg(feature = "cuda")]

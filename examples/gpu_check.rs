@@ -10,6 +10,7 @@
 //! 4. runs the hybrid EVD (stage 1 and Q1 through cuBLAS,
 //!    `eigenflow::pipeline::evd::hybrid`) at small n against the same driver
 //!    on the host device: ratios below 30, eigenvalues within 8 n eps;
+//!    and the hybrid SVD likewise (square, tall and wide);
 //! 5. times the sb2st bulge chase on the GPU for n = 4096, 8192, ... up to
 //!    `--max-n` (band b = 32, f64 and f32), from a random band;
 //! 6. times the hybrid EVD against cuSOLVER's `syevd` (called through
@@ -126,6 +127,11 @@ fn run(max_n: usize) -> Result<Vec<String>> {
             format!("evd_hybrid f32 n={n}"),
         )?;
     }
+    for (m, n) in [(1, 1), (40, 23), (23, 40), (300, 300), (1000, 400)] {
+        let name = |p: &str| format!("svd_hybrid {p} {m}x{n}");
+        hybrid(check_svd_hybrid::<f64>(&dev, m, n), name("f64"))?;
+        hybrid(check_svd_hybrid::<f32>(&dev, m, n), name("f32"))?;
+    }
     let mut n = 4096;
     while n <= max_n {
         time_sb2st::<f64>(&lanes, &kernels, n, 32)?;
@@ -202,6 +208,58 @@ fn check_hybrid<T: RunScalar>(dev: &Arc<CublasDevice>, n: usize) -> Result<serde
     Ok(serde_json::json!({
         "check": "evd_hybrid", "precision": T::SUFFIX, "n": n,
         "residual": res, "orthogonality": orth, "values_vs_host": values, "passed": passed,
+    }))
+}
+
+/// The hybrid SVD (ge2gb's updates and Q1 through cuBLAS) against the same
+/// driver on the host device: residual and orthogonality ratios below 30,
+/// singular values within `8 max(m, n) eps s_1` of the host run's.
+fn check_svd_hybrid<T: RunScalar>(
+    dev: &Arc<CublasDevice>,
+    m: usize,
+    n: usize,
+) -> Result<serde_json::Value> {
+    use eigenflow::pipeline::svd::hybrid::svd_hybrid;
+    use eigenflow::pipeline::{SvdJob, SvdOptions};
+    let rt = Runtime::builder().streams(1).build();
+    let a: Mat<T> = gallery::random_uniform(m, n, 23);
+    let opts = SvdOptions::auto();
+    let gpu = svd_hybrid(a.as_ref(), SvdJob::Vectors, &opts, &rt, dev)?;
+    let host = svd_hybrid(
+        a.as_ref(),
+        SvdJob::Vectors,
+        &opts,
+        &rt,
+        &Arc::new(HostBlas::new()),
+    )?;
+    let (u, vt) = (gpu.u.as_ref().expect("U"), gpu.vt.as_ref().expect("V^T"));
+    let k = m.min(n);
+    let f = |x: T| x.f64();
+    let a64 = Mat::<f64>::from_fn(m, n, |i, j| f(a[(i, j)]));
+    let u64 = Mat::<f64>::from_fn(m, k, |i, j| f(u[(i, j)]) * f(gpu.values[j]));
+    let vt64 = Mat::<f64>::from_fn(k, n, |i, j| f(vt[(i, j)]));
+    let un = Mat::<f64>::from_fn(m, k, |i, j| f(u[(i, j)]));
+    let eps = T::EPS.f64();
+    let mm = m.max(n) as f64;
+    let res = (&u64 * &vt64 - &a64).norm_l2() / (mm * a64.norm_l2().max(f64::MIN_POSITIVE) * eps);
+    let ou = (un.transpose() * &un - Mat::<f64>::identity(k, k)).norm_l2() / (m as f64 * eps);
+    let ov = (&vt64 * vt64.transpose() - Mat::<f64>::identity(k, k)).norm_l2() / (n as f64 * eps);
+    let s1 = host
+        .values
+        .first()
+        .map_or(0.0, |x| f(*x))
+        .max(f64::MIN_POSITIVE);
+    let diff = gpu
+        .values
+        .iter()
+        .zip(&host.values)
+        .fold(0.0f64, |d, (x, y)| d.max((f(*x) - f(*y)).abs()));
+    let values = diff / (mm * eps * s1);
+    let passed = res < 30.0 && ou < 30.0 && ov < 30.0 && values <= 8.0;
+    Ok(serde_json::json!({
+        "check": "svd_hybrid", "precision": T::SUFFIX, "m": m, "n": n,
+        "residual": res, "orthogonality_u": ou, "orthogonality_v": ov,
+        "values_vs_host": values, "passed": passed,
     }))
 }
 

@@ -186,3 +186,65 @@ fn gpu_hybrid_evd_meets_the_accuracy_suite() {
     check::<f64>(&dev);
     check::<f32>(&dev);
 }
+
+/// The hybrid SVD with cuBLAS (ge2gb's updates and Q1 on the GPU) on the
+/// SVD families, square, tall and wide: residual and orthogonality ratios
+/// below 30, singular values within `5 max(m, n) eps s_1` of faer's.
+#[test]
+fn gpu_hybrid_svd_meets_the_accuracy_suite() {
+    use eigenflow::cuda::CublasDevice;
+    use eigenflow::pipeline::svd::hybrid::svd_hybrid;
+    use eigenflow::pipeline::{SvdJob, SvdOptions};
+    use eigenflow::runtime::Runtime;
+    use faer::Mat;
+    use std::sync::Arc;
+    let dev = match CublasDevice::open(0) {
+        Ok(d) => Arc::new(d),
+        Err(e) => {
+            eprintln!("SKIPPED gpu_hybrid_svd_meets_the_accuracy_suite: {e}");
+            return;
+        }
+    };
+    fn check<T: eigenflow::cuda::CublasScalar>(dev: &Arc<CublasDevice>) {
+        let rt = Runtime::builder().threads(2).streams(1).build();
+        for name in common::SVD_FAMILIES {
+            for (m, n, b) in [(1, 1, 4), (5, 3, 4), (40, 23, 4), (23, 40, 4), (200, 61, 8)] {
+                let mut o = SvdOptions::auto();
+                o.bandwidth = b;
+                let a: Mat<T> = common::svd_family(name, m, n, 7);
+                let r = svd_hybrid(a.as_ref(), SvdJob::Vectors, &o, &rt, dev).unwrap();
+                let (u, vt) = (r.u.unwrap(), r.vt.unwrap());
+                let k = m.min(n);
+                let a64 = common::to_f64(a.as_ref());
+                let (u64, vt64) = (common::to_f64(u.as_ref()), common::to_f64(vt.as_ref()));
+                let s: Vec<f64> = r.values.iter().map(|x| x.f64()).collect();
+                let us = Mat::<f64>::from_fn(m, k, |i, j| u64[(i, j)] * s[j]);
+                let eps = T::EPS.f64();
+                let mm = m.max(n) as f64;
+                let anorm = a64.norm_l2().max(f64::MIN_POSITIVE);
+                let res = (&us * &vt64 - &a64).norm_l2() / (mm * anorm * eps);
+                let ou = (u64.transpose() * &u64 - Mat::<f64>::identity(k, k)).norm_l2()
+                    / (m as f64 * eps);
+                let ov = (&vt64 * vt64.transpose() - Mat::<f64>::identity(k, k)).norm_l2()
+                    / (n as f64 * eps);
+                let want = a64.singular_values().expect("faer");
+                let s1 = want.first().copied().unwrap_or(0.0).max(f64::MIN_POSITIVE);
+                let err = s
+                    .iter()
+                    .zip(&want)
+                    .fold(0.0f64, |d, (x, y)| d.max((x - y).abs()));
+                let val = err / (mm * eps * s1);
+                println!(
+                    "{{\"check\": \"svd_hybrid\", \"family\": \"{name}\", \"m\": {m}, \"n\": {n}, \"precision\": \"{}\", \"residual\": {res}, \"orthogonality_u\": {ou}, \"orthogonality_v\": {ov}, \"values\": {val}}}",
+                    T::NAME
+                );
+                assert!(
+                    res < 30.0 && ou < 30.0 && ov < 30.0 && val <= 5.0,
+                    "{name} {m} x {n}"
+                );
+            }
+        }
+    }
+    check::<f64>(&dev);
+    check::<f32>(&dev);
+}

@@ -50,7 +50,7 @@ pub fn choose_device(device: DeviceArg, pipeline: &str, gpu_path: bool) -> eigen
         }
         Placement::Gpu(gpu) if gpu_path => {
             eprintln!(
-                "device: {} (stage 1 and Q1 on the GPU, stage 2 and the tridiagonal solver on the CPU)",
+                "device: {} (stage 1's updates and Q1 on the GPU, the rest on the CPU)",
                 gpu.name
             );
             Ok(true)
@@ -68,6 +68,16 @@ pub fn choose_device(device: DeviceArg, pipeline: &str, gpu_path: bool) -> eigen
         ))),
     }
 }
+
+/// The precisions the examples run (f64, f32): with the `cuda` feature,
+/// those cuBLAS and the kernels exist for, so a run can go to the GPU.
+#[cfg(feature = "cuda")]
+pub trait RunScalar: eigenflow::Scalar + eigenflow::cuda::CublasScalar {}
+/// The precisions the examples run (f64, f32).
+#[cfg(not(feature = "cuda"))]
+pub trait RunScalar: eigenflow::Scalar {}
+impl RunScalar for f64 {}
+impl RunScalar for f32 {}
 
 /// Most worker threads accepted: far above any machine this runs on, and low
 /// enough that a typo (`--threads 50000`) is an error, not 50000 threads.

@@ -20,7 +20,7 @@
 //! and SIGTERM cancel the run, leave the previous result as it was and exit
 //! with 130 and 143. The fields of `--json` are described in docs/cli.md.
 
-use args::{positive, run_main, thread_count, DeviceArg, Precision, MAX_THREADS};
+use args::{positive, run_main, thread_count, DeviceArg, Precision, RunScalar, MAX_THREADS};
 use clap::Parser;
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
@@ -231,15 +231,6 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
         Precision::F32 => run::<f32>(args, input, stop, gpu),
     }
 }
-
-/// The precisions the example runs (f64, f32): with the `cuda` feature,
-/// those cuBLAS has the products for.
-#[cfg(feature = "cuda")]
-trait RunScalar: Scalar + eigenflow::cuda::CublasScalar {}
-#[cfg(not(feature = "cuda"))]
-trait RunScalar: Scalar {}
-impl RunScalar for f64 {}
-impl RunScalar for f32 {}
 
 /// The hybrid EVD on GPU 0 (stage 1 and Q1 on the GPU through cuBLAS):
 /// values, vectors and the run's report (the device tasks included).

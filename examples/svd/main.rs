@@ -20,11 +20,11 @@
 //! `--precision` says otherwise. `--band-precision f16|bf16` (with
 //! `--values-only`) stores the band in half precision during stage 2.
 
-use args::{positive, run_main, thread_count, DeviceArg, Precision, MAX_THREADS};
+use args::{positive, run_main, thread_count, DeviceArg, Precision, RunScalar, MAX_THREADS};
 use clap::{Parser, ValueEnum};
 use eigenflow::gallery;
 use eigenflow::matrix::npy;
-use eigenflow::pipeline::svd::{memory_bytes, stage_seconds};
+use eigenflow::pipeline::svd::{memory_bytes, stage_seconds, SvdGraph};
 use eigenflow::pipeline::{svd_graph, BandPrecision, SvdJob, SvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
 use eigenflow::runtime::{Progress, RunOptions, Runtime};
@@ -165,12 +165,31 @@ fn main() {
 /// Looks at the input (without opening anything but a regular file), picks
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
-    args::choose_device(args.device, "SVD", false)?;
+    let gpu = args::choose_device(args.device, "SVD", cfg!(feature = "cuda"))?;
     let (input, precision) = args::inspect_input(args.input.as_deref(), args.precision)?;
     match precision {
-        Precision::F64 => run::<f64>(args, input, stop),
-        Precision::F32 => run::<f32>(args, input, stop),
+        Precision::F64 => run::<f64>(args, input, stop, gpu),
+        Precision::F32 => run::<f32>(args, input, stop, gpu),
     }
+}
+
+/// The hybrid SVD's graph on GPU 0 (ge2gb's updates and Q1 through cuBLAS),
+/// its device tasks on stream lane 0.
+#[cfg(feature = "cuda")]
+fn gpu_graph<T: RunScalar>(
+    a: MatRef<'_, T>,
+    job: SvdJob,
+    opts: &SvdOptions,
+) -> Result<SvdGraph<T>> {
+    use eigenflow::pipeline::svd::hybrid::svd_graph_hybrid;
+    let dev = std::sync::Arc::new(eigenflow::cuda::CublasDevice::open(0)?);
+    svd_graph_hybrid(a, job, opts, &dev, eigenflow::graph::Lane::Stream(0))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu_graph<T: RunScalar>(_: MatRef<'_, T>, _: SvdJob, _: &SvdOptions) -> Result<SvdGraph<T>> {
+    // choose_device never picks the GPU in a build without the feature.
+    Err(eigenflow::cuda::probe(0).err().unwrap_or(Error::NotRun))
 }
 
 /// The shape `(m, n)` of the 2-D array in the header.
@@ -235,7 +254,12 @@ fn check_memory<T: Scalar>(
     )
 }
 
-fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &Stop) -> Result<()> {
+fn run<T: RunScalar>(
+    args: &Args,
+    input: Option<(InputFile, npy::Header)>,
+    stop: &Stop,
+    gpu: bool,
+) -> Result<()> {
     let job = if args.values_only {
         SvdJob::Values
     } else {
@@ -314,9 +338,11 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
         );
     }
     let progress = Progress::new();
+    // On the GPU path the device tasks get a stream lane of their own.
     let rt = Runtime::builder()
         .progress(progress.clone())
         .threads(threads)
+        .streams(usize::from(gpu))
         .build();
     // The trace belongs to this run (`RunOptions`), not to the runtime.
     let mut run_options = RunOptions::new();
@@ -325,7 +351,11 @@ fn run<T: Scalar>(args: &Args, input: Option<(InputFile, npy::Header)>, stop: &S
     }
 
     let t0 = Instant::now();
-    let svd = svd_graph(a.as_ref(), job, &opts)?;
+    let svd = if gpu {
+        gpu_graph(a.as_ref(), job, &opts)?
+    } else {
+        svd_graph(a.as_ref(), job, &opts)?
+    };
     let build = t0.elapsed();
     // The graph works on its own copy: keep the input only for --check (the
     // copy the memory check counts).
