@@ -11,9 +11,11 @@
 
 use super::context::{driver_error, looked_for};
 use super::launch::GpuScalar;
+use super::launch::{sb2st_on_stream, Kernels};
 use super::GpuLanes;
+use crate::matrix::SymBand;
 use crate::pipeline::device::{
-    check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region,
+    check_chase, check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region,
 };
 use crate::{Error, Result};
 use cudarc::cublas::sys::{self, cublasOperation_t, cublasStatus_t};
@@ -212,6 +214,8 @@ pub struct CublasDevice {
     clock: (CudaEvent, Instant),
     /// Operations issued and not yet reported, in issue order.
     pending: Mutex<Vec<(&'static str, CudaEvent, CudaEvent)>>,
+    /// The NVRTC kernels, compiled at the first band chase.
+    kernels: Mutex<Option<Kernels>>,
 }
 
 impl CublasDevice {
@@ -238,6 +242,7 @@ impl CublasDevice {
             blas,
             clock,
             pending: Mutex::new(Vec::new()),
+            kernels: Mutex::new(None),
         })
     }
 
@@ -349,6 +354,32 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
                 })
             })
             .collect()
+    }
+
+    /// The sb2st kernel of `kernels/sb2st.cu` (lag-3 launches).
+    fn chases_bands(&self) -> bool {
+        true
+    }
+
+    fn chase_band(&self, band: &mut SymBand<T>, b: usize) -> Result<()> {
+        check_chase(band, b)?;
+        self.bind()?;
+        let mut kernels = self.kernels.lock();
+        if kernels.is_none() {
+            *kernels = Some(Kernels::load(self.lanes.context())?);
+        }
+        let kernels = kernels.as_ref().expect("loaded above");
+        let stream = self.stream();
+        let drv = |what: &'static str| move |e| driver_error(what, e);
+        let mut ab = stream
+            .clone_htod(band.as_slice())
+            .map_err(drv("cuMemcpyHtoD"))?;
+        let (ldab, n) = (band.ldab(), band.n());
+        sb2st_on_stream(kernels, stream, &mut ab, ldab, n, b, None)?;
+        stream
+            .memcpy_dtoh(&ab, band.as_mut_slice())
+            .map_err(drv("cuMemcpyDtoH"))?;
+        stream.synchronize().map_err(drv("cuStreamSynchronize"))
     }
 
     fn upload(&self, host: MatRef<'_, T>, dst: &mut CudaSlice<T>, r: Region) -> Result<()> {

@@ -113,6 +113,11 @@ impl<T: Scalar> SymBand<T> {
         &self.data
     }
 
+    /// The storage, mutable (`ldab` values per column, as [`Self::as_slice`]).
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
     /// A view for kernels that own the whole band.
     pub fn as_band_mut(&mut self) -> BandMut<'_, T> {
         BandMut {

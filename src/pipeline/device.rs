@@ -10,6 +10,7 @@
 //! are what every implementation runs before touching memory, so a wrong
 //! region is an [`Error::Shape`], never an access outside a buffer.
 
+use crate::matrix::SymBand;
 use crate::{Error, Result, Scalar};
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
@@ -178,6 +179,24 @@ pub trait BlasDevice<T: Scalar> {
         c: (&mut Self::Buffer, Region),
     ) -> Result<()>;
 
+    /// Whether [`BlasDevice::chase_band`] runs on this device; if not, the
+    /// hybrid EVD chases the band on the CPU.
+    fn chases_bands(&self) -> bool {
+        false
+    }
+
+    /// Reduces the symmetric band `band` (lower storage, half-bandwidth `b`,
+    /// `ldab >= 2b`) to tridiagonal form on the device, in place, as
+    /// [`crate::linalg::sb2st::sb2st_reference`] does (stage 2's bulge
+    /// chasing; no reflectors kept: for eigenvalues only). The default
+    /// refuses.
+    fn chase_band(&self, band: &mut SymBand<T>, b: usize) -> Result<()> {
+        let _ = (band, b);
+        Err(Error::InvalidArgument(
+            "this device does not chase bands (see BlasDevice::chases_bands)".into(),
+        ))
+    }
+
     /// Runs `op`, which issues one operation named `name` on this device,
     /// recording its time for [`BlasDevice::take_timings`]. The default
     /// records nothing.
@@ -199,6 +218,13 @@ pub trait BlasDevice<T: Scalar> {
 pub(crate) struct Timed<'a, D>(pub &'a D);
 
 impl<D> Timed<'_, D> {
+    pub fn chase_band<T: Scalar>(&self, band: &mut SymBand<T>, b: usize) -> Result<()>
+    where
+        D: BlasDevice<T>,
+    {
+        self.0.timed("sb2st", || self.0.chase_band(band, b))
+    }
+
     pub fn upload<T: Scalar>(
         &self,
         host: MatRef<'_, T>,
@@ -266,6 +292,19 @@ impl<D> Timed<'_, D> {
         self.0
             .timed("syr2k", || self.0.syr2k_lower(alpha, a, b, beta, c))
     }
+}
+
+/// [`Error::Shape`] unless `band` can be chased at half-bandwidth `b`:
+/// `1 <= b`, storage for the bulge (`ldab >= 2b`), nothing outside `b`.
+pub fn check_chase<T: Scalar>(band: &SymBand<T>, b: usize) -> Result<()> {
+    if b == 0 || 2 * b > band.ldab() || band.bandwidth_used() > b {
+        return Err(Error::Shape(format!(
+            "chase of a band of half-bandwidth {} (ldab {}) at b = {b}",
+            band.bandwidth_used(),
+            band.ldab()
+        )));
+    }
+    Ok(())
 }
 
 /// `(m, n, k)` of a GEMM after checking every operand against its buffer's
@@ -418,6 +457,17 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
 
     fn take_timings(&self) -> Vec<OpTiming> {
         std::mem::take(&mut *self.timings.lock())
+    }
+
+    /// The CPU's sequential chase: the oracle of the device kernels.
+    fn chases_bands(&self) -> bool {
+        true
+    }
+
+    fn chase_band(&self, band: &mut SymBand<T>, b: usize) -> Result<()> {
+        check_chase(band, b)?;
+        crate::linalg::sb2st::sb2st_reference(band, b, None);
+        Ok(())
     }
 
     fn upload(&self, host: MatRef<'_, T>, dst: &mut Vec<T>, at: Region) -> Result<()> {

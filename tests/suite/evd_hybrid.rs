@@ -187,8 +187,10 @@ fn hybrid_graph_is_race_free_and_bitwise_across_runtimes() {
     let a: Mat<f64> = Family::GaussianSymmetric.generate(150, 4);
     let o = opts(8);
     for lane in [Lane::Cpu, Lane::Stream(0)] {
-        let g = evd_graph_hybrid(a.as_ref(), EvdJob::Vectors, &o, &dev, lane).unwrap();
-        g.graph.check_races().unwrap();
+        for job in [EvdJob::Vectors, EvdJob::Values] {
+            let g = evd_graph_hybrid(a.as_ref(), job, &o, &dev, lane).unwrap();
+            g.graph.check_races().unwrap();
+        }
     }
     let mut first: Option<(Vec<u64>, Vec<u64>)> = None;
     for (threads, streams) in [(1, 0), (2, 0), (3, 1), (2, 1)] {
@@ -420,5 +422,35 @@ fn device_operations_are_slices_of_the_trace() {
                 .any(|&(ts, te)| ts <= s + 1e-3 && e <= te + 1e-3),
             "{d} outside every stream task"
         );
+    }
+}
+
+/// Values only on a device that chases bands: stage 2 is one device task
+/// (`sb2st.device`, an `sb2st` slice in the trace's device track), and the
+/// values match the CPU pipeline's to rounding on each family.
+#[test]
+fn values_only_chases_the_band_on_the_device() {
+    let dev = Arc::new(HostBlas::new());
+    let rt = Runtime::builder().threads(2).build();
+    for family in Family::ALL {
+        let a: Mat<f64> = family.generate(120, 9);
+        let mut o = opts(8);
+        o.one_stage_below = 1;
+        let out = eigh_hybrid(a.as_ref(), EvdJob::Values, &o, &rt, &dev).unwrap();
+        let names: Vec<&str> = out.report.tasks.iter().map(|t| t.name.as_ref()).collect();
+        assert!(names.contains(&"sb2st.device"), "{names:?}");
+        assert!(!names
+            .iter()
+            .any(|n| n.starts_with("sb2st.") && *n != "sb2st.device"));
+        assert!(value_ratio(&a, &out.values) <= 5.0, "{}", family.name());
+        let cpu = eigh(a.as_ref(), EvdJob::Values, &o, &rt).unwrap();
+        let norm = cpu.values.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        for (x, y) in out.values.iter().zip(&cpu.values) {
+            assert!(
+                (x - y).abs() <= 120.0 * f64::EPSILON * norm,
+                "{}: {x} vs {y}",
+                family.name()
+            );
+        }
     }
 }

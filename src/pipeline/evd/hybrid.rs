@@ -43,9 +43,11 @@ pub use crate::pipeline::device::{
 
 use super::{
     admit, grain, prepare, sb2st, side, solve_tridiagonal, Band, Eigenvectors, EvdGraph, EvdJob,
-    SymmetricEigen, Q1, SY2SB,
+    Sb2stStage, SymmetricEigen, Tridiagonal, Q1, SB2ST, SY2SB,
 };
-use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskContext, TaskGraph, TaskId};
+use crate::graph::{
+    Footprint, Lane, Region as Footprinted, SubGraph, Task, TaskContext, TaskGraph, TaskId,
+};
 use crate::linalg::sy2sb::{panel_count, panel_kernel};
 use crate::matrix::access::Access;
 use crate::matrix::{BandMut, SharedBand, SymBand};
@@ -181,7 +183,12 @@ where
     };
     let keep = job == EvdJob::Vectors;
     let (band, last) = sy2sb_device_tasks(&mut g, dev, &state, upload, (n, b), keep, lane);
-    let s2 = sb2st(&mut g, band, grain(opts), job == EvdJob::Vectors)?;
+    // Values only on a device that chases bands: stage 2 on the device too.
+    let s2 = if job == EvdJob::Values && dev.chases_bands() {
+        sb2st_device_task(&mut g, dev, band, last, lane)
+    } else {
+        sb2st(&mut g, band, grain(opts), job == EvdJob::Vectors)?
+    };
     let q1 = |g: &mut TaskGraph<'static>, z: Eigenvectors<T>, _col: usize| {
         Ok(q1_device_task(g, dev, &state, last, z, lane))
     };
@@ -476,6 +483,72 @@ fn copy_trailing_block<T: Scalar, D: BlasDevice<T>>(
         }
     }
     Ok(())
+}
+
+/// Stage 2 on the device, one task after `stage1` (the last stage-1 task,
+/// which follows every band column's writer): the band chased to
+/// tridiagonal form ([`BlasDevice::chase_band`], the sb2st kernel on a GPU),
+/// for eigenvalues only.
+fn sb2st_device_task<T, D>(
+    g: &mut TaskGraph<'static>,
+    dev: &Arc<D>,
+    band: Band<T>,
+    stage1: TaskId,
+    lane: Lane,
+) -> Sb2stStage<T>
+where
+    T: Scalar,
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
+    let (n, b) = (band.band.n(), band.b);
+    let (dev2, shared) = (Arc::clone(dev), Arc::clone(&band.band));
+    let body = move |ctx: &TaskContext| {
+        let acc = Access::of(ctx);
+        let mut view = shared.write(&acc, 0..n, 0..n);
+        let mut local = SymBand::<T>::zeros(n, b);
+        for c in 0..n {
+            for r in c..(c + b + 1).min(n) {
+                local.set(r, c, view.get(r, c));
+            }
+        }
+        let done = Timed(&*dev2).chase_band(&mut local, b);
+        trace_device_work(&*dev2, ctx);
+        done?;
+        // The tridiagonal, and zeros in the rest of the band.
+        for c in 0..n {
+            for r in c..(c + b + 1).min(n) {
+                let x = if r <= c + 1 {
+                    local.get(r, c)
+                } else {
+                    T::zero()
+                };
+                view.set(r, c, x);
+            }
+        }
+        Ok(())
+    };
+    let bytes = (2 * n * (b + 1) * std::mem::size_of::<T>()) as f64;
+    let t = g.add(
+        Task::new("sb2st.device", body)
+            .stage(SB2ST)
+            .lane(lane)
+            .cost((6 * n * n * b) as f64, bytes)
+            .footprint(Footprint::new().write(Footprinted::new(band.band.id(), 0..n, 0..n))),
+    );
+    g.edge(stage1, t);
+    Sb2stStage {
+        sub: SubGraph {
+            entries: vec![t],
+            exits: vec![t],
+        },
+        tridiagonal: Tridiagonal {
+            band: band.band,
+            column_done: Vec::new(),
+            all_done: vec![t],
+        },
+        reflectors: None,
+    }
 }
 
 /// The Q1 task: after `stage1` (the last device task) and every producer of
