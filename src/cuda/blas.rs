@@ -11,8 +11,9 @@
 
 use super::context::{driver_error, looked_for};
 use super::launch::GpuScalar;
-use super::launch::{sb2st_on_stream, Kernels};
+use super::launch::{gb2bd_pass_on_stream, sb2st_on_stream, Kernels};
 use super::GpuLanes;
+use crate::linalg::gb2bd::{Pass, UpperBand};
 use crate::matrix::SymBand;
 use crate::pipeline::device::{
     check_chase, check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region,
@@ -376,6 +377,29 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
             .map_err(drv("cuMemcpyHtoD"))?;
         let (ldab, n) = (band.ldab(), band.n());
         sb2st_on_stream(kernels, stream, &mut ab, ldab, n, b, None)?;
+        stream
+            .memcpy_dtoh(&ab, band.as_mut_slice())
+            .map_err(drv("cuMemcpyDtoH"))?;
+        stream.synchronize().map_err(drv("cuStreamSynchronize"))
+    }
+
+    /// The gb2bd kernel of `kernels/gb2bd.cu`, one pass after another.
+    fn reduce_upper_band(&self, band: &mut UpperBand<T>, passes: &[Pass]) -> Result<()> {
+        self.bind()?;
+        let mut kernels = self.kernels.lock();
+        if kernels.is_none() {
+            *kernels = Some(Kernels::load(self.lanes.context())?);
+        }
+        let kernels = kernels.as_ref().expect("loaded above");
+        let stream = self.stream();
+        let drv = |what: &'static str| move |e| driver_error(what, e);
+        let mut ab = stream
+            .clone_htod(band.as_slice())
+            .map_err(drv("cuMemcpyHtoD"))?;
+        let (ku, ld, n) = (band.ku(), band.ld(), band.n());
+        for &pass in passes {
+            gb2bd_pass_on_stream(kernels, stream, &mut ab, ku, ld, n, pass, None)?;
+        }
         stream
             .memcpy_dtoh(&ab, band.as_mut_slice())
             .map_err(drv("cuMemcpyDtoH"))?;

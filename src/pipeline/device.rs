@@ -10,6 +10,7 @@
 //! are what every implementation runs before touching memory, so a wrong
 //! region is an [`Error::Shape`], never an access outside a buffer.
 
+use crate::linalg::gb2bd::{Pass, UpperBand};
 use crate::matrix::SymBand;
 use crate::{Error, Result, Scalar};
 use faer::linalg::matmul::matmul;
@@ -197,6 +198,17 @@ pub trait BlasDevice<T: Scalar> {
         ))
     }
 
+    /// Reduces the upper band `band` to upper bidiagonal form on the device
+    /// by the bandwidth-reduction `passes` (as [`crate::linalg::gb2bd::run_pass`]
+    /// does, pass by pass; no reflectors kept: singular values only). Runs
+    /// where [`BlasDevice::chases_bands`] says so; the default refuses.
+    fn reduce_upper_band(&self, band: &mut UpperBand<T>, passes: &[Pass]) -> Result<()> {
+        let _ = (band, passes);
+        Err(Error::InvalidArgument(
+            "this device does not chase bands (see BlasDevice::chases_bands)".into(),
+        ))
+    }
+
     /// Runs `op`, which issues one operation named `name` on this device,
     /// recording its time for [`BlasDevice::take_timings`]. The default
     /// records nothing.
@@ -223,6 +235,18 @@ impl<D> Timed<'_, D> {
         D: BlasDevice<T>,
     {
         self.0.timed("sb2st", || self.0.chase_band(band, b))
+    }
+
+    pub fn reduce_upper_band<T: Scalar>(
+        &self,
+        band: &mut UpperBand<T>,
+        passes: &[Pass],
+    ) -> Result<()>
+    where
+        D: BlasDevice<T>,
+    {
+        self.0
+            .timed("gb2bd", || self.0.reduce_upper_band(band, passes))
     }
 
     pub fn upload<T: Scalar>(
@@ -467,6 +491,14 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
     fn chase_band(&self, band: &mut SymBand<T>, b: usize) -> Result<()> {
         check_chase(band, b)?;
         crate::linalg::sb2st::sb2st_reference(band, b, None);
+        Ok(())
+    }
+
+    fn reduce_upper_band(&self, band: &mut UpperBand<T>, passes: &[Pass]) -> Result<()> {
+        let mut view = band.view();
+        for &pass in passes {
+            crate::linalg::gb2bd::run_pass(&mut view, pass, None);
+        }
         Ok(())
     }
 

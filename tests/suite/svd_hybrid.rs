@@ -85,8 +85,10 @@ fn svd_hybrid_graph_is_race_free_agrees_and_is_bitwise_across_runtimes() {
     let a: Mat<f64> = svd_family("random", 150, 97, 3);
     let o = opts(8);
     for lane in [Lane::Cpu, Lane::Stream(0)] {
-        let g = svd_graph_hybrid(a.as_ref(), SvdJob::Vectors, &o, &dev, lane).unwrap();
-        g.graph.check_races().unwrap();
+        for job in [SvdJob::Vectors, SvdJob::Values] {
+            let g = svd_graph_hybrid(a.as_ref(), job, &o, &dev, lane).unwrap();
+            g.graph.check_races().unwrap();
+        }
     }
     let cpu = svd(
         a.as_ref(),
@@ -145,4 +147,35 @@ fn svd_hybrid_errors() {
     ));
     let fits = Arc::new(HostBlas::with_budget(need));
     assert!(svd_hybrid(id.as_ref(), SvdJob::Vectors, &opts(4), &rt, &fits).is_ok());
+}
+
+/// Singular values only on a device that chases bands: stage 2 is one
+/// device task (`gb2bd.device`), and the values match the CPU pipeline's to
+/// rounding on each family, square, tall and wide.
+#[test]
+fn values_only_reduces_the_band_on_the_device() {
+    let dev = Arc::new(HostBlas::new());
+    let rt = Runtime::builder().threads(2).build();
+    for name in SVD_FAMILIES {
+        for (m, n) in [(90, 90), (130, 61), (61, 130)] {
+            let a: Mat<f64> = svd_family(name, m, n, 5);
+            let mut o = opts(8);
+            o.one_stage_below = 1;
+            let r = svd_hybrid(a.as_ref(), SvdJob::Values, &o, &rt, &dev).unwrap();
+            let names: Vec<&str> = r.report.tasks.iter().map(|t| t.name.as_ref()).collect();
+            assert!(names.contains(&"gb2bd.device"), "{names:?}");
+            assert!(
+                !names.iter().any(|t| t.starts_with("gb2bd.pass")),
+                "{names:?}"
+            );
+            let cpu = svd(a.as_ref(), SvdJob::Values, &o, &rt).unwrap();
+            let s1 = cpu.values.first().copied().unwrap_or(0.0);
+            for (x, y) in r.values.iter().zip(&cpu.values) {
+                assert!(
+                    (x - y).abs() <= 8.0 * 130.0 * f64::EPSILON * s1,
+                    "{name} {m} x {n}: {x} vs {y}"
+                );
+            }
+        }
+    }
 }

@@ -134,6 +134,11 @@ impl<T: Scalar> UpperBand<T> {
         &self.data
     }
 
+    /// Raw column-major storage, mutable (as [`Self::as_slice`]).
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
     /// A view for kernels that own the whole band.
     pub fn view(&mut self) -> GbBandMut<'_, T> {
         GbBandMut {

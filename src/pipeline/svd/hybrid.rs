@@ -27,7 +27,8 @@
 
 use super::{
     back_transform_q2u, back_transform_q2v, bdsdc, gb2bd_with, memory, prepare, singular_values,
-    BandPrecision, SvdGraph, SvdJob, SvdOptions, SvdValues, UpperBandHandle, GE2GB, Q1U,
+    BandPrecision, Bidiagonal, SvdGraph, SvdJob, SvdOptions, SvdValues, UpperBandHandle, GB2BD,
+    GE2GB, Q1U,
 };
 use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskContext, TaskGraph, TaskId};
 use crate::linalg::gb2bd::{schedule, storage_offsets, SharedUpperBand, UpperBand};
@@ -202,8 +203,13 @@ where
     let (band, last) = ge2gb_device_tasks(&mut g, dev, &state, upload, (m, n, b, tw), keep, lane);
     let (values, vectors, done) = match job {
         SvdJob::Values => {
-            let s2 = gb2bd_with(&mut g, band, opts.grain(), false)?;
-            let values = singular_values(&mut g, s2.bidiagonal)?;
+            // On a device that chases bands, stage 2 runs there too.
+            let bidiagonal = if dev.chases_bands() {
+                gb2bd_device_task(&mut g, dev, band, last, lane)
+            } else {
+                gb2bd_with(&mut g, band, opts.grain(), false)?.bidiagonal
+            };
+            let values = singular_values(&mut g, bidiagonal)?;
             let done = vec![values.task()];
             (values, None, done)
         }
@@ -367,6 +373,68 @@ where
         feed,
     };
     (handle, prev)
+}
+
+/// Stage 2 on the device, one task after `stage1` (the last stage-1 task,
+/// after every band column's writer): the band reduced to bidiagonal form by
+/// its passes ([`BlasDevice::reduce_upper_band`], the gb2bd kernel on a
+/// GPU), for singular values only.
+fn gb2bd_device_task<T, D>(
+    g: &mut TaskGraph<'static>,
+    dev: &Arc<D>,
+    band: UpperBandHandle<T>,
+    stage1: TaskId,
+    lane: Lane,
+) -> Bidiagonal<T>
+where
+    T: Scalar,
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
+    let (n, b) = (band.band.n(), band.b);
+    let passes = band.passes.clone();
+    // The storage ge2gb_device_tasks made for these passes.
+    let (ku, kl) = storage_offsets(b, &passes);
+    let (dev2, shared) = (Arc::clone(dev), Arc::clone(&band.band));
+    let body = move |ctx: &TaskContext| {
+        let acc = Access::of(ctx);
+        let mut view = shared.write(&acc, 0..n, 0..n);
+        let mut local = UpperBand::<T>::zeros(n, ku, kl);
+        let rows = |j: usize| j.saturating_sub(b)..j + 1;
+        for j in 0..n {
+            for i in rows(j) {
+                local.set(i, j, view.get(i, j));
+            }
+        }
+        let done = Timed(&*dev2).reduce_upper_band(&mut local, &passes);
+        trace_device_work(&*dev2, ctx);
+        done?;
+        // The bidiagonal, and zeros in the rest of the band.
+        for j in 0..n {
+            for i in rows(j) {
+                let x = if i + 1 >= j {
+                    local.get(i, j)
+                } else {
+                    T::zero()
+                };
+                view.rect_mut(i..i + 1, j..j + 1)[(0, 0)] = x;
+            }
+        }
+        Ok(())
+    };
+    let bytes = (2 * n * (b + 1) * std::mem::size_of::<T>()) as f64;
+    let t = g.add(
+        Task::new("gb2bd.device", body)
+            .stage(GB2BD)
+            .lane(lane)
+            .cost((8 * n * n * b) as f64, bytes)
+            .footprint(Footprint::new().write(Footprinted::new(band.band.id(), 0..n, 0..n))),
+    );
+    g.edge(stage1, t);
+    Bidiagonal {
+        band: band.band,
+        all_done: vec![t],
+    }
 }
 
 /// QR panel `k`: downloads rows `max(k b - b, 0)..m` of its columns, factors
