@@ -16,6 +16,13 @@ use faer::{Accum, Mat, Par, Side};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[path = "common/args.rs"]
+#[allow(dead_code)]
+mod args;
+#[path = "common/watch.rs"]
+#[allow(dead_code)]
+mod watch;
+
 #[derive(Parser)]
 #[command(about = "Tiled Cholesky as an eigenflow task graph")]
 struct Args {
@@ -37,6 +44,10 @@ struct Args {
     /// Seed of the random SPD matrix.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Where to run: auto or cpu (this example's tasks run on the CPU; gpu
+    /// is refused, saying why).
+    #[arg(long, value_enum, default_value_t = args::DeviceArg::Auto)]
+    device: args::DeviceArg,
 }
 
 /// A random symmetric positive definite matrix B B^T / n + I.
@@ -60,8 +71,16 @@ fn spd(n: usize, seed: u64) -> Mat<f64> {
     a
 }
 
-fn main() -> eigenflow::Result<()> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> eigenflow::Result<()> {
     let args = Args::parse();
+    args::choose_device(args.device, "custom Cholesky", false)?;
     let (n, nb) = (args.n, args.tile.max(1));
     let a0 = spd(n, args.seed);
     let a = Arc::new(SharedMatrix::new(a0.clone()));
