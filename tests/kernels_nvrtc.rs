@@ -3,9 +3,11 @@
 //! `kernel_compiles_<file stem>`; each prints NVRTC's log.
 //!
 //! NVRTC comes from PyPI's `nvidia-cuda-nvrtc` wheel in CI (`.ci/run` installs
-//! it and puts its library folder on `LD_LIBRARY_PATH`). Without NVRTC a test
-//! prints `SKIPPED kernel_compiles_<stem>: ...` and compiles nothing; with
-//! `EIGENFLOW_REQUIRE_NVRTC=1` (as CI sets it) a missing NVRTC fails it.
+//! it and puts its library folder on `LD_LIBRARY_PATH`). Built where no
+//! `libnvrtc.so*` was found (the build script's `cfg(eigenflow_nvrtc)`), the
+//! tests are ignored (the harness lists them as such); built where it was,
+//! a test fails if NVRTC does not load. With `EIGENFLOW_REQUIRE_NVRTC=1` (as
+//! CI sets it) a missing NVRTC stops the build.
 //! With `EIGENFLOW_PTXAS=<path to ptxas>` (CI: from the `nvidia-cuda-nvcc`
 //! wheel) the sm_90 PTX is also assembled, printing registers and spills per
 //! kernel; a ptxas error or warning fails the test. Without it the test says
@@ -29,14 +31,8 @@ fn entries(stem: &str) -> &'static [&'static str] {
 
 fn check(stem: &str) {
     let test = format!("kernel_compiles_{stem}");
-    let version = match nvrtc_version() {
-        Ok(v) => v,
-        Err(e) if std::env::var_os("EIGENFLOW_REQUIRE_NVRTC").is_none() => {
-            eprintln!("SKIPPED {test}: {e} (set EIGENFLOW_REQUIRE_NVRTC=1 to fail instead)");
-            return;
-        }
-        Err(e) => panic!("{test}: EIGENFLOW_REQUIRE_NVRTC is set but {e}"),
-    };
+    let version =
+        nvrtc_version().unwrap_or_else(|e| panic!("{test}: built where NVRTC was found, but {e}"));
     for arch in ARCHS {
         let c = compile(stem, arch).unwrap_or_else(|e| panic!("{test} ({arch}): {e}"));
         println!(
@@ -129,16 +125,28 @@ fn every_kernel_file_has_a_test() {
 }
 
 #[test]
+#[cfg_attr(
+    not(eigenflow_nvrtc),
+    ignore = "no libnvrtc.so* found when this test was built"
+)]
 fn kernel_compiles_sb2st() {
     check("sb2st");
 }
 
 #[test]
+#[cfg_attr(
+    not(eigenflow_nvrtc),
+    ignore = "no libnvrtc.so* found when this test was built"
+)]
 fn kernel_compiles_gb2bd() {
     check("gb2bd");
 }
 
 #[test]
+#[cfg_attr(
+    not(eigenflow_nvrtc),
+    ignore = "no libnvrtc.so* found when this test was built"
+)]
 fn kernel_compiles_jacobi() {
     check("jacobi");
 }
