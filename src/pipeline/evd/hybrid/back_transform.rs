@@ -1,0 +1,76 @@
+//! Q1 of the hybrid EVD on the device.
+
+use super::*;
+
+/// The Q1 task: after `stage1` (the last device task) and every producer of
+/// `z`, `z = Q1 z` on the device.
+pub(super) fn q1_device_task<T, D>(
+    g: &mut TaskGraph<'static>,
+    dev: &Arc<D>,
+    state: &Shared<D::Buffer>,
+    stage1: TaskId,
+    z: Eigenvectors<T>,
+    lane: Lane,
+) -> Eigenvectors<T>
+where
+    T: Scalar,
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
+    let n = z.nrows();
+    let (dev, state, zm) = (Arc::clone(dev), Arc::clone(state), Arc::clone(&z.z));
+    let body = move |ctx: &TaskContext| {
+        let acc = Access::of(ctx);
+        let mut guard = state.lock();
+        let s = uploaded(&mut guard)?;
+        let done = apply_q1(&*dev, s, zm.write(&acc, 0..n, 0..n));
+        trace_timings(&*dev, ctx);
+        // The device memory is not needed any more.
+        *guard = None;
+        done
+    };
+    let bytes = (2 * n * n * std::mem::size_of::<T>()) as f64;
+    let t = g.add(
+        Task::new("q1.device", body)
+            .stage(Q1)
+            .lane(lane)
+            .cost((2 * n * n * n) as f64, bytes)
+            .footprint(Footprint::new().write(Footprinted::new(z.z.id(), 0..n, 0..n))),
+    );
+    let mut after: Vec<TaskId> = z.tasks().copied().collect();
+    after.push(stage1);
+    after.sort_unstable();
+    after.dedup();
+    for p in after {
+        g.edge(p, t);
+    }
+    ColumnBlocks {
+        z: z.z,
+        blocks: vec![(0..n, vec![t])],
+    }
+}
+
+/// `z = Q1 z` on the device: `Q_{P-1}` first, `z[r0.., :] -= V (T (V^T
+/// z[r0.., :]))` per panel, in the matrix's buffer.
+fn apply_q1<T: Scalar, D: BlasDevice<T>>(
+    dev: &D,
+    s: &mut DeviceState<D::Buffer>,
+    mut z: MatMut<'_, T>,
+) -> Result<()> {
+    let ops = Timed(dev);
+    let n = z.nrows();
+    let whole = Region::whole(n, n);
+    ops.upload(z.as_ref(), &mut s.a, whole)?;
+    for f in s.panels.iter().rev() {
+        let zr = whole.sub(n - f.v.rows, 0, f.v.rows, n);
+        apply_block_reflector(
+            &ops,
+            (&s.v, f.v),
+            (&s.t, f.t, Op::N),
+            (&mut s.a, zr),
+            &mut s.x,
+            &mut s.w,
+        )?;
+    }
+    ops.download(&s.a, whole, z.as_mut())
+}
