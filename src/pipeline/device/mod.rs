@@ -230,6 +230,21 @@ pub trait BlasDevice<T: Scalar> {
     }
 }
 
+/// A [`BlasDevice`] the tasks of a hybrid graph can share (across the
+/// runtime's threads, for the graph's lifetime): what
+/// `evd_graph_hybrid` and `svd_graph_hybrid` take.
+pub trait GraphDevice<T: Scalar>:
+    BlasDevice<T, Buffer: Send + 'static> + Send + Sync + 'static
+{
+}
+
+impl<T: Scalar, D> GraphDevice<T> for D
+where
+    D: BlasDevice<T> + Send + Sync + 'static,
+    D::Buffer: Send + 'static,
+{
+}
+
 /// A device's operations, each through [`BlasDevice::timed`]: what the
 /// hybrid driver issues.
 pub(crate) struct Timed<'a, D>(pub &'a D);

@@ -14,8 +14,7 @@ pub(super) fn q1_device_task<T, D>(
 ) -> Eigenvectors<T>
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     let n = z.nrows();
     let (dev, state, zm) = (Arc::clone(dev), Arc::clone(state), Arc::clone(&z.z));

@@ -36,10 +36,6 @@
 //! words ([`device_words`]), checked against the device's free memory before
 //! anything is allocated.
 
-use crate::pipeline::device::{
-    apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
-    Timed,
-};
 mod back_transform;
 mod sb2st;
 mod sy2sb;
@@ -48,8 +44,12 @@ use back_transform::q1_device_task;
 use sb2st::sb2st_device_task;
 use sy2sb::sy2sb_device_tasks;
 
+use crate::pipeline::device::{
+    apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
+    Timed,
+};
 pub use crate::pipeline::device::{
-    check_gemm, check_symm, check_syr2k, BlasDevice, HostBlas, Op, OpTiming, Region,
+    check_gemm, check_symm, check_syr2k, BlasDevice, GraphDevice, HostBlas, Op, OpTiming, Region,
 };
 
 use super::{
@@ -152,8 +152,7 @@ pub fn evd_graph_hybrid<T, D>(
 ) -> Result<EvdGraph<T>>
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     if opts.selection.is_some() {
         return Err(Error::InvalidArgument(
@@ -216,8 +215,7 @@ pub fn eigh_hybrid<T, D>(
 ) -> Result<SymmetricEigen<T>>
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     eigh_hybrid_with(a, job, opts, rt, dev, &RunOptions::new())
 }
@@ -233,8 +231,7 @@ pub fn eigh_hybrid_with<T, D>(
 ) -> Result<SymmetricEigen<T>>
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
     let lane = device_lane(rt);

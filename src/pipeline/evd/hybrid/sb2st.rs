@@ -15,8 +15,7 @@ pub(super) fn sb2st_device_task<T, D>(
 ) -> Sb2stStage<T>
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     let (n, b) = (band.band.n(), band.b);
     let (dev2, shared) = (Arc::clone(dev), Arc::clone(&band.band));

@@ -18,8 +18,7 @@ pub(super) fn sy2sb_device_tasks<T, D>(
 ) -> (Band<T>, TaskId)
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     let band = Arc::new(SharedBand::new(SymBand::<T>::zeros(n, b)));
     let panels = panel_count(n, b);

@@ -15,8 +15,7 @@ pub(super) fn q1_device_task<T, D>(
 ) -> (ColumnBlocks<T>, ColumnBlocks<T>)
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     let n = u.nrows();
     // Square: U is transformed in place.

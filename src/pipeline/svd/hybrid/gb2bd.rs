@@ -15,8 +15,7 @@ pub(super) fn gb2bd_device_task<T, D>(
 ) -> Bidiagonal<T>
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     let (n, b) = (band.band.n(), band.b);
     let passes = band.passes.clone();

@@ -18,8 +18,7 @@ pub(super) fn ge2gb_device_tasks<T, D>(
 ) -> (UpperBandHandle<T>, TaskId)
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     let passes = schedule(b, tw);
     let (ku, kl) = storage_offsets(b, &passes);

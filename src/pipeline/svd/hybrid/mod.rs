@@ -46,7 +46,7 @@ use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::ColumnBlocks;
 use crate::pipeline::device::{
     apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
-    BlasDevice, Op, Region, Timed,
+    BlasDevice, GraphDevice, Op, Region, Timed,
 };
 use crate::pipeline::task::FinalValues;
 use crate::{Error, Result, Scalar};
@@ -169,8 +169,7 @@ pub fn svd_graph_hybrid<T, D>(
 ) -> Result<SvdGraph<T>>
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     if opts.selection.is_some() || opts.band_precision != BandPrecision::Same {
         return Err(Error::InvalidArgument(
@@ -281,8 +280,7 @@ pub fn svd_hybrid<T, D>(
 ) -> Result<super::Svd<T>>
 where
     T: Scalar,
-    D: BlasDevice<T> + Send + Sync + 'static,
-    D::Buffer: Send + 'static,
+    D: GraphDevice<T>,
 {
     let lane = device_lane(rt);
     let (graph, results) = svd_graph_hybrid(a, job, opts, dev, lane)?.into_parts();
