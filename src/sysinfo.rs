@@ -180,6 +180,22 @@ pub fn check_fits(needed_bytes: u64, what: &str, suggestion: impl Fn(u64) -> Str
     }
 }
 
+/// The largest order `n <= max` with `fits(n)`, by bisection (0 when none
+/// above 0 does); `fits` must be monotone (a memory figure growing with
+/// `n`): what the memory checks' suggestions say fits.
+pub fn largest_fitting_order(max: usize, fits: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0usize, max);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
 /// [`check_fits`] against a given `available_bytes` instead of the machine's.
 pub fn check_fits_in(
     needed_bytes: u64,

@@ -24,7 +24,9 @@ use args::{positive, run_main, thread_count, DeviceArg, Precision, RunScalar, MA
 use clap::Parser;
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
-use eigenflow::pipeline::evd::{memory_bytes, reduction_seconds, stage_seconds, Selection};
+use eigenflow::pipeline::evd::{
+    memory_bytes, reduction_seconds, stage_seconds, EvdGraph, Selection,
+};
 use eigenflow::pipeline::{evd_graph_owned, EvdJob, EvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
 use eigenflow::runtime::{Progress, RunOptions, Runtime};
@@ -232,36 +234,26 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
     }
 }
 
-/// The hybrid EVD on GPU 0 (stage 1 and Q1 on the GPU through cuBLAS):
-/// values, vectors and the run's report (the device tasks included).
+/// The hybrid EVD's graph on GPU 0 (stage 1 and Q1 through cuBLAS), its
+/// device tasks on stream lane 0.
 #[cfg(feature = "cuda")]
-fn run_on_gpu<T: RunScalar>(
-    a: Mat<T>,
-    job: EvdJob,
-    opts: &EvdOptions,
-    rt: &Runtime,
-    run: &RunOptions,
-) -> Result<GpuRun<T>> {
-    use eigenflow::pipeline::evd::hybrid::eigh_hybrid_with;
+fn gpu_graph<T: RunScalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
+    use eigenflow::pipeline::evd::hybrid::evd_graph_hybrid;
     let dev = std::sync::Arc::new(eigenflow::cuda::CublasDevice::open(0)?);
-    let out = eigh_hybrid_with(a.as_ref(), job, opts, rt, &dev, run)?;
-    Ok((out.values, out.vectors, out.report))
+    evd_graph_hybrid(
+        a.as_ref(),
+        job,
+        opts,
+        &dev,
+        eigenflow::graph::Lane::Stream(0),
+    )
 }
 
 #[cfg(not(feature = "cuda"))]
-fn run_on_gpu<T: RunScalar>(
-    _: Mat<T>,
-    _: EvdJob,
-    _: &EvdOptions,
-    _: &Runtime,
-    _: &RunOptions,
-) -> Result<GpuRun<T>> {
+fn gpu_graph<T: RunScalar>(_: Mat<T>, _: EvdJob, _: &EvdOptions) -> Result<EvdGraph<T>> {
     // choose_device never picks the GPU in a build without the feature.
     Err(eigenflow::cuda::probe(0).err().unwrap_or(Error::NotRun))
 }
-
-/// What [`run_on_gpu`] returns.
-type GpuRun<T> = (Vec<T>, Option<Mat<T>>, eigenflow::runtime::RunReport);
 
 /// Lag between consecutive sweeps in stage 2's skewed step order (the stage-2
 /// schedule of Haidar, Ltaief and Dongarra): sweep `s + r` of a group starts
@@ -535,21 +527,18 @@ fn run<T: RunScalar>(
     }
 
     let t0 = Instant::now();
-    let (values, vectors, report, tasks, build) = if gpu {
-        let (values, vectors, report) = run_on_gpu(a, job, &opts, &rt, &run_options)?;
-        let tasks = report.tasks.len();
-        (values, vectors, report, tasks, std::time::Duration::ZERO)
+    let evd = if gpu {
+        gpu_graph(a, job, &opts)?
     } else {
-        let evd = evd_graph_owned(a, job, &opts)?;
-        let build = t0.elapsed();
-        let tasks = evd.graph.len();
-        let (graph, values) = evd.into_parts();
-        let handle = rt.submit_with(graph, &run_options);
-        show_progress(&handle, &progress, args.quiet, stop, t0);
-        let report = handle.wait()?;
-        let (values, vectors) = values.into_results()?;
-        (values, vectors, report, tasks, build)
+        evd_graph_owned(a, job, &opts)?
     };
+    let build = t0.elapsed();
+    let tasks = evd.graph.len();
+    let (graph, values) = evd.into_parts();
+    let handle = rt.submit_with(graph, &run_options);
+    show_progress(&handle, &progress, args.quiet, stop, t0);
+    let report = handle.wait()?;
+    let (values, vectors) = values.into_results()?;
     // With values only, a selection has no trace identity to check against.
     let checks = original
         .filter(|_| vectors.is_some() || opts.selection.is_none())

@@ -198,9 +198,7 @@ pub trait BlasDevice<T: Scalar> {
     /// refuses.
     fn chase_band(&self, band: &mut SymBand<T>, b: usize) -> Result<()> {
         let _ = (band, b);
-        Err(Error::InvalidArgument(
-            "this device does not chase bands (see BlasDevice::chases_bands)".into(),
-        ))
+        Err(no_band_chase())
     }
 
     /// Reduces the upper band `band` to upper bidiagonal form on the device
@@ -209,9 +207,7 @@ pub trait BlasDevice<T: Scalar> {
     /// where [`BlasDevice::chases_bands`] says so; the default refuses.
     fn reduce_upper_band(&self, band: &mut UpperBand<T>, passes: &[Pass]) -> Result<()> {
         let _ = (band, passes);
-        Err(Error::InvalidArgument(
-            "this device does not chase bands (see BlasDevice::chases_bands)".into(),
-        ))
+        Err(no_band_chase())
     }
 
     /// Runs `op`, which issues one operation named `name` on this device,
@@ -228,6 +224,11 @@ pub trait BlasDevice<T: Scalar> {
     fn take_timings(&self) -> Vec<OpTiming> {
         Vec::new()
     }
+}
+
+/// The refusal of a device without the band chases.
+fn no_band_chase() -> Error {
+    Error::InvalidArgument("this device does not chase bands (see BlasDevice::chases_bands)".into())
 }
 
 /// A [`BlasDevice`] the tasks of a hybrid graph can share (across the

@@ -64,7 +64,7 @@ use super::EvdOptions;
 use crate::graph::{TaskGraph, TaskId};
 use crate::linalg::stedc::{DcParams, DcTree};
 use crate::matrix::SharedMatrix;
-use crate::runtime::{RunReport, Runtime};
+use crate::runtime::{RunOptions, RunReport, Runtime};
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatRef};
 use std::sync::Arc;
@@ -116,6 +116,17 @@ impl<T: Scalar> EvdGraph<T> {
     /// Splits into the graph (to run) and the handle its results land in.
     pub fn into_parts(self) -> (TaskGraph<'static>, EvdValues<T>) {
         (self.graph, self.results)
+    }
+
+    /// Runs the graph on `rt` under `run` and takes the results out.
+    pub(crate) fn run_on(self, rt: &Runtime, run: &RunOptions) -> Result<SymmetricEigen<T>> {
+        let report = rt.run_with(self.graph, run)?;
+        let (values, vectors) = self.results.into_results()?;
+        Ok(SymmetricEigen {
+            values,
+            vectors,
+            report,
+        })
     }
 }
 
@@ -366,17 +377,9 @@ pub fn largest_fitting<T: Scalar>(
     opts: &EvdOptions,
     threads: usize,
 ) -> usize {
-    let fits = |n: usize| memory_bytes::<T>(n, job, opts, threads).is_some_and(|m| m <= bytes);
-    let (mut lo, mut hi) = (0usize, 1usize << 32);
-    while lo + 1 < hi {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+    crate::sysinfo::largest_fitting_order((1usize << 32) - 1, |n| {
+        memory_bytes::<T>(n, job, opts, threads).is_some_and(|m| m <= bytes)
+    })
 }
 
 /// Builds the EVD graph of the symmetric matrix `a` (the triangle
@@ -641,14 +644,7 @@ fn run<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
-    let (graph, slot) = build(a, job, opts)?.into_parts();
-    let report = rt.run(graph)?;
-    let (values, vectors) = slot.into_results()?;
-    Ok(SymmetricEigen {
-        values,
-        vectors,
-        report,
-    })
+    build(a, job, opts)?.run_on(rt, &RunOptions::new())
 }
 
 /// Seconds of the two-stage reduction (sy2sb and sb2st overlap in time).

@@ -140,6 +140,40 @@ impl<T: Scalar> SvdGraph<T> {
     pub fn into_parts(self) -> (TaskGraph<'static>, SvdValues<T>) {
         (self.graph, self.results)
     }
+
+    /// Runs the graph on `rt` and takes the results out.
+    pub(crate) fn run_on(self, rt: &Runtime) -> Result<Svd<T>> {
+        let report = rt.run(self.graph)?;
+        let (values, u, vt) = self.results.into_results()?;
+        Ok(Svd {
+            values,
+            u,
+            vt,
+            report,
+        })
+    }
+
+    /// The graph `g` closed by an `svd.complete` task after `done` (every
+    /// result task) that unscales the values by `scale` and marks the
+    /// results complete; `transposed` when `g` factored the transpose.
+    fn finish(
+        mut g: TaskGraph<'static>,
+        done: &[crate::graph::TaskId],
+        values: Slot<T>,
+        vectors: Option<(VectorsResult<T>, VectorsResult<T>)>,
+        (scale, transposed): (T, bool),
+    ) -> Self {
+        // Stage "default", as `Task::new` gives.
+        let values = FinalValues::after(&mut g, "svd.complete", "default", done, values, scale);
+        SvdGraph {
+            graph: g,
+            results: SvdValues {
+                values,
+                vectors,
+                transposed,
+            },
+        }
+    }
 }
 
 /// Singular values (descending), thin `U` and `V^T`, as
@@ -314,16 +348,13 @@ pub fn svd_graph<T: Scalar>(
             (bd.values, Some((u.into_result(), v.into_result())), last)
         }
     };
-    // Stage "default", as `Task::new` gives.
-    let values = FinalValues::after(&mut g, "svd.complete", "default", &last, values, scale);
-    Ok(SvdGraph {
-        graph: g,
-        results: SvdValues {
-            values,
-            vectors,
-            transposed,
-        },
-    })
+    Ok(SvdGraph::finish(
+        g,
+        &last,
+        values,
+        vectors,
+        (scale, transposed),
+    ))
 }
 
 /// The singular values of `a` (`m x n`, any shape) and, for
@@ -361,15 +392,7 @@ pub fn svd<T: Scalar>(
         direct::admit::<T>(a.nrows(), a.ncols(), job, opts, rt.threads())?;
         return direct::run(a, job, opts, rt);
     }
-    let (graph, results) = svd_graph(a, job, opts)?.into_parts();
-    let report = rt.run(graph)?;
-    let (values, u, vt) = results.into_results()?;
-    Ok(Svd {
-        values,
-        u,
-        vt,
-        report,
-    })
+    svd_graph(a, job, opts)?.run_on(rt)
 }
 
 /// Seconds per stage of a finished SVD run, in pipeline order, for the

@@ -119,16 +119,7 @@ pub fn device_words(n: usize, b: usize) -> u128 {
 fn check_device_memory<T: Scalar, D: BlasDevice<T>>(dev: &D, n: usize, b: usize) -> Result<()> {
     let bytes = |n| device_words(n, b) * std::mem::size_of::<T>() as u128;
     fit_device(dev, bytes(n), |free| {
-        // Largest order whose figure fits (the figure grows with n).
-        let (mut lo, mut hi) = (0usize, n);
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            if bytes(mid) <= free {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
+        let lo = crate::sysinfo::largest_fitting_order(n, |k| bytes(k) <= free);
         format!("on this device n <= {lo} fits (bandwidth {b})")
     })
 }
@@ -154,12 +145,24 @@ where
     T: Scalar,
     D: GraphDevice<T>,
 {
+    build(a, job, opts, dev, (lane, None))
+}
+
+/// [`evd_graph_hybrid`], its host memory checked for `threads` workers (the
+/// machine's cores when not known).
+fn build<T: Scalar, D: GraphDevice<T>>(
+    a: MatRef<'_, T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    dev: &Arc<D>,
+    (lane, threads): (Lane, Option<usize>),
+) -> Result<EvdGraph<T>> {
     if opts.selection.is_some() {
         return Err(Error::InvalidArgument(
             "a selection of eigenpairs is not on the device path yet".into(),
         ));
     }
-    admit::<T>(a.nrows(), a.ncols(), job, opts, None, false)?;
+    admit::<T>(a.nrows(), a.ncols(), job, opts, threads, false)?;
     side::check_finite_side(a, opts.side)?;
     let n = a.nrows();
     let b = opts.bandwidth_for(n, job).max(1);
@@ -233,16 +236,7 @@ where
     T: Scalar,
     D: GraphDevice<T>,
 {
-    admit::<T>(a.nrows(), a.ncols(), job, opts, Some(rt.threads()), false)?;
-    let lane = device_lane(rt);
-    let (graph, slot) = evd_graph_hybrid(a, job, opts, dev, lane)?.into_parts();
-    let report = rt.run_with(graph, run)?;
-    let (values, vectors) = slot.into_results()?;
-    Ok(SymmetricEigen {
-        values,
-        vectors,
-        report,
-    })
+    build(a, job, opts, dev, (device_lane(rt), Some(rt.threads())))?.run_on(rt, run)
 }
 
 /// The upload task's work: the buffers, the layout of the panels' factors,

@@ -35,8 +35,7 @@ use ge2gb::ge2gb_device_tasks;
 
 use super::{
     back_transform_q2u, back_transform_q2v, bdsdc, gb2bd_with, memory, prepare, singular_values,
-    BandPrecision, Bidiagonal, SvdGraph, SvdJob, SvdOptions, SvdValues, UpperBandHandle, GB2BD,
-    GE2GB, Q1U,
+    BandPrecision, Bidiagonal, SvdGraph, SvdJob, SvdOptions, UpperBandHandle, GB2BD, GE2GB, Q1U,
 };
 use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskContext, TaskGraph, TaskId};
 use crate::linalg::gb2bd::{schedule, storage_offsets, SharedUpperBand, UpperBand};
@@ -48,7 +47,6 @@ use crate::pipeline::device::{
     apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
     BlasDevice, GraphDevice, Op, Region, Timed,
 };
-use crate::pipeline::task::FinalValues;
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatMut, MatRef};
 use parking_lot::Mutex;
@@ -230,15 +228,13 @@ where
             (bd.values, Some((u.into_result(), v.into_result())), done)
         }
     };
-    let values = FinalValues::after(&mut g, "svd.complete", "default", &done, values, scale);
-    Ok(SvdGraph {
-        graph: g,
-        results: SvdValues {
-            values,
-            vectors,
-            transposed,
-        },
-    })
+    Ok(SvdGraph::finish(
+        g,
+        &done,
+        values,
+        vectors,
+        (scale, transposed),
+    ))
 }
 
 fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
@@ -282,14 +278,5 @@ where
     T: Scalar,
     D: GraphDevice<T>,
 {
-    let lane = device_lane(rt);
-    let (graph, results) = svd_graph_hybrid(a, job, opts, dev, lane)?.into_parts();
-    let report = rt.run(graph)?;
-    let (values, u, vt) = results.into_results()?;
-    Ok(super::Svd {
-        values,
-        u,
-        vt,
-        report,
-    })
+    svd_graph_hybrid(a, job, opts, dev, device_lane(rt))?.run_on(rt)
 }
