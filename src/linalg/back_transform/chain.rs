@@ -164,15 +164,32 @@ pub enum BlockKernel {
     /// The register-blocked kernel of [`super::chain_fma`] (falls back to
     /// [`BlockKernel::Gemm`] where the CPU lacks AVX2/FMA).
     Fma,
+    /// The in-place kernel of [`super::chain_strip`] on `Z` itself (no
+    /// transposed copy; f64 with AVX-512F, else as [`BlockKernel::Auto`]).
+    /// Only [`apply_chain_with`] takes it; on a transposed `Y` it is
+    /// [`BlockKernel::Auto`].
+    Strip,
 }
 
 impl BlockKernel {
     /// Whether blocks with reflectors of length `l` take the FMA kernel.
     fn fma(self, l: usize) -> bool {
         match self {
-            BlockKernel::Auto => l <= 32 && super::chain_fma::available(),
+            BlockKernel::Auto | BlockKernel::Strip => l <= 32 && super::chain_fma::available(),
             BlockKernel::Gemm => false,
             BlockKernel::Fma => super::chain_fma::available(),
+        }
+    }
+
+    /// Whether blocks with reflectors of length `l` take the in-place kernel
+    /// of [`super::chain_strip`] for `T`: where it runs, for long reflectors
+    /// (`L > 32`: the EVD's `b = 64`; the short ones of the SVD keep the
+    /// transposed FMA kernel).
+    fn strip<T: Scalar>(self, l: usize) -> bool {
+        match self {
+            BlockKernel::Auto => l > 32 && super::chain_strip::available::<T>(),
+            BlockKernel::Strip => super::chain_strip::available::<T>(),
+            BlockKernel::Gemm | BlockKernel::Fma => false,
         }
     }
 }
@@ -400,6 +417,61 @@ pub fn apply_chain_t_with<T: Scalar, C: WyChain<T> + ?Sized>(
     let mut work = Work::new(chain, y.nrows(), kernel);
     for &j in order {
         apply_block_t(chain, j, &mut work, y.rb_mut());
+    }
+}
+
+/// `Z := ... B_{order[1]} B_{order[0]} Z` on an `n x kc` column block `z`:
+/// with [`BlockKernel::Auto`], in place by [`super::chain_strip`] where it
+/// runs for these reflectors, else by [`apply_chain_t`] on a transposed copy
+/// in `buf` ([`with_transposed_in`]). Columns of `Z` are independent (any
+/// split of them gives bitwise the same result).
+pub fn apply_chain<T: Scalar, C: WyChain<T> + ?Sized>(
+    chain: &C,
+    order: &[usize],
+    z: MatMut<'_, T>,
+    buf: &mut Vec<T>,
+) {
+    apply_chain_with(chain, order, BlockKernel::Auto, z, buf);
+}
+
+/// [`apply_chain`] with a chosen [`BlockKernel`] (for benchmarks and tests).
+pub fn apply_chain_with<T: Scalar, C: WyChain<T> + ?Sized>(
+    chain: &C,
+    order: &[usize],
+    kernel: BlockKernel,
+    mut z: MatMut<'_, T>,
+    buf: &mut Vec<T>,
+) {
+    assert_eq!(z.nrows(), chain.n(), "Z must have n = {} rows", chain.n());
+    if order.is_empty() || z.ncols() == 0 {
+        return;
+    }
+    if !kernel.strip::<T>(chain.full_len()) {
+        with_transposed_in(z, buf, |y| apply_chain_t_with(chain, order, kernel, y));
+        return;
+    }
+    let (mut rows, mut k) = (0, 0);
+    for j in 0..chain.num_blocks() {
+        rows = rows.max(chain.rows(j).len());
+        k = k.max(chain.width(j));
+    }
+    let (mut v, mut t) = (Mat::<T>::zeros(rows, k), Mat::<T>::zeros(k, k));
+    let mut work = super::chain_strip::StripWork::default();
+    for &j in order {
+        let k = chain.width(j);
+        if k == 0 {
+            continue;
+        }
+        let rows = chain.rows(j);
+        block_factors(chain, j, v.as_mut(), t.as_mut());
+        super::chain_strip::apply_block(
+            v.as_ref().submatrix(0, 0, rows.len(), k),
+            t.as_ref().submatrix(0, 0, k, k),
+            chain.full_len(),
+            rows,
+            z.rb_mut(),
+            &mut work,
+        );
     }
 }
 

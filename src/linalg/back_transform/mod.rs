@@ -5,6 +5,7 @@
 
 pub mod chain;
 pub mod chain_fma;
+pub mod chain_strip;
 pub mod pass_chain;
 pub mod q1;
 pub mod q2;

@@ -36,8 +36,7 @@
 //! exactly ([`Q2Plan::row_deps`] gives the ordering a finer task graph needs).
 
 use super::chain::{
-    self, apply_chain_t, groups_per_window, transposed_ld, wavefront_order, with_transposed,
-    WyChain,
+    self, apply_chain_t, groups_per_window, transposed_ld, wavefront_order, WyChain,
 };
 use crate::linalg::sb2st::{num_sweeps, steps, task_geom, Reflectors};
 use crate::Scalar;
@@ -327,8 +326,10 @@ pub fn apply_q2t_right<T: Scalar>(
 /// back-transform task. Column blocks are independent; consecutive ranges on
 /// one column block must run in order (or follow [`Q2Plan::row_deps`]).
 ///
-/// Works on a transposed copy (`kc x n`, [`chain::with_transposed`]; measured
-/// ~20% faster at n = 4096, b = 64, kc = 512).
+/// Works in place with [`super::chain_strip`] where it runs (f64 with
+/// AVX-512F, `b > 32`), else on a transposed copy (`kc x n`,
+/// [`chain::with_transposed`]; measured ~20% faster than the GEMMs on `Z` at
+/// n = 4096, b = 64, kc = 512), see [`chain::apply_chain`].
 pub fn apply_q2_blocks<T: Scalar>(
     refl: &impl Reflectors<T>,
     plan: &Q2Plan,
@@ -339,7 +340,8 @@ pub fn apply_q2_blocks<T: Scalar>(
     if range.is_empty() {
         return;
     }
-    with_transposed(z, |y| apply_q2t_right(refl, plan, range, y));
+    let order: Vec<usize> = range.collect();
+    chain::apply_chain(&PlanChain::new(refl, plan), &order, z, &mut Vec::new());
 }
 
 /// `Z := Q2 Z` for an `n x kc` column block `z`, every block of `plan` in the
@@ -398,7 +400,7 @@ pub fn apply_q2_groups<T: Scalar>(
         plan.b,
     );
     let order = wavefront_order(&chain, w);
-    chain::with_transposed_in(z, buf, |y| apply_chain_t(&chain, &order, y));
+    chain::apply_chain(&chain, &order, z, buf);
 }
 
 /// The blocks `first..first + len` of a chain, as a chain of their own.
