@@ -10,6 +10,7 @@ use eigenflow::gallery::{self, Family};
 use eigenflow::pipeline::{
     eigh, eigh_owned, EvdJob, EvdOptions, ONE_STAGE_BELOW_VALUES,
     ONE_STAGE_BELOW_VALUES_ONE_THREAD, ONE_STAGE_BELOW_VECTORS,
+    ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2,
 };
 use eigenflow::runtime::Runtime;
 use eigenflow::{Error, Scalar, Side};
@@ -243,8 +244,8 @@ fn owned_form_matches_the_borrowed_one_bitwise() {
 /// The automatic choice through the public entry points: just below the
 /// values crossover no graph runs, at the crossover the graph does, and both
 /// are accurate. `pipeline::eigh` with the automatic options on the default
-/// runtime is what `eigenflow::eigvalsh` and `eigh` call. The vectors crossover
-/// (n = 4608) is checked as a decision only: two solves there would cost the
+/// runtime is what `eigenflow::eigvalsh` and `eigh` call. The vectors crossovers
+/// (n = 4608, 3072) are checked as decisions only: two solves there would cost the
 /// test a minute, and both paths are solved with vectors by the other tests
 /// (`eigenflow::eigh` in `tests/quickstart.rs`).
 #[test]
@@ -266,13 +267,22 @@ fn automatic_crossover_from_both_sides() {
         assert!(value_ratio(&w, &want) <= 5.0, "eigvalsh n={n}");
     }
     let opts = EvdOptions::auto();
+    // f64 takes the lower crossover where the CPU runs the in-place Q2
+    // kernel; f32 never does.
+    let x64 = if eigenflow::linalg::back_transform::chain_strip::available::<f64>() {
+        ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2
+    } else {
+        ONE_STAGE_BELOW_VECTORS
+    };
     for threads in [1, 2, 4] {
         let x = ONE_STAGE_BELOW_VECTORS;
-        assert!(opts.one_stage_for(x - 1, EvdJob::Vectors, threads));
-        assert!(!opts.one_stage_for(x, EvdJob::Vectors, threads));
+        assert!(opts.one_stage_for::<f32>(x - 1, EvdJob::Vectors, threads));
+        assert!(!opts.one_stage_for::<f32>(x, EvdJob::Vectors, threads));
+        assert!(opts.one_stage_for::<f64>(x64 - 1, EvdJob::Vectors, threads));
+        assert!(!opts.one_stage_for::<f64>(x64, EvdJob::Vectors, threads));
     }
-    assert!(opts.one_stage_for(ONE_STAGE_BELOW_VALUES_ONE_THREAD - 1, EvdJob::Values, 1));
-    assert!(!opts.one_stage_for(ONE_STAGE_BELOW_VALUES, EvdJob::Values, 2));
+    assert!(opts.one_stage_for::<f64>(ONE_STAGE_BELOW_VALUES_ONE_THREAD - 1, EvdJob::Values, 1));
+    assert!(!opts.one_stage_for::<f64>(ONE_STAGE_BELOW_VALUES, EvdJob::Values, 2));
 }
 
 #[test]
