@@ -31,14 +31,18 @@ pub const ONE_STAGE_BELOW_VALUES_ONE_THREAD: usize = 1536;
 /// at 2560, 0.82 at 3072, 0.92 at 4096, 1.04 at 5120; f32 on 2 threads 0.66
 /// at 2048, 0.92 at 4096; f64 on 1 thread 0.70 at 2048, 0.82 at 3072.
 pub const ONE_STAGE_BELOW_VECTORS: usize = 4608;
-/// The crossover with eigenvectors where `Q2` runs in place with the
+/// The crossover with eigenvectors in f64 where `Q2` runs in place with the
 /// register-blocked kernel of [`crate::linalg::back_transform::chain_strip`]
 /// (f64 on a CPU with AVX-512F), about 1.45x faster than the GEMM path it
 /// replaced. Measured through `pipeline::eigh` (2-core Zen 4 EPYC,
 /// 2026-11-28, min of 2-3 calls, two-stage against one-stage in one run): 2
 /// threads 1.24-1.32 against 1.01-1.07 s at n = 2048, a tie within the noise
 /// at 2560, 3.63-3.71 against 3.94-4.14 s at 3072, 8.0-8.3 against 9.4-10.0 s
-/// at 4096; 1 thread 5.8-6.4 against 6.3-6.5 s at 3072.
+/// at 4096; 1 thread 5.8-6.4 against 6.3-6.5 s at 3072. f32 keeps
+/// [`ONE_STAGE_BELOW_VECTORS`]: with the same kernel, same day, 2 threads,
+/// the one-stage path still won at 2048 (0.37-0.40 against 0.60-0.63 s) and
+/// 3072 (1.37-1.56 against 1.69-1.71 s) and tied at 4096 (4.0-5.1 against
+/// 4.1-4.6 s).
 pub const ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2: usize = 3072;
 
 /// Automatic order from which the eigenvalues-only job finds the
@@ -179,7 +183,7 @@ impl EvdOptions {
     /// [`EvdOptions::one_stage_below`]). The automatic crossovers are
     /// [`ONE_STAGE_BELOW_VALUES`] ([`ONE_STAGE_BELOW_VALUES_ONE_THREAD`] on
     /// one thread) and [`ONE_STAGE_BELOW_VECTORS`]
-    /// ([`ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2`] where `T` and the CPU run
+    /// ([`ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2`] in f64 where the CPU runs
     /// the in-place `Q2` kernel) (measured
     /// against the two-stage graph on the same runtime; the one-stage path
     /// runs its panels and symmetric matrix-vector products on the calling
@@ -195,7 +199,8 @@ impl EvdOptions {
                 super::EvdJob::Values if threads <= 1 => ONE_STAGE_BELOW_VALUES_ONE_THREAD,
                 super::EvdJob::Values => ONE_STAGE_BELOW_VALUES,
                 super::EvdJob::Vectors
-                    if crate::linalg::back_transform::chain_strip::available::<T>() =>
+                    if std::mem::size_of::<T>() == 8
+                        && crate::linalg::back_transform::chain_strip::available::<T>() =>
                 {
                     ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2
                 }

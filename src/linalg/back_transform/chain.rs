@@ -170,7 +170,7 @@ pub enum BlockKernel {
     /// [`BlockKernel::Gemm`] where the CPU lacks AVX2/FMA).
     Fma,
     /// The in-place kernel of [`super::chain_strip`] on `Z` itself (no
-    /// transposed copy; f64 with AVX-512F, else as [`BlockKernel::Auto`]).
+    /// transposed copy; f64 or f32 with AVX-512F, else as [`BlockKernel::Auto`]).
     /// Only [`apply_chain_with`] takes it; on a transposed `Y` it is
     /// [`BlockKernel::Auto`].
     Strip,
@@ -463,7 +463,7 @@ pub fn apply_chain_with<T: Scalar, C: WyChain<T> + ?Sized>(
         k = k.max(chain.width(j));
     }
     let (mut v, mut t) = (Mat::<T>::zeros(rows, k), Mat::<T>::zeros(k, k));
-    let mut work = super::chain_strip::StripWork::default();
+    let mut work = super::chain_strip::StripWork::<T>::default();
     for &j in order {
         let k = chain.width(j);
         if k == 0 {

@@ -271,19 +271,20 @@ fn list_bytes_counts_the_blocks_new_builds() {
     }
 }
 
-/// The in-place kernel of `chain_strip` (long reflectors, f64 with AVX-512F;
-/// elsewhere the same calls take the transposed paths): to rounding the
-/// unblocked reference and the GEMM path, and bitwise the same whatever the
-/// split of the columns (lanes in groups of eight and single lanes) and the
-/// row window. Shapes with several passes of sixteen reflectors, padded ones
-/// (`nb` not a multiple of 16), short blocks at the bottom, and short
-/// reflectors through [`BlockKernel::Strip`].
+/// The in-place kernel of `chain_strip` (long reflectors, f64 and f32 with
+/// AVX-512F; elsewhere the same calls take the transposed paths): to rounding
+/// the unblocked reference and the GEMM path, and bitwise the same whatever
+/// the split of the columns (lanes in groups of eight and single lanes) and
+/// the row window. Shapes with several passes of reflectors, padded ones
+/// (`nb` not a multiple of the vector length), short blocks at the bottom,
+/// and short reflectors through [`BlockKernel::Strip`].
 #[test]
 fn strip_kernel_matches_reference_and_is_split_invariant() {
-    use crate::linalg::back_transform::chain::{apply_chain_with, wavefront_order, BlockKernel};
+    use crate::linalg::back_transform::chain::BlockKernel;
     eprintln!(
-        "chain_strip available: {}",
-        crate::linalg::back_transform::chain_strip::available::<f64>()
+        "chain_strip available: f64 {}, f32 {}",
+        crate::linalg::back_transform::chain_strip::available::<f64>(),
+        crate::linalg::back_transform::chain_strip::available::<f32>()
     );
     for (n, b, nb, kernel) in [
         (150usize, 64usize, 16usize, BlockKernel::Auto),
@@ -291,56 +292,72 @@ fn strip_kernel_matches_reference_and_is_split_invariant() {
         (97, 40, 5, BlockKernel::Auto),
         (66, 64, 1, BlockKernel::Auto),
         (180, 33, 17, BlockKernel::Auto),
+        (130, 32, 40, BlockKernel::Auto),
         (120, 8, 16, BlockKernel::Strip),
         (75, 3, 7, BlockKernel::Strip),
     ] {
-        let band = random_band::<f64>(n, b, 9);
-        let mut work = band.clone();
-        let mut refl = Sb2stReflectors::new(n, b);
-        sb2st_reference(&mut work, b, Some(&mut refl));
-        let plan = Q2Plan::new(n, b, nb);
-        let chain = PlanChain::new(&refl, &plan);
-        let cols = 21;
-        let z0 = Mat::<f64>::from_fn(n, cols, |i, j| ((i * 13 + j * 7) % 17) as f64 - 8.0);
-        let scale = n as f64 * f64::EPSILON * fro(z0.as_ref());
-        let mut oracle = z0.clone();
-        apply_q2_unblocked(&refl, oracle.as_mut());
-        let mut gemm = z0.clone();
-        let canonical: Vec<usize> = (0..plan.blocks().len()).collect();
-        apply_chain_with(
-            &chain,
-            &canonical,
-            BlockKernel::Gemm,
-            gemm.as_mut(),
-            &mut Vec::new(),
-        );
-        let mut want = z0.clone();
-        apply_chain_with(&chain, &canonical, kernel, want.as_mut(), &mut Vec::new());
-        let (r_ref, r_gemm) = (
-            diff(want.as_ref(), oracle.as_ref()) / scale,
-            diff(want.as_ref(), gemm.as_ref()) / scale,
-        );
-        assert!(
-            r_ref < 30.0 && r_gemm < 30.0,
-            "n {n} b {b} nb {nb}: vs unblocked {r_ref}, vs GEMM {r_gemm}"
-        );
-        // The kernel really changed Z (not an identity pass).
-        assert!(diff(want.as_ref(), z0.as_ref()) > 1e-3 * fro(z0.as_ref()));
-        for window in [1usize, 20_000, 1 << 22] {
-            let order = wavefront_order(&chain, window);
-            for split in [cols, 9, 8, 1] {
-                let mut z = z0.clone();
-                let mut j = 0;
-                while j < cols {
-                    let w = split.min(cols - j);
-                    let zc = z.as_mut().subcols_mut(j, w);
-                    apply_chain_with(&chain, &order, kernel, zc, &mut Vec::new());
-                    j += w;
-                }
-                let same = (0..cols)
-                    .all(|j| (0..n).all(|i| z[(i, j)].to_bits() == want[(i, j)].to_bits()));
-                assert!(same, "n {n} b {b} nb {nb} window {window} split {split}");
+        strip_case::<f64>(n, b, nb, kernel);
+        strip_case::<f32>(n, b, nb, kernel);
+    }
+}
+
+fn strip_case<T: Scalar>(
+    n: usize,
+    b: usize,
+    nb: usize,
+    kernel: crate::linalg::back_transform::chain::BlockKernel,
+) {
+    use crate::linalg::back_transform::chain::{apply_chain_with, wavefront_order, BlockKernel};
+    let band = random_band::<T>(n, b, 9);
+    let mut work = band.clone();
+    let mut refl = Sb2stReflectors::new(n, b);
+    sb2st_reference(&mut work, b, Some(&mut refl));
+    let plan = Q2Plan::new(n, b, nb);
+    let chain = PlanChain::new(&refl, &plan);
+    let cols = 21;
+    let z0 = Mat::<T>::from_fn(n, cols, |i, j| T::of(((i * 13 + j * 7) % 17) as f64 - 8.0));
+    let scale = n as f64 * T::EPS.f64() * fro(z0.as_ref());
+    let mut oracle = z0.clone();
+    apply_q2_unblocked(&refl, oracle.as_mut());
+    let mut gemm = z0.clone();
+    let canonical: Vec<usize> = (0..plan.blocks().len()).collect();
+    apply_chain_with(
+        &chain,
+        &canonical,
+        BlockKernel::Gemm,
+        gemm.as_mut(),
+        &mut Vec::new(),
+    );
+    let mut want = z0.clone();
+    apply_chain_with(&chain, &canonical, kernel, want.as_mut(), &mut Vec::new());
+    let (r_ref, r_gemm) = (
+        diff(want.as_ref(), oracle.as_ref()) / scale,
+        diff(want.as_ref(), gemm.as_ref()) / scale,
+    );
+    let name = T::NAME;
+    assert!(
+        r_ref < 30.0 && r_gemm < 30.0,
+        "{name} n {n} b {b} nb {nb}: vs unblocked {r_ref}, vs GEMM {r_gemm}"
+    );
+    // The kernel really changed Z (not an identity pass).
+    assert!(diff(want.as_ref(), z0.as_ref()) > 1e-3 * fro(z0.as_ref()));
+    for window in [1usize, 20_000, 1 << 22] {
+        let order = wavefront_order(&chain, window);
+        for split in [cols, 17, 9, 8, 1] {
+            let mut z = z0.clone();
+            let mut j = 0;
+            while j < cols {
+                let w = split.min(cols - j);
+                let zc = z.as_mut().subcols_mut(j, w);
+                apply_chain_with(&chain, &order, kernel, zc, &mut Vec::new());
+                j += w;
             }
+            let same = (0..cols)
+                .all(|j| (0..n).all(|i| z[(i, j)].f64().to_bits() == want[(i, j)].f64().to_bits()));
+            assert!(
+                same,
+                "{name} n {n} b {b} nb {nb} window {window} split {split}"
+            );
         }
     }
 }
