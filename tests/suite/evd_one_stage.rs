@@ -269,7 +269,8 @@ fn automatic_crossover_from_both_sides() {
     let opts = EvdOptions::auto();
     // f64 takes the lower crossover where the CPU runs the in-place Q2
     // kernel; f32 keeps the other one (measured, see the constants).
-    let x64 = if eigenflow::linalg::back_transform::chain_strip::available::<f64>() {
+    use eigenflow::linalg::back_transform::chain_strip::Isa;
+    let x64 = if Isa::detect() == Some(Isa::Avx512) {
         ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2
     } else {
         ONE_STAGE_BELOW_VECTORS

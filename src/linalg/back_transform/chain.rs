@@ -170,7 +170,7 @@ pub enum BlockKernel {
     /// [`BlockKernel::Gemm`] where the CPU lacks AVX2/FMA).
     Fma,
     /// The in-place kernel of [`super::chain_strip`] on `Z` itself (no
-    /// transposed copy; f64 or f32 with AVX-512F, else as [`BlockKernel::Auto`]).
+    /// transposed copy; f64 or f32 with AVX-512F or AVX2, else as [`BlockKernel::Auto`]).
     /// Only [`apply_chain_with`] takes it; on a transposed `Y` it is
     /// [`BlockKernel::Auto`].
     Strip,
