@@ -225,7 +225,7 @@ struct Shape {
 macro_rules! strip_kernel {
     ($name:ident, $feature:literal, $t:ty, $v:ty, $vl:expr, $nl:expr, $s3:expr,
      $load:ident, $store:ident, $set1:ident, $zero:ident, $fmadd:ident, $fnmadd:ident,
-     $mload:ident, $mstore:ident) => {
+     [$($mload:tt)*], [$($mstore:tt)*]) => {
         mod $name {
             use super::Shape;
             use std::arch::x86_64::*;
@@ -267,19 +267,53 @@ macro_rules! strip_kernel {
                 }
             }
 
-            /// `acc[a] += x * broadcast(*z_q(r))` for the lanes `q < Q`.
+            /// `acc[2 q + half] += x * broadcast(*src.add(q stride))` for the
+            /// lanes `q < Q`.
             #[inline(always)]
             unsafe fn rank1<const Q: usize>(
                 acc: &mut [$v; 2 * NL],
                 half: usize,
                 x: $v,
-                zp: *const $t,
-                ldz: usize,
-                r: usize,
+                src: *const $t,
+                stride: usize,
             ) {
                 for qq in 0..Q {
-                    let zq = $set1(*zp.add(qq * ldz + r));
-                    acc[2 * qq + half] = $fmadd(x, zq, acc[2 * qq + half]);
+                    let b = $set1(*src.add(qq * stride));
+                    acc[2 * qq + half] = $fmadd(x, b, acc[2 * qq + half]);
+                }
+            }
+
+            /// [`rank1`] on both halves with one broadcast.
+            #[inline(always)]
+            unsafe fn rank2<const Q: usize>(
+                acc: &mut [$v; 2 * NL],
+                x0: $v,
+                x1: $v,
+                src: *const $t,
+                stride: usize,
+            ) {
+                for qq in 0..Q {
+                    let b = $set1(*src.add(qq * stride));
+                    acc[2 * qq] = $fmadd(x0, b, acc[2 * qq]);
+                    acc[2 * qq + 1] = $fmadd(x1, b, acc[2 * qq + 1]);
+                }
+            }
+
+            /// Stores the pass `[ib, ib + VL)` (and `[ib + VL, ib + 2 VL)`
+            /// when `two`) of each lane `q < Q` at `dst + q kp`.
+            #[inline(always)]
+            unsafe fn store_pass<const Q: usize>(
+                acc: &[$v; 2 * NL],
+                dst: *mut $t,
+                kp: usize,
+                ib: usize,
+                two: bool,
+            ) {
+                for qq in 0..Q {
+                    $store(dst.add(qq * kp + ib), acc[2 * qq]);
+                    if two {
+                        $store(dst.add(qq * kp + ib + VL), acc[2 * qq + 1]);
+                    }
                 }
             }
 
@@ -304,33 +338,25 @@ macro_rules! strip_kernel {
                     let two = ib + VL < kp;
                     let mut acc = [$zero(); 2 * NL];
                     let (lo, mid, hi) = (ib.min(nr), (ib + VL).min(nr), (ib + VL - 1 + l).min(nr));
+                    let z_row = |r: usize| zp.add(r) as *const $t;
                     if two {
                         for r in lo..mid {
-                            rank1::<Q>(&mut acc, 0, $load(vt.add(r * kp + ib)), zp, ldz, r);
+                            rank1::<Q>(&mut acc, 0, $load(vt.add(r * kp + ib)), z_row(r), ldz);
                         }
                         for r in mid..hi {
                             let row = vt.add(r * kp + ib);
-                            let (v0, v1) = ($load(row), $load(row.add(VL)));
-                            for qq in 0..Q {
-                                let zq = $set1(*zp.add(qq * ldz + r));
-                                acc[2 * qq] = $fmadd(v0, zq, acc[2 * qq]);
-                                acc[2 * qq + 1] = $fmadd(v1, zq, acc[2 * qq + 1]);
-                            }
+                            rank2::<Q>(&mut acc, $load(row), $load(row.add(VL)), z_row(r), ldz);
                         }
                         for r in hi.max(mid)..(ib + 2 * VL - 1 + l).min(nr) {
-                            rank1::<Q>(&mut acc, 1, $load(vt.add(r * kp + ib + VL)), zp, ldz, r);
+                            let x1 = $load(vt.add(r * kp + ib + VL));
+                            rank1::<Q>(&mut acc, 1, x1, z_row(r), ldz);
                         }
                     } else {
                         for r in lo..hi {
-                            rank1::<Q>(&mut acc, 0, $load(vt.add(r * kp + ib)), zp, ldz, r);
+                            rank1::<Q>(&mut acc, 0, $load(vt.add(r * kp + ib)), z_row(r), ldz);
                         }
                     }
-                    for qq in 0..Q {
-                        $store(w1.add(qq * kp + ib), acc[2 * qq]);
-                        if two {
-                            $store(w1.add(qq * kp + ib + VL), acc[2 * qq + 1]);
-                        }
-                    }
+                    store_pass::<Q>(&acc, w1, kp, ib, two);
                     ib += if two { 2 * VL } else { VL };
                 }
                 // 2. W2(i, q) = sum_{j >= i} T(i, j) W(j, q), rows
@@ -341,22 +367,14 @@ macro_rules! strip_kernel {
                     let mut acc = [$zero(); 2 * NL];
                     for j in ib..k {
                         let col = tp.add(j * kp + ib);
-                        let t0 = $load(col);
-                        let t1 = if two { $load(col.add(VL)) } else { $zero() };
-                        for qq in 0..Q {
-                            let wj = $set1(*w1.add(qq * kp + j));
-                            acc[2 * qq] = $fmadd(t0, wj, acc[2 * qq]);
-                            if two {
-                                acc[2 * qq + 1] = $fmadd(t1, wj, acc[2 * qq + 1]);
-                            }
-                        }
-                    }
-                    for qq in 0..Q {
-                        $store(w2.add(qq * kp + ib), acc[2 * qq]);
+                        let w_j = w1.add(j) as *const $t;
                         if two {
-                            $store(w2.add(qq * kp + ib + VL), acc[2 * qq + 1]);
+                            rank2::<Q>(&mut acc, $load(col), $load(col.add(VL)), w_j, kp);
+                        } else {
+                            rank1::<Q>(&mut acc, 0, $load(col), w_j, kp);
                         }
                     }
+                    store_pass::<Q>(&acc, w2, kp, ib, two);
                     ib += if two { 2 * VL } else { VL };
                 }
                 // 3. Z(r, q) -= sum_i V(r, i) W2(i, q); row r is nonzero in
@@ -393,17 +411,17 @@ macro_rules! strip_kernel {
                     let rem = (nr - r).min(VL);
                     let mut acc = [$zero(); NL];
                     for (qq, a) in acc.iter_mut().enumerate().take(Q) {
-                        *a = $mload!(rem, zp.add(qq * ldz + r));
+                        *a = masked!(load $($mload)*, rem, zp.add(qq * ldz + r));
                     }
                     for i in (r + 1).saturating_sub(l)..(r + rem).min(k) {
-                        let c = $mload!(rem, vp.add(i * ldv + r));
+                        let c = masked!(load $($mload)*, rem, vp.add(i * ldv + r));
                         for (qq, a) in acc.iter_mut().enumerate().take(Q) {
                             let m = $set1(*w2.add(qq * kp + i));
                             *a = $fnmadd(c, m, *a);
                         }
                     }
                     for (qq, a) in acc.iter().enumerate().take(Q) {
-                        $mstore!(rem, zp.add(qq * ldz + r), *a);
+                        masked!(store $($mstore)*, rem, zp.add(qq * ldz + r), *a);
                     }
                     r += rem;
                 }
@@ -412,32 +430,25 @@ macro_rules! strip_kernel {
     };
 }
 
-/// Masked loads and stores of the first `rem` values of a vector.
+/// Masked loads and stores of the first `rem` values of a vector: AVX-512
+/// masks are integers (the intrinsic and the mask type given), AVX2 masks are
+/// vectors (the intrinsic and the macro building the mask given).
 #[cfg(target_arch = "x86_64")]
-macro_rules! mload_512d {
-    ($rem:expr, $p:expr) => {
-        _mm512_maskz_loadu_pd((u32::MAX >> (32 - $rem)) as __mmask8, $p)
+macro_rules! masked {
+    (load avx512 $f:ident $m:ty, $rem:expr, $p:expr) => {
+        $f((u32::MAX >> (32 - $rem)) as $m, $p)
+    };
+    (store avx512 $f:ident $m:ty, $rem:expr, $p:expr, $x:expr) => {
+        $f($p, (u32::MAX >> (32 - $rem)) as $m, $x)
+    };
+    (load avx2 $f:ident $mask:ident, $rem:expr, $p:expr) => {
+        $f($p, $mask!($rem))
+    };
+    (store avx2 $f:ident $mask:ident, $rem:expr, $p:expr, $x:expr) => {
+        $f($p, $mask!($rem), $x)
     };
 }
-#[cfg(target_arch = "x86_64")]
-macro_rules! mstore_512d {
-    ($rem:expr, $p:expr, $x:expr) => {
-        _mm512_mask_storeu_pd($p, (u32::MAX >> (32 - $rem)) as __mmask8, $x)
-    };
-}
-#[cfg(target_arch = "x86_64")]
-macro_rules! mload_512s {
-    ($rem:expr, $p:expr) => {
-        _mm512_maskz_loadu_ps((u32::MAX >> (32 - $rem)) as __mmask16, $p)
-    };
-}
-#[cfg(target_arch = "x86_64")]
-macro_rules! mstore_512s {
-    ($rem:expr, $p:expr, $x:expr) => {
-        _mm512_mask_storeu_ps($p, (u32::MAX >> (32 - $rem)) as __mmask16, $x)
-    };
-}
-/// AVX2 masks are vectors: all ones in the lanes below `rem`.
+/// AVX2 masks: all ones in the lanes below `rem`.
 #[cfg(target_arch = "x86_64")]
 macro_rules! mask_256d {
     ($rem:expr) => {
@@ -448,36 +459,12 @@ macro_rules! mask_256d {
     };
 }
 #[cfg(target_arch = "x86_64")]
-macro_rules! mload_256d {
-    ($rem:expr, $p:expr) => {
-        _mm256_maskload_pd($p, mask_256d!($rem))
-    };
-}
-#[cfg(target_arch = "x86_64")]
-macro_rules! mstore_256d {
-    ($rem:expr, $p:expr, $x:expr) => {
-        _mm256_maskstore_pd($p, mask_256d!($rem), $x)
-    };
-}
-#[cfg(target_arch = "x86_64")]
 macro_rules! mask_256s {
     ($rem:expr) => {
         _mm256_cmpgt_epi32(
             _mm256_set1_epi32($rem as i32),
             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
         )
-    };
-}
-#[cfg(target_arch = "x86_64")]
-macro_rules! mload_256s {
-    ($rem:expr, $p:expr) => {
-        _mm256_maskload_ps($p, mask_256s!($rem))
-    };
-}
-#[cfg(target_arch = "x86_64")]
-macro_rules! mstore_256s {
-    ($rem:expr, $p:expr, $x:expr) => {
-        _mm256_maskstore_ps($p, mask_256s!($rem), $x)
     };
 }
 
@@ -496,8 +483,8 @@ strip_kernel!(
     _mm512_setzero_pd,
     _mm512_fmadd_pd,
     _mm512_fnmadd_pd,
-    mload_512d,
-    mstore_512d
+    [avx512 _mm512_maskz_loadu_pd __mmask8],
+    [avx512 _mm512_mask_storeu_pd __mmask8]
 );
 #[cfg(target_arch = "x86_64")]
 strip_kernel!(
@@ -514,8 +501,8 @@ strip_kernel!(
     _mm512_setzero_ps,
     _mm512_fmadd_ps,
     _mm512_fnmadd_ps,
-    mload_512s,
-    mstore_512s
+    [avx512 _mm512_maskz_loadu_ps __mmask16],
+    [avx512 _mm512_mask_storeu_ps __mmask16]
 );
 #[cfg(target_arch = "x86_64")]
 strip_kernel!(
@@ -532,8 +519,8 @@ strip_kernel!(
     _mm256_setzero_pd,
     _mm256_fmadd_pd,
     _mm256_fnmadd_pd,
-    mload_256d,
-    mstore_256d
+    [avx2 _mm256_maskload_pd mask_256d],
+    [avx2 _mm256_maskstore_pd mask_256d]
 );
 #[cfg(target_arch = "x86_64")]
 strip_kernel!(
@@ -550,8 +537,8 @@ strip_kernel!(
     _mm256_setzero_ps,
     _mm256_fmadd_ps,
     _mm256_fnmadd_ps,
-    mload_256s,
-    mstore_256s
+    [avx2 _mm256_maskload_ps mask_256s],
+    [avx2 _mm256_maskstore_ps mask_256s]
 );
 
 #[cfg(test)]
