@@ -160,9 +160,9 @@ fn col_slice<'a, T>(z: MatMut<'a, T>, j: usize) -> &'a mut [T] {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKernel {
     /// In [`apply_chain_with`], [`BlockKernel::Strip`] where it runs and the
-    /// reflectors are long (`L >= 32`); otherwise [`BlockKernel::Fma`] where it
-    /// runs and the reflectors are short (`L <= 32`), else
-    /// [`BlockKernel::Gemm`].
+    /// reflectors are long (`L >= 32` in f64, `L > 32` in f32); otherwise
+    /// [`BlockKernel::Fma`] where it runs and the reflectors are short
+    /// (`L <= 32`), else [`BlockKernel::Gemm`].
     Auto,
     /// Three GEMMs per block (faer), `V` cut into panels.
     Gemm,
@@ -188,13 +188,20 @@ impl BlockKernel {
 
     /// Whether blocks with reflectors of length `l` take the in-place kernel
     /// of [`super::chain_strip`] for `T`: where it runs, for long reflectors
-    /// (`L >= 32`: the EVD's `b = 64`). The SVD's short ones (`L = 17`) keep
-    /// the transposed FMA kernel: measured one thread, n = 2048, 16 sweeps per
-    /// block, 512 columns, same run: `L = 17` FMA 24.5 against 21 GFLOP/s in
-    /// place, `L = 32` 24.3 against 27.8.
+    /// (the EVD's `b = 64`; `L >= 32` in f64, `L > 32` in f32). Shorter ones
+    /// keep the transposed FMA kernel. Measured in f64 (one thread, n = 2048,
+    /// 16 sweeps per block, 512 columns, same run): `L = 17` FMA 24.5 against
+    /// 21 GFLOP/s in place, `L = 32` 24.3 against 27.8. In f32 the SVD's
+    /// `Q2` passes (`L = 32`) ran slower in place: `svd --n 3072 --precision
+    /// f32`, 2 threads, `q2u` 1.77-1.93 against 1.32-1.43 busy seconds.
     fn strip<T: Scalar>(self, l: usize) -> bool {
+        let long = if std::mem::size_of::<T>() == 8 {
+            l >= 32
+        } else {
+            l > 32
+        };
         match self {
-            BlockKernel::Auto => l >= 32 && super::chain_strip::available::<T>(),
+            BlockKernel::Auto => long && super::chain_strip::available::<T>(),
             BlockKernel::Strip => super::chain_strip::available::<T>(),
             BlockKernel::Gemm | BlockKernel::Fma => false,
         }
