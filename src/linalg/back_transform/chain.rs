@@ -460,7 +460,10 @@ pub fn apply_chain_with<T: Scalar, C: WyChain<T> + ?Sized>(
     if order.is_empty() || z.ncols() == 0 {
         return;
     }
-    if !kernel.strip::<T>(chain.full_len()) {
+    // The in-place kernel addresses `Z` by a unit row stride and a
+    // non-negative column stride; any other view takes the transposed copy.
+    let addressable = z.row_stride() == 1 && z.col_stride() >= 0;
+    if !(addressable && kernel.strip::<T>(chain.full_len())) {
         with_transposed_in(z, buf, |y| apply_chain_t_with(chain, order, kernel, y));
         return;
     }

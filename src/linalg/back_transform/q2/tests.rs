@@ -339,6 +339,16 @@ fn strip_case<T: Scalar>(
         r_ref < 30.0 && r_gemm < 30.0,
         "{name} n {n} b {b} nb {nb}: vs unblocked {r_ref}, vs GEMM {r_gemm}"
     );
+    // A view with reversed columns (negative column stride) takes the
+    // transposed copy: the same columns to rounding.
+    let mut reversed = z0.clone();
+    let zr = reversed.as_mut().reverse_cols_mut();
+    apply_chain_with(&chain, &canonical, kernel, zr, &mut Vec::new());
+    let r_rev = diff(reversed.as_ref(), oracle.as_ref()) / scale;
+    assert!(
+        r_rev < 30.0,
+        "{name} n {n} b {b} nb {nb}: reversed columns {r_rev}"
+    );
     // The kernel really changed Z (not an identity pass).
     assert!(diff(want.as_ref(), z0.as_ref()) > 1e-3 * fro(z0.as_ref()));
     for window in [1usize, 20_000, 1 << 22] {
