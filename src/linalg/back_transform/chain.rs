@@ -474,6 +474,7 @@ pub fn apply_chain_with<T: Scalar, C: WyChain<T> + ?Sized>(
     }
     let (mut v, mut t) = (Mat::<T>::zeros(rows, k), Mat::<T>::zeros(k, k));
     let mut work = super::chain_strip::StripWork::<T>::default();
+    let isa = super::chain_strip::Isa::detect().expect("`strip` checked that the kernel runs");
     for &j in order {
         let k = chain.width(j);
         if k == 0 {
@@ -482,6 +483,7 @@ pub fn apply_chain_with<T: Scalar, C: WyChain<T> + ?Sized>(
         let rows = chain.rows(j);
         block_factors(chain, j, v.as_mut(), t.as_mut());
         super::chain_strip::apply_block(
+            isa,
             v.as_ref().submatrix(0, 0, rows.len(), k),
             t.as_ref().submatrix(0, 0, k, k),
             chain.full_len(),

@@ -115,31 +115,16 @@ impl<T> Default for StripWork<T> {
     }
 }
 
-/// `Z_R := (I - V T V^T) Z_R` for the rows `rows` of `z` (unit row stride):
-/// `v` (`|rows| x k`, column `i` zero outside rows `[i, i + l)`, unit row
-/// stride), `t` (`k x k` upper triangular, unit row stride), with the best
-/// instruction set of the CPU ([`Isa::detect`]).
-///
-/// Panics unless [`available`]`::<T>()` (callers check it once) or if the
-/// shapes do not match.
-pub fn apply_block<T: Scalar>(
-    v: MatRef<'_, T>,
-    t: MatRef<'_, T>,
-    l: usize,
-    rows: std::ops::Range<usize>,
-    z: MatMut<'_, T>,
-    work: &mut StripWork<T>,
-) {
-    let isa = Isa::detect().expect("chain_strip::apply_block needs AVX-512F or AVX2 and FMA");
-    apply_block_with(isa, v, t, l, rows, z, work);
-}
-
-/// [`apply_block`] with the instruction set `isa` (for tests and benchmarks:
-/// a CPU with AVX-512F also runs the AVX2 version). Both agree to rounding.
+/// `Z_R := (I - V T V^T) Z_R` for the rows `rows` of `z` (unit row stride,
+/// non-negative column stride) with the instruction set `isa`: `v`
+/// (`|rows| x k`, column `i` zero outside rows `[i, i + l)`, unit row
+/// stride), `t` (`k x k` upper triangular, unit row stride). Callers pass
+/// [`Isa::detect`] (tests and benchmarks may pass [`Isa::Avx2`] on a CPU with
+/// AVX-512F as well); both instruction sets agree to rounding.
 ///
 /// Panics unless `T` is f64 or f32 and the CPU runs `isa`, or if the shapes
 /// do not match, a row stride is not 1 or a column stride is negative.
-pub fn apply_block_with<T: Scalar>(
+pub fn apply_block<T: Scalar>(
     isa: Isa,
     v: MatRef<'_, T>,
     t: MatRef<'_, T>,
@@ -278,6 +263,9 @@ macro_rules! strip_kernel {
 
             /// `acc[2 q + half] += x * broadcast(*src.add(q stride))` for the
             /// lanes `q < Q`.
+            ///
+            /// # Safety
+            /// As [`apply`]; `src.add(q stride)` is readable for `q < Q`.
             #[inline(always)]
             unsafe fn rank1<const Q: usize>(
                 acc: &mut [$v; 2 * NL],
@@ -293,6 +281,9 @@ macro_rules! strip_kernel {
             }
 
             /// [`rank1`] on both halves with one broadcast.
+            ///
+            /// # Safety
+            /// As [`rank1`].
             #[inline(always)]
             unsafe fn rank2<const Q: usize>(
                 acc: &mut [$v; 2 * NL],
@@ -310,6 +301,9 @@ macro_rules! strip_kernel {
 
             /// Stores the pass `[ib, ib + VL)` (and `[ib + VL, ib + 2 VL)`
             /// when `two`) of each lane `q < Q` at `dst + q kp`.
+            ///
+            /// # Safety
+            /// As [`apply`]; `dst` is `W` or `W2`, `Q kp` writable values.
             #[inline(always)]
             unsafe fn store_pass<const Q: usize>(
                 acc: &[$v; 2 * NL],
@@ -327,6 +321,9 @@ macro_rules! strip_kernel {
             }
 
             /// The three phases on the `Q` lanes at `zp`.
+            ///
+            /// # Safety
+            /// As [`apply`], for the `Q <= NL` columns of `Z` at `zp`.
             #[inline(always)]
             unsafe fn lanes_block<const Q: usize>(
                 s: Shape,
@@ -605,7 +602,7 @@ mod tests {
         let want = reference(&v, &t, r0, &z0);
         let mut work = StripWork::default();
         let mut z = z0.clone();
-        apply_block_with(
+        apply_block(
             isa,
             v.as_ref(),
             t.as_ref(),
@@ -630,7 +627,7 @@ mod tests {
         // Each lane alone gives bitwise the same column.
         for j in 0..lanes {
             let mut zj = z0.as_ref().subcols(j, 1).to_owned();
-            apply_block_with(
+            apply_block(
                 isa,
                 v.as_ref(),
                 t.as_ref(),
@@ -662,7 +659,7 @@ mod tests {
         let mut z = Mat::<f64>::zeros(20, 9);
         let mut work = StripWork::default();
         let zr = z.as_mut().reverse_cols_mut();
-        apply_block_with(isa, v.as_ref(), t.as_ref(), 8, 0..20, zr, &mut work);
+        apply_block(isa, v.as_ref(), t.as_ref(), 8, 0..20, zr, &mut work);
     }
 
     /// Both instruction sets (where the CPU runs them), both types, against

@@ -308,9 +308,10 @@ pub fn block_factors<T: Scalar>(
 /// `Y := Y Q2^T` restricted to the blocks `range` of `plan` (in that order),
 /// for `y = Z^T` (`kc x n`): the same as `Z := Q2 Z` on those blocks, in the
 /// layout where the rows of `Z` a block touches are contiguous columns of `Y`.
-/// This is what [`apply_q2_blocks`] runs on its transposed copy; callers that
-/// keep `Z^T` can use it directly. Rows of `Y` are independent; consecutive
-/// ranges must run in order (or follow [`Q2Plan::row_deps`]).
+/// For callers that keep `Z^T` ([`apply_q2_blocks`] works on `Z` and
+/// chooses its kernel, see [`chain::apply_chain`]). Rows of `Y` are
+/// independent; consecutive ranges must run in order (or follow
+/// [`Q2Plan::row_deps`]).
 pub fn apply_q2t_right<T: Scalar>(
     refl: &impl Reflectors<T>,
     plan: &Q2Plan,
@@ -328,8 +329,9 @@ pub fn apply_q2t_right<T: Scalar>(
 ///
 /// Works in place with [`super::chain_strip`] where it runs (f64 or f32 with
 /// AVX-512F or AVX2; `b >= 32` in f64, `b > 32` in f32), else on a
-/// transposed copy (`kc x n`, [`chain::with_transposed`]; measured ~20% faster than the GEMMs on `Z` at
-/// n = 4096, b = 64, kc = 512), see [`chain::apply_chain`].
+/// transposed copy (`kc x n`, [`chain::with_transposed`]; measured ~20%
+/// faster than the GEMMs on `Z` at n = 4096, b = 64, kc = 512), see
+/// [`chain::apply_chain`].
 pub fn apply_q2_blocks<T: Scalar>(
     refl: &impl Reflectors<T>,
     plan: &Q2Plan,
