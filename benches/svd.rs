@@ -249,7 +249,7 @@ fn random_reflectors<T: Scalar>(n: usize, passes: &[Pass]) -> Gb2bdReflectors<T>
 fn q2_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
     let opts = &args.opts;
     let b = opts.bandwidth_for(n);
-    let passes = schedule(b, opts.tile_width_for::<T>(b));
+    let passes = schedule(b, opts.tile_width_for::<T>(b, SvdJob::Vectors));
     let refl = random_reflectors::<T>(n, &passes);
     let sides: Vec<_> = (0..passes.len())
         .map(|p| refl.pass(p).left_side())

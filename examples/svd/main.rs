@@ -96,6 +96,14 @@ struct Args {
     /// pass.
     #[arg(long, value_parser = positive)]
     tilewidth: Option<usize>,
+    /// Q2 back-transformations: sweeps per compact-WY block (default 8). 0 is
+    /// refused.
+    #[arg(long, value_parser = positive)]
+    q2_group: Option<usize>,
+    /// Back-transformations: columns of U and V per task (default 512, lowered
+    /// to about n / 8). 0 is refused.
+    #[arg(long, value_parser = positive)]
+    col_block: Option<usize>,
     /// Read the matrix from a 2-D .npy file (f8, f4 or f2; C or Fortran
     /// order; an f2 file is computed in f32 unless --precision says f64).
     #[arg(long)]
@@ -296,6 +304,12 @@ fn run<T: RunScalar>(
     }
     if let Some(tw) = args.tilewidth {
         opts.tile_width = tw;
+    }
+    if let Some(g) = args.q2_group {
+        opts.q2_group = g;
+    }
+    if let Some(c) = args.col_block {
+        opts.back_col_block = c;
     }
     if let Some(bp) = args.band_precision {
         if job == SvdJob::Vectors {

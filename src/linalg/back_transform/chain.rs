@@ -460,10 +460,7 @@ pub fn apply_chain_with<T: Scalar, C: WyChain<T> + ?Sized>(
     if order.is_empty() || z.ncols() == 0 {
         return;
     }
-    // The in-place kernel addresses `Z` by a unit row stride and a
-    // non-negative column stride; any other view takes the transposed copy.
-    let addressable = z.row_stride() == 1 && z.col_stride() >= 0;
-    if !(addressable && kernel.strip::<T>(chain.full_len())) {
+    if !runs_in_place(kernel, chain.full_len(), z.rb()) {
         with_transposed_in(z, buf, |y| apply_chain_t_with(chain, order, kernel, y));
         return;
     }
@@ -492,6 +489,15 @@ pub fn apply_chain_with<T: Scalar, C: WyChain<T> + ?Sized>(
             &mut work,
         );
     }
+}
+
+/// Whether [`apply_chain_with`] applies blocks with reflectors of length `l`
+/// to `z` in place (by [`super::chain_strip`]) rather than on a transposed
+/// copy: the kernel runs on this CPU for `T`, `kernel` picks it for `l`, and
+/// `z` has a unit row stride and a non-negative column stride (the kernel
+/// addresses columns as `base + j * stride`).
+pub fn runs_in_place<T: Scalar>(kernel: BlockKernel, l: usize, z: MatRef<'_, T>) -> bool {
+    z.row_stride() == 1 && z.col_stride() >= 0 && kernel.strip::<T>(l)
 }
 
 /// Column stride of the transposed copy of `kc` columns: a multiple of 8

@@ -10,7 +10,8 @@
 //! product).
 
 use super::chain::{
-    apply_chain_t_with, groups_per_window, wavefront_order, with_transposed, BlockKernel, WyChain,
+    apply_chain_t_with, apply_chain_with, groups_per_window, runs_in_place, wavefront_order,
+    with_transposed, BlockKernel, WyChain,
 };
 use crate::linalg::gb2bd::{num_sweeps, steps, task_geom, PassSide};
 use crate::Scalar;
@@ -109,8 +110,8 @@ pub fn apply_q2_sides_windowed<T: Scalar>(
 }
 
 /// [`apply_q2_sides_windowed`] with a chosen [`BlockKernel`].
-pub fn apply_q2_sides_with<T: Scalar>(
-    sides: &[PassSide<'_, T>],
+pub fn apply_q2_sides_with<'a, T: Scalar>(
+    sides: &[PassSide<'a, T>],
     group: usize,
     window_bytes: usize,
     kernel: BlockKernel,
@@ -120,19 +121,38 @@ pub fn apply_q2_sides_with<T: Scalar>(
     for p in sides {
         assert_eq!(z.nrows(), p.n(), "Z must have n = {} rows", p.n());
     }
+    let chain_order = |side: PassSide<'a, T>| {
+        let chain = PassChain::new(side, group);
+        let pass = side.pass();
+        let w = groups_per_window(
+            window_bytes,
+            kc,
+            std::mem::size_of::<T>(),
+            group.max(1),
+            pass.b,
+            pass.d() + 1,
+        );
+        let order = wavefront_order(&chain, w);
+        (chain, order)
+    };
+    // In place when every pass takes the in-place kernel (one pass of long
+    // reflectors, the default with vectors); otherwise one transposed copy
+    // serves all passes.
+    if sides
+        .iter()
+        .all(|s| runs_in_place(kernel, s.pass().d() + 1, z.rb()))
+    {
+        let mut z = z;
+        let mut buf = Vec::new();
+        for side in sides.iter().rev() {
+            let (chain, order) = chain_order(*side);
+            apply_chain_with(&chain, &order, kernel, z.rb_mut(), &mut buf);
+        }
+        return;
+    }
     with_transposed(z, |mut y| {
         for side in sides.iter().rev() {
-            let chain = PassChain::new(*side, group);
-            let pass = side.pass();
-            let w = groups_per_window(
-                window_bytes,
-                kc,
-                std::mem::size_of::<T>(),
-                group.max(1),
-                pass.b,
-                pass.d() + 1,
-            );
-            let order = wavefront_order(&chain, w);
+            let (chain, order) = chain_order(*side);
             apply_chain_t_with(&chain, &order, kernel, y.rb_mut());
         }
     });

@@ -49,7 +49,14 @@ fn protocol<S: BandStorage>(a: &Mat<f64>, grain: crate::pipeline::ChaseGrain) ->
     let n = w.ncols();
     let b = o.bandwidth_for(n);
     let mut g = TaskGraph::new();
-    let s1 = ge2gb(&mut g, w, b, o.tile_for(n, b), o.tile_width_for::<f64>(b)).unwrap();
+    let s1 = ge2gb(
+        &mut g,
+        w,
+        b,
+        o.tile_for(n, b),
+        o.tile_width_for::<f64>(b, SvdJob::Values),
+    )
+    .unwrap();
     let bd = gb2bd_stored::<f64, S>(&mut g, s1.band, grain).unwrap();
     let slot = singular_values(&mut g, bd).unwrap();
     g.check_races().unwrap();

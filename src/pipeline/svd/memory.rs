@@ -30,7 +30,7 @@ pub fn task_count<T: Scalar>(m: usize, n: usize, job: SvdJob, opts: &SvdOptions)
         + 3;
     let stage1 = n64.div_ceil(b as u64).saturating_mul(per_step);
     let grain = opts.grain();
-    let stage2 = schedule(b, opts.tile_width_for::<T>(b))
+    let stage2 = schedule(b, opts.tile_width_for::<T>(b, job))
         .iter()
         .map(|p| {
             let steps = n64 / p.b as u64 + 1;
@@ -91,7 +91,7 @@ pub fn memory_bytes<T: Scalar>(
 ) -> Option<u64> {
     let (m, n) = (m.max(n), m.min(n));
     let b = opts.bandwidth_for(n);
-    let passes = schedule(b, opts.tile_width_for::<T>(b));
+    let passes = schedule(b, opts.tile_width_for::<T>(b, job));
     let (ku, kl) = storage_offsets(b, &passes);
     let (m64, n64, b64) = (m as u64, n as u64, b as u64);
     let words = [

@@ -277,7 +277,7 @@ pub fn svd_graph<T: Scalar>(
     let n = w.ncols();
     let b = opts.bandwidth_for(n);
     let nb = opts.tile_for(n, b);
-    let tw = opts.tile_width_for::<T>(b);
+    let tw = opts.tile_width_for::<T>(b, job);
     let mut g = TaskGraph::new();
     // Tall: QR first, then the two-stage reduction of R (geqrf.rs).
     let (s1, q0) = if geqrf::use_qr(w.nrows(), n, opts.qr_ratio_for(job)) {

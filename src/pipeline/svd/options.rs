@@ -38,8 +38,9 @@ pub struct SvdOptions {
     /// picks 32.
     pub bandwidth: usize,
     /// Stage 2: superdiagonals removed per pass (`TW`, seed 000 §VI-B); 0
-    /// picks one 128-byte cache line of the scalar type (16 for f64, 32 for
-    /// f32). Capped by `b - 1` (a single pass).
+    /// picks per job ([`SvdOptions::tile_width_for`]): for values one
+    /// 128-byte cache line of the scalar type (16 for f64, 32 for f32), with
+    /// vectors a single pass. Capped by `b - 1` (a single pass).
     pub tile_width: usize,
     /// Tile size of the stage-1 trailing updates (rounded up to a multiple of
     /// `b`).
@@ -54,11 +55,13 @@ pub struct SvdOptions {
     pub leaf_size: usize,
     /// Bidiagonal divide and conquer: column tile of each merge's products.
     pub dc_tile: usize,
-    /// Q2 back-transformations: sweeps per compact-WY block. 8 by default:
-    /// with the reflectors of length `TW + 1 = 17` (f64), `Q2_U` alone at
-    /// n = 2048 on one thread took about half the time of the previous
-    /// per-block kernel with blocks of 8 sweeps against about 0.7-0.76 of it
-    /// with 16 (same runs, on a loaded machine).
+    /// Q2 back-transformations: sweeps per compact-WY block. 16 by default,
+    /// for the single pass of the vectors job (reflectors of length `b`):
+    /// `svd --n 4096 --tilewidth 32`, f64, 2 threads, `q2u` busy 5.9-6.9 s
+    /// with 16 against 6.6-9.5 s with 8 (runs alternated). With several
+    /// passes of short reflectors (`TW + 1 = 17`) 8 was the better group:
+    /// `Q2_U` alone at n = 2048 on one thread took about half the time of
+    /// the previous per-block kernel with 8 against 0.7-0.76 of it with 16.
     pub q2_group: usize,
     /// Q2 back-transformations: working-set budget in KiB of one row window
     /// of the wavefront order
@@ -122,7 +125,7 @@ impl Default for SvdOptions {
             fine_stage2: false,
             leaf_size: 32,
             dc_tile: 256,
-            q2_group: 8,
+            q2_group: 16,
             q2_window_kib: crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES / 1024,
             back_col_block: 512,
             qr_ratio: 0.0,
@@ -150,12 +153,22 @@ impl SvdOptions {
         b.min(n.saturating_sub(1)).max(1)
     }
 
-    /// The stage-2 tile width actually used with bandwidth `b`: in `[1, max(b - 1, 1)]`.
-    pub fn tile_width_for<T: Scalar>(&self, b: usize) -> usize {
-        let tw = if self.tile_width == 0 {
-            crate::linalg::gb2bd::tile_width::<T>()
-        } else {
-            self.tile_width
+    /// The stage-2 tile width actually used with bandwidth `b` for `job`: in
+    /// `[1, max(b - 1, 1)]`. For 0: values only, seed 000's one cache line
+    /// ([`crate::linalg::gb2bd::tile_width`]); with vectors a single pass
+    /// `b -> 1`. Every pass `b -> b'` leaves reflectors of length
+    /// `b - b' + 1` for `Q2`, about `2 n^3 (b - b' + 1) / b` flops per side,
+    /// so the passes `32 -> 16 -> 1` cost `3.06 n^3` against `2 n^3` for one
+    /// pass, and one pass's reflectors are long enough for the in-place
+    /// kernel ([`crate::linalg::back_transform::chain_strip`]). Measured with
+    /// `svd --n 4096`, f64, 2 threads, alternated: 15.1-17.8 s in one pass
+    /// (`q2u` busy 5.9-7.4 s) against 21.0-24.7 s in two (`q2u` 12.4-14.3 s);
+    /// values only, the two schedules tied (3.8-4.9 s each).
+    pub fn tile_width_for<T: Scalar>(&self, b: usize, job: super::SvdJob) -> usize {
+        let tw = match (self.tile_width, job) {
+            (0, super::SvdJob::Values) => crate::linalg::gb2bd::tile_width::<T>(),
+            (0, super::SvdJob::Vectors) => b,
+            (tw, _) => tw,
         };
         tw.min(b.saturating_sub(1)).max(1)
     }

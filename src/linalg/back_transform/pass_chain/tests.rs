@@ -79,13 +79,31 @@ fn ratios<T: Scalar>(
     [du, dv]
 }
 
+/// Every block kernel: on a transposed copy (GEMM, FMA) and in place (strip,
+/// where the CPU runs it), and the automatic choice.
+const KERNELS: [BlockKernel; 4] = [
+    BlockKernel::Gemm,
+    BlockKernel::Fma,
+    BlockKernel::Strip,
+    BlockKernel::Auto,
+];
+
 #[test]
 fn windowed_chain_matches_unblocked_oracle() {
     let mut worst = 0.0f64;
-    for (b, tw) in [(8usize, 3usize), (6, 6), (16, 16), (32, 16), (5, 1)] {
+    // (32, 32) and (40, 40): one pass of long reflectors, in place by default.
+    for (b, tw) in [
+        (8usize, 3usize),
+        (6, 6),
+        (16, 16),
+        (32, 16),
+        (5, 1),
+        (32, 32),
+        (40, 40),
+    ] {
         for n in [0usize, 1, 2, 3, b, b + 1, 2 * b + 1, 97, 160] {
             for (group, window) in [(1usize, 0usize), (3, 64), (8, 1), (16, 4096), (40, 1 << 20)] {
-                for kernel in [BlockKernel::Gemm, BlockKernel::Fma] {
+                for kernel in KERNELS {
                     let r64 = ratios::<f64>(n, b, tw, group, window, kernel);
                     let r32 = ratios::<f32>(n, b, tw, group, window, kernel);
                     for r in r64.into_iter().chain(r32) {
@@ -137,12 +155,13 @@ fn windows_and_column_splits_are_bitwise_equal() {
         (150usize, 16usize, 16usize, 16usize),
         (133, 32, 16, 5),
         (90, 7, 2, 3),
+        (140, 32, 32, 16),
     ] {
         let refl = reflectors::<f64>(n, b, tw, 9);
         let sides = left_sides(&refl);
         let mut rng = Rng::new(4);
         let z0: Mat<f64> = random(n, 37, &mut rng);
-        for kernel in [BlockKernel::Gemm, BlockKernel::Fma] {
+        for kernel in KERNELS {
             let mut want = z0.clone();
             apply_q2_sides_with(&sides, group, 0, kernel, want.as_mut());
             for window in [1usize, 2000, 20_000, 1 << 22] {

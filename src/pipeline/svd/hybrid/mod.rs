@@ -180,7 +180,7 @@ where
     let (m, n) = (w.nrows(), w.ncols());
     let b = opts.bandwidth_for(n).max(1);
     check_device_memory::<T, D>(dev, m, n, b)?;
-    let tw = opts.tile_width_for::<T>(b);
+    let tw = opts.tile_width_for::<T>(b, job);
 
     let mut g = TaskGraph::new();
     let state: Shared<D::Buffer> = Arc::new(Mutex::new(None));
