@@ -91,9 +91,9 @@ struct Args {
     /// min(m, n) - 1.
     #[arg(long, value_parser = positive)]
     bandwidth: Option<usize>,
-    /// Stage 2: superdiagonals removed per pass (default: one 128-byte cache
-    /// line, 16 for f64 and 32 for f32); at least the bandwidth - 1 means one
-    /// pass.
+    /// Stage 2: superdiagonals removed per pass (default: values only, one
+    /// 128-byte cache line, 16 for f64 and 32 for f32; with vectors one pass);
+    /// at least the bandwidth - 1 means one pass.
     #[arg(long, value_parser = positive)]
     tilewidth: Option<usize>,
     /// Q2 back-transformations: sweeps per compact-WY block (default 8). 0 is

@@ -122,7 +122,7 @@ fn svd_impl<'py, T: Scalar + Element>(
     let mat = view(&a);
     let opts = SvdOptions::auto();
     let (m, n) = (mat.nrows(), mat.ncols());
-    let (s, u, vt) = if trace.is_none() && opts.one_stage_for(m, n, job) {
+    let (s, u, vt) = if trace.is_none() && opts.one_stage_for::<T>(m, n, job) {
         // Below the crate's crossover: the one-stage path, as for eigh
         // (inline when small, else on a thread of its own with a copy, so
         // that Ctrl-C returns at once).

@@ -80,7 +80,10 @@ pub use gb2bd::{gb2bd, gb2bd_with, gb2bd_with_reflectors, Bidiagonal, Gb2bdStage
 pub use ge2gb::{ge2gb, Ge2gbStage, UpperBandHandle};
 pub use geqrf::{geqrf, GeqrfStage, RFactor, GEQRF};
 pub use memory::{memory_bytes, task_count};
-pub use options::{BandPrecision, SvdOptions, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VECTORS};
+pub use options::{
+    BandPrecision, SvdOptions, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VECTORS,
+    ONE_STAGE_BELOW_VECTORS_F64,
+};
 pub use reflectors::{
     Gb2bdReflectorsHandle, Ge2gbReflectors, Q1uReflectors, Q1vReflectors, Q2uReflectors,
     Q2vReflectors,
@@ -388,7 +391,7 @@ pub fn svd<T: Scalar>(
     opts: &SvdOptions,
     rt: &Runtime,
 ) -> Result<Svd<T>> {
-    if opts.one_stage_for(a.nrows(), a.ncols(), job) {
+    if opts.one_stage_for::<T>(a.nrows(), a.ncols(), job) {
         direct::admit::<T>(a.nrows(), a.ncols(), job, opts, rt.threads())?;
         return direct::run(a, job, opts, rt);
     }

@@ -107,7 +107,17 @@ pub struct SvdOptions {
 /// matrix-vector products run at memory speed once the matrix leaves the
 /// cache, the two-stage graph's extra `4 n^3` flops at a growing share of
 /// the GEMM rate.
+///
+/// Since one gb2bd pass became the default with vectors (2026-11-28) this
+/// holds for f32 (whose default was already one pass: `TW = 32 >= b - 1`);
+/// f64 has [`ONE_STAGE_BELOW_VECTORS_F64`].
 pub const ONE_STAGE_BELOW_VECTORS: usize = 2560;
+/// Automatic crossover of [`SvdOptions::one_stage_for`] with vectors in f64,
+/// after one gb2bd pass became the default there (2026-11-28; `cargo bench
+/// --bench svd -- --compare-paths`, 2 threads, AMD EPYC with AVX-512,
+/// one-stage / two-stage time): 0.93 at 1536, 1.14 at 1792, 1.21 and 1.30
+/// at 2048, 1.39 at 2560.
+pub const ONE_STAGE_BELOW_VECTORS_F64: usize = 1792;
 /// Automatic crossover of [`SvdOptions::one_stage_for`] for values only
 /// (same runs: 0.84 at 256, 0.94 at 384, 1.22 at 512, 1.35 at 1024; after
 /// `dlabrd`'s small products became laned `dgemv`s, 2026-11-27, f64 on 2
@@ -215,14 +225,17 @@ impl SvdOptions {
 
     /// Whether [`super::svd`] takes the one-stage path for an `m x n` input
     /// and `job` (see [`SvdOptions::one_stage_below`]); the automatic
-    /// crossovers are [`ONE_STAGE_BELOW_VECTORS`] and
+    /// crossovers are [`ONE_STAGE_BELOW_VECTORS_F64`], [`ONE_STAGE_BELOW_VECTORS`] and
     /// [`ONE_STAGE_BELOW_VALUES`].
-    pub fn one_stage_for(&self, m: usize, n: usize, job: super::SvdJob) -> bool {
+    pub fn one_stage_for<T: Scalar>(&self, m: usize, n: usize, job: super::SvdJob) -> bool {
         if self.selection.is_some() || self.band_precision != BandPrecision::Same {
             return false;
         }
         let (long, short) = (m.max(n), m.min(n));
         let below = match (self.one_stage_below, job) {
+            (0, super::SvdJob::Vectors) if std::mem::size_of::<T>() == 8 => {
+                ONE_STAGE_BELOW_VECTORS_F64
+            }
             (0, super::SvdJob::Vectors) => ONE_STAGE_BELOW_VECTORS,
             (0, super::SvdJob::Values) => ONE_STAGE_BELOW_VALUES,
             (v, _) => v,
