@@ -165,7 +165,7 @@ fn col_slice<'a, T>(z: MatMut<'a, T>, j: usize) -> &'a mut [T] {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKernel {
     /// In [`apply_chain_with`], [`BlockKernel::Strip`] where it runs and the
-    /// reflectors are long (`L >= 32` in f64, `L > 32` in f32); otherwise
+    /// reflectors are long (`L >= 32`); otherwise
     /// [`BlockKernel::Fma`] where it runs and the reflectors are short
     /// (`L <= 32`), else [`BlockKernel::Gemm`].
     Auto,
@@ -193,18 +193,16 @@ impl BlockKernel {
 
     /// Whether blocks with reflectors of length `l` take the in-place kernel
     /// of [`super::chain_strip`] for `T`: where it runs, for long reflectors
-    /// (the EVD's `b = 64`; `L >= 32` in f64, `L > 32` in f32). Shorter ones
-    /// keep the transposed FMA kernel. Measured in f64 (one thread, n = 2048,
-    /// 16 sweeps per block, 512 columns, same run): `L = 17` FMA 24.5 against
-    /// 21 GFLOP/s in place, `L = 32` 24.3 against 27.8. In f32 the SVD's
-    /// `Q2` passes (`L = 32`) ran slower in place: `svd --n 3072 --precision
-    /// f32`, 2 threads, `q2u` 1.77-1.93 against 1.32-1.43 busy seconds.
+    /// (`L >= 32`: the EVD's `b = 64`, the SVD's single pass with `b = 32`).
+    /// Shorter ones keep the transposed FMA kernel. Measured in f64 (one
+    /// thread, n = 2048, 16 sweeps per block, 512 columns, same run): `L = 17`
+    /// FMA 24.5 against 21 GFLOP/s in place, `L = 32` 24.3 against 27.8. In
+    /// f32 with `L = 32` (`svd --n 4096 --precision f32`, 2 threads, 16
+    /// sweeps per block, five runs alternated) `q2u` took 3.1-3.8 busy
+    /// seconds in place (median 3.4) against 2.9-4.6 (median 4.0); with 8
+    /// sweeps per block it had been slower in place.
     fn strip<T: Scalar>(self, l: usize) -> bool {
-        let long = if std::mem::size_of::<T>() == 8 {
-            l >= 32
-        } else {
-            l > 32
-        };
+        let long = l >= 32;
         match self {
             BlockKernel::Auto => long && super::chain_strip::available::<T>(),
             BlockKernel::Strip => super::chain_strip::available::<T>(),

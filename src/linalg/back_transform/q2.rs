@@ -328,7 +328,7 @@ pub fn apply_q2t_right<T: Scalar>(
 /// one column block must run in order (or follow [`Q2Plan::row_deps`]).
 ///
 /// Works in place with [`super::chain_strip`] where it runs (f64 or f32 with
-/// AVX-512F or AVX2; `b >= 32` in f64, `b > 32` in f32), else on a
+/// AVX-512F or AVX2; `b >= 32`), else on a
 /// transposed copy (`kc x n`, [`chain::with_transposed`]; measured ~20%
 /// faster than the GEMMs on `Z` at n = 4096, b = 64, kc = 512), see
 /// [`chain::apply_chain`].
