@@ -96,8 +96,10 @@ impl<T: Scalar> WyChain<T> for PassChain<'_, T> {
 /// `Z := Q2 Z` for an `n x kc` block `z` with one side of every pass (last
 /// pass first; `Q2_U` from the left sides, `Q2_V` from the right sides), as
 /// blocks of `group` sweeps in the wavefront order with row windows of about
-/// `window_bytes` ([`super::chain::wavefront_order`]; 0: canonical order), on
-/// one transposed copy of `z`. Bitwise independent of how the columns of `Z`
+/// `window_bytes` ([`super::chain::wavefront_order`]; 0: canonical order):
+/// in place by [`super::chain_strip`] when every pass's reflectors are long
+/// enough for it ([`super::chain::runs_in_place`]; one pass with `b >= 32`),
+/// else on one transposed copy of `z`. Bitwise independent of how the columns of `Z`
 /// are split into blocks; equal to rounding to the unblocked
 /// [`crate::linalg::gb2bd::apply_q2u`].
 pub fn apply_q2_sides_windowed<T: Scalar>(
