@@ -92,17 +92,14 @@ pub fn block_factors<T: Scalar, C: WyChain<T> + ?Sized>(
     let mut v = v.rb_mut().submatrix_mut(0, 0, rows.len(), k);
     let mut t = t.rb_mut().submatrix_mut(0, 0, k, k);
     let mut taus = [T::zero(); 64];
-    let mut spans_buf = [(0usize, 0usize); 64];
     let mut taus_vec;
-    let mut spans_vec;
-    let (taus, spans): (&mut [T], &mut [(usize, usize)]) = if k <= 64 {
-        (&mut taus[..k], &mut spans_buf[..k])
+    let taus: &mut [T] = if k <= 64 {
+        &mut taus[..k]
     } else {
         taus_vec = vec![T::zero(); k];
-        spans_vec = vec![(0, 0); k];
-        (&mut taus_vec, &mut spans_vec)
+        &mut taus_vec
     };
-    for (i, (tau, span)) in taus.iter_mut().zip(spans.iter_mut()).enumerate() {
+    for (i, tau) in taus.iter_mut().enumerate() {
         let (r0, slot) = chain.reflector(j, i);
         let off = r0 - rows.start;
         let col = col_slice(v.rb_mut(), i);
@@ -110,7 +107,6 @@ pub fn block_factors<T: Scalar, C: WyChain<T> + ?Sized>(
         col[off] = T::one();
         col[off + 1..off + slot.len()].copy_from_slice(&slot[1..]);
         *tau = slot[0];
-        *span = (off, off + slot.len());
     }
     // T(i, i) = tau_i; T(0..i, i) = T(0..i, 0..i) x with x_j = -tau_i v_j^T v_i.
     // The Gram matrix V^T V is one small GEMM into `t` (its strict upper part
