@@ -7,7 +7,9 @@ use crate::gallery::Rng;
 use faer::Mat;
 
 /// A bidiagonal of order `n` from a few families: uniform, graded (the chase
-/// reverses direction), and with exact zeros (splits and zero-shift sweeps).
+/// reverses direction), with exact zeros (splits and zero-shift sweeps), and
+/// uniform scaled to 1e-160 or 1e150 (squares out of range: the chase's
+/// `dlartg` fallback).
 fn bidiagonal(n: usize, family: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
     let mut r = Rng::new(seed);
     let mut d: Vec<f64> = (0..n).map(|_| r.uniform_in(-1.0, 1.0)).collect();
@@ -29,6 +31,12 @@ fn bidiagonal(n: usize, family: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
             }
             for i in (3..n.saturating_sub(1)).step_by(7) {
                 e[i] = 0.0;
+            }
+        }
+        3 | 4 => {
+            let scale = if family == 3 { 1e-160 } else { 1e150 };
+            for x in d.iter_mut().chain(e.iter_mut()) {
+                *x *= scale;
             }
         }
         _ => {}
@@ -89,17 +97,18 @@ fn pair_is_bitwise_two_single_runs() {
 type Problem = (Vec<f64>, Vec<f64>, Mat<f64>, Mat<f64>);
 
 /// Groups of one to four lanes of mixed orders and families (so lanes drop
-/// out at different sweeps, and pairs of mu tests meet lone ones): each lane
+/// out at different sweeps, pairs of mu tests meet lone ones, and lanes of
+/// the SIMD chase fall back to `dlartg` while others do not): each lane
 /// bitwise as on its own.
 #[test]
 fn group_is_bitwise_separate_runs() {
     let orders = [32, 7, 45, 1, 20, 33, 2, 64];
     for lanes in 1..=4 {
-        for start in 0..4 {
+        for start in 0..10 {
             let specs: Vec<(usize, usize, u64)> = (0..lanes)
                 .map(|l| {
                     let k = (start + 3 * l) % orders.len();
-                    (orders[k], (start + l) % 3, 100 + (start * 10 + l) as u64)
+                    (orders[k], (start + l) % 5, 100 + (start * 10 + l) as u64)
                 })
                 .collect();
             let mut inputs: Vec<Problem> = specs
