@@ -2,7 +2,7 @@
 //! sweeps it stops and says which sweep comes next, so that
 //! [`super::bdsqr_group`] can chase several bidiagonals in one loop.
 
-use super::sweep::{apply_rotations, Rotations, Sweep, View};
+use super::sweep::{apply_rotations, Forward, Rotations, Sweep, View};
 use super::{check_shapes, svd2x2, MAXITR, TOLMUL};
 use crate::error::Error;
 use crate::linalg::dqds::las2;
@@ -34,6 +34,9 @@ pub(crate) struct Lane<'a, T> {
     oldm: Option<usize>,
     rev: bool,
     rot: Rotations<T>,
+    /// A block chased upwards, reversed ([`Lane::chase_entries`]).
+    chase_d: Vec<T>,
+    chase_e: Vec<T>,
 }
 
 /// The next sweep of a [`Lane`]: over the block `ll..=m` with `shift` (zero
@@ -100,6 +103,8 @@ impl<'a, T: Scalar> Lane<'a, T> {
             oldm: None,
             rev: false,
             rot: Rotations::with_capacity(n),
+            chase_d: Vec::with_capacity(n),
+            chase_e: Vec::with_capacity(n),
         }
     }
 
@@ -272,10 +277,45 @@ impl<'a, T: Scalar> Lane<'a, T> {
         (view, &mut self.rot)
     }
 
-    /// After the sweep of `plan`: the absolute test at its far end, and its
+    /// The block of `plan` in chase order for its sweep, and the rotation
+    /// lists: the lane's own entries when the sweep runs down the block, a
+    /// reversed copy when it runs up (written back by [`Lane::finish_sweep`]).
+    /// Either way the sweep does the same operations as on [`Lane::view`].
+    #[inline(always)]
+    pub(super) fn chase_entries(&mut self, plan: &Plan<T>) -> (Forward<'_, T>, &mut Rotations<T>) {
+        let (lo, hi) = (plan.ll, plan.m);
+        if !self.rev {
+            let block = Forward {
+                d: &mut self.d[lo..=hi],
+                e: &mut self.e[lo..hi],
+            };
+            return (block, &mut self.rot);
+        }
+        self.chase_d.clear();
+        self.chase_d.extend(self.d[lo..=hi].iter().rev());
+        self.chase_e.clear();
+        self.chase_e.extend(self.e[lo..hi].iter().rev());
+        let block = Forward {
+            d: &mut self.chase_d[..],
+            e: &mut self.chase_e[..],
+        };
+        (block, &mut self.rot)
+    }
+
+    /// After the sweep of `plan` (on [`Lane::chase_entries`]): a reversed
+    /// block written back, the absolute test at its far end, and its
     /// rotations applied to the vectors.
     #[inline(always)]
     pub(super) fn finish_sweep(&mut self, plan: &Plan<T>) {
+        if self.rev {
+            let (lo, hi) = (plan.ll, plan.m);
+            for (x, &y) in self.d[lo..=hi].iter_mut().rev().zip(&self.chase_d) {
+                *x = y;
+            }
+            for (x, &y) in self.e[lo..hi].iter_mut().rev().zip(&self.chase_e) {
+                *x = y;
+            }
+        }
         let (thresh, rev) = (self.thresh, self.rev);
         let (mut view, _) = self.view(plan);
         let len = view.len();
@@ -309,12 +349,12 @@ impl<'a, T: Scalar> Lane<'a, T> {
     pub(super) fn run_from(&mut self, plan: Plan<T>) -> Result<(), Error> {
         let mut plan = Some(plan);
         while let Some(p) = plan {
-            let (mut view, rot) = self.view(&p);
-            let mut sweep = Sweep::start(&view, p.shift, rot);
-            for i in 0..view.len() - 1 {
-                sweep.step(&mut view, i, rot);
+            let (mut block, rot) = self.chase_entries(&p);
+            let mut sweep = Sweep::start(&block, p.shift, rot);
+            for i in 0..block.d.len() - 1 {
+                sweep.step(&mut block, i, rot);
             }
-            sweep.end(&mut view);
+            sweep.end(&mut block);
             self.finish_sweep(&p);
             plan = self.next_sweep()?;
         }

@@ -276,9 +276,9 @@ fn bdsqr_group_body<T: Scalar>(mut lanes: Vec<Lane<'_, T>>) -> Vec<Result<(), Er
             let mut active = Vec::with_capacity(lanes.len());
             for (lane, plan) in lanes.iter_mut().zip(&plans) {
                 if let Some(p) = plan {
-                    let (view, rot) = lane.view(p);
+                    let (view, rot) = lane.chase_entries(p);
                     let sweep = Sweep::start(&view, p.shift, rot);
-                    let steps = view.len() - 1;
+                    let steps = view.d.len() - 1;
                     active.push((view, rot, sweep, steps));
                 }
             }
