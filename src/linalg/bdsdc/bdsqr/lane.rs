@@ -351,7 +351,7 @@ impl<'a, T: Scalar> Lane<'a, T> {
         while let Some(p) = plan {
             let (mut block, rot) = self.chase_entries(&p);
             let mut sweep = Sweep::start(&block, p.shift, rot);
-            for i in 0..block.d.len() - 1 {
+            for i in 0..block.len() - 1 {
                 sweep.step(&mut block, i, rot);
             }
             sweep.end(&mut block);

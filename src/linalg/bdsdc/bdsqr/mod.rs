@@ -276,22 +276,22 @@ fn bdsqr_group_body<T: Scalar>(mut lanes: Vec<Lane<'_, T>>) -> Vec<Result<(), Er
             let mut active = Vec::with_capacity(lanes.len());
             for (lane, plan) in lanes.iter_mut().zip(&plans) {
                 if let Some(p) = plan {
-                    let (view, rot) = lane.chase_entries(p);
-                    let sweep = Sweep::start(&view, p.shift, rot);
-                    let steps = view.d.len() - 1;
-                    active.push((view, rot, sweep, steps));
+                    let (block, rot) = lane.chase_entries(p);
+                    let sweep = Sweep::start(&block, p.shift, rot);
+                    let steps = block.len() - 1;
+                    active.push((block, rot, sweep, steps));
                 }
             }
             let longest = active.iter().map(|a| a.3).max().unwrap_or(0);
             for i in 0..longest {
-                for (view, rot, sweep, steps) in active.iter_mut() {
+                for (block, rot, sweep, steps) in active.iter_mut() {
                     if i < *steps {
-                        sweep.step(view, i, rot);
+                        sweep.step(block, i, rot);
                     }
                 }
             }
-            for (view, _, sweep, _) in active.iter_mut() {
-                sweep.end(view);
+            for (block, _, sweep, _) in active.iter_mut() {
+                sweep.end(block);
             }
         }
         for ((lane, plan), done) in lanes.iter_mut().zip(&mut plans).zip(&mut swept) {

@@ -102,6 +102,7 @@ pub(super) struct Forward<'a, T> {
 }
 
 impl<T: Scalar> Forward<'_, T> {
+    #[inline(always)]
     pub(super) fn len(&self) -> usize {
         self.d.len()
     }

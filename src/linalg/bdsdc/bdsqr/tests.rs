@@ -97,8 +97,8 @@ fn pair_is_bitwise_two_single_runs() {
 type Problem = (Vec<f64>, Vec<f64>, Mat<f64>, Mat<f64>);
 
 /// Groups of one to four lanes of mixed orders and families (so lanes drop
-/// out at different sweeps, pairs of mu tests meet lone ones, and lanes of
-/// the SIMD chase fall back to `dlartg` while others do not): each lane
+/// out at different sweeps, pairs of mu tests meet lone ones, and lanes whose
+/// chase takes the `dlartg` fallback run beside lanes that do not): each lane
 /// bitwise as on its own.
 #[test]
 fn group_is_bitwise_separate_runs() {
