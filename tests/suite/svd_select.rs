@@ -298,3 +298,26 @@ fn bad_and_empty_selections() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+/// Top-k through the zero singular values in f32: 100 x 100 with 50 zero
+/// singular values, k = 100. The near-null vectors (tiny singular values)
+/// used to be orthogonalised only against the selected vectors of their own
+/// cluster; against the others they kept inverse iteration's error amplified
+/// by the pivoting, and these seeds (found by scanning 300) gave ratios of
+/// 31 to 2445 with no error reported. They are now projected against every
+/// other selected vector (the scan's worst ratio became 1.6).
+#[test]
+fn near_null_vectors_are_orthogonal_to_the_rest() {
+    let mut worst = [0.0; 4];
+    for seed in [15, 28, 34, 43, 62, 63, 68] {
+        let a = svd_family::<f32>("half-zero", 100, 100, seed);
+        check(
+            &format!("half-zero seed {seed}"),
+            &a,
+            100,
+            &SvdOptions::auto(),
+            &mut worst,
+        );
+    }
+    eprintln!("half-zero top-100 f32 worst [residual, U, V, values] = {worst:?}");
+}

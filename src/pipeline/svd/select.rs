@@ -44,7 +44,9 @@ use crate::pipeline::bisect::{add_bisections, bisect_parts, gather_parts, Bisect
 use crate::pipeline::columns::ColumnBlocks;
 use crate::pipeline::task::{check_owned, with_access, Slot};
 use crate::{Error, Result, Scalar};
+use faer::linalg::matmul::matmul;
 use faer::Mat;
+use faer::{Accum, Par};
 use parking_lot::Mutex;
 use std::ops::Range;
 use std::sync::Arc;
@@ -450,8 +452,12 @@ fn split_halves<T: Scalar>(
         // converge on the last vectors of a near-null space it exhausts (all
         // mirrors when every tiny value is selected); fewer mirrors still
         // give halves spanning `tiny` directions each in general.
-        let c = cluster_of(r.pool + r.tiny - 1);
-        let fixed: Vec<usize> = (0..us.len()).filter(|&i| cid[i] == c).collect();
+        // Orthogonal to every other selected vector, not only to those of
+        // the near-null cluster: the halves picked from the near-null space
+        // carry inverse iteration's error `eps ||T|| / gap` amplified by the
+        // pivoting (up to 1 / 0.18), which against singular values at a few
+        // percent of ||T|| was above 400 eps in f32.
+        let fixed: Vec<usize> = (0..us.len()).collect();
         let mut last = None;
         for p in [r.pool, r.pool / 2, 0] {
             match near_null(
@@ -530,6 +536,41 @@ fn near_null<T: Scalar>(
     Ok(Some((u, v)))
 }
 
+/// `x -= P P^T x` for every `x` of `cand`, twice, with `P` the orthonormal
+/// columns `prev`: as two GEMMs per pass, since `prev` may hold every other
+/// selected vector (thousands when a large selection reaches the zero
+/// singular values).
+fn project_out<T: Scalar>(cand: &mut [Vec<T>], prev: &[Vec<T>]) {
+    let (Some(first), false) = (cand.first(), prev.is_empty()) else {
+        return;
+    };
+    let n = first.len();
+    let p = Mat::from_fn(n, prev.len(), |i, j| prev[j][i]);
+    let mut c = Mat::from_fn(n, cand.len(), |i, j| cand[j][i]);
+    let mut coef = Mat::<T>::zeros(prev.len(), cand.len());
+    for _ in 0..2 {
+        matmul(
+            coef.as_mut(),
+            Accum::Replace,
+            p.transpose(),
+            c.as_ref(),
+            T::one(),
+            Par::Seq,
+        );
+        matmul(
+            c.as_mut(),
+            Accum::Add,
+            p.as_ref(),
+            coef.as_ref(),
+            -T::one(),
+            Par::Seq,
+        );
+    }
+    for (j, x) in cand.iter_mut().enumerate() {
+        x.iter_mut().enumerate().for_each(|(i, xi)| *xi = c[(i, j)]);
+    }
+}
+
 /// `count` orthonormal vectors from the span of `cand`, orthogonal to `prev`
 /// (orthonormal), by Gram–Schmidt with pivoting on the largest remaining
 /// norm (ties to the lower index, so the choice is deterministic); `None`
@@ -537,13 +578,11 @@ fn near_null<T: Scalar>(
 /// below 1/4 of a half's expected `1/sqrt(2)`).
 fn pivoted_basis<T: Scalar>(
     mut cand: Vec<Vec<T>>,
-    mut prev: Vec<Vec<T>>,
+    prev: Vec<Vec<T>>,
     count: usize,
 ) -> Option<Vec<Vec<T>>> {
-    for x in cand.iter_mut() {
-        orthogonalise(x, &prev);
-    }
-    let mut out = Vec::with_capacity(count);
+    project_out(&mut cand, &prev);
+    let mut out: Vec<Vec<T>> = Vec::with_capacity(count);
     let floor = T::of(0.25 * std::f64::consts::FRAC_1_SQRT_2);
     for _ in 0..count {
         let (best, nb) = cand.iter().enumerate().map(|(i, x)| (i, norm(x))).fold(
@@ -554,13 +593,12 @@ fn pivoted_basis<T: Scalar>(
             return None;
         }
         let mut q = cand.swap_remove(best);
-        orthogonalise(&mut q, &prev);
+        orthogonalise(&mut q, &out);
         let s = T::one() / norm(&q);
         q.iter_mut().for_each(|x| *x *= s);
         for x in cand.iter_mut() {
             orthogonalise(x, std::slice::from_ref(&q));
         }
-        prev.push(q.clone());
         out.push(q);
     }
     Some(out)
