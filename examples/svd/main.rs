@@ -96,7 +96,7 @@ struct Args {
     /// at least the bandwidth - 1 means one pass.
     #[arg(long, value_parser = positive)]
     tilewidth: Option<usize>,
-    /// Q2 back-transformations: sweeps per compact-WY block (default 8). 0 is
+    /// Q2 back-transformations: sweeps per compact-WY block (default 16). 0 is
     /// refused.
     #[arg(long, value_parser = positive)]
     q2_group: Option<usize>,
