@@ -15,9 +15,10 @@
 //!
 //! `--q2-kernel` instead times one `Q2_U` application in isolation on one
 //! thread (column block after column block, as one thread's tasks would):
-//! the shared chain engine with its GEMM and FMA block kernels, in canonical order and
-//! with row windows, GFLOP/s of useful flops (4 per reflector entry and
-//! column) next to the one-thread GEMM rate.
+//! the shared chain engine with its in-place (strip), GEMM and FMA block
+//! kernels (strip is the default for reflectors of length 32 and more), in
+//! canonical order and with row windows, GFLOP/s of useful flops (4 per
+//! reflector entry and column) next to the one-thread GEMM rate.
 //!
 //! `--bdsdc-kernel` times the bidiagonal divide and conquer with vectors on one
 //! thread (the serial walk of its tree over the same pieces the tasks run) on a
@@ -271,7 +272,9 @@ fn q2_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
     let group = opts.q2_group.max(1);
     let z0: Mat<T> = gallery::random_gaussian(n, n, 7);
     let win = opts.q2_window_kib * 1024;
-    let variants: [(&str, (usize, BlockKernel)); 4] = [
+    let variants: [(&str, (usize, BlockKernel)); 6] = [
+        ("strip", (0, BlockKernel::Strip)),
+        ("strip+window", (win, BlockKernel::Strip)),
         ("gemm", (0, BlockKernel::Gemm)),
         ("gemm+window", (win, BlockKernel::Gemm)),
         ("fma", (0, BlockKernel::Fma)),
