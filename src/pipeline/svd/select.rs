@@ -455,21 +455,11 @@ fn split_halves<T: Scalar>(
         // Orthogonal to every other selected vector, not only to those of
         // the near-null cluster: the halves picked from the near-null space
         // carry inverse iteration's error `eps ||T|| / gap` amplified by the
-        // pivoting (up to 1 / 0.18), which against singular values at a few
-        // percent of ||T|| was above 400 eps in f32.
-        let fixed: Vec<usize> = (0..us.len()).collect();
+        // pivoting (up to 1 / SPAN_FLOOR), which against singular values at
+        // a few percent of ||T|| was above 400 eps in f32.
         let mut last = None;
         for p in [r.pool, r.pool / 2, 0] {
-            match near_null(
-                dt,
-                et,
-                &r.w[r.pool - p..],
-                p + r.tiny,
-                r.tiny,
-                &fixed,
-                &us,
-                &vs,
-            ) {
+            match near_null(dt, et, &r.w[r.pool - p..], p + r.tiny, r.tiny, &us, &vs) {
                 Ok(Some((u, v))) => {
                     us.extend(u);
                     vs.extend(v);
@@ -497,32 +487,22 @@ fn split_halves<T: Scalar>(
 }
 
 /// `tiny` left and right near-null vectors from the first `cols` inverse
-/// iteration vectors of `w` on `T_GK`, orthogonal to the columns `fixed` of
-/// `us`, `vs`; `None` when the halves span fewer directions.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+/// iteration vectors of `w` on `T_GK`, orthogonal to the vectors `us`, `vs`
+/// already chosen; `None` when the halves span fewer directions.
+#[allow(clippy::type_complexity)]
 fn near_null<T: Scalar>(
     dt: &[T],
     et: &[T],
     w: &[T],
     cols: usize,
     tiny: usize,
-    fixed: &[usize],
     us: &[Vec<T>],
     vs: &[Vec<T>],
 ) -> Result<Option<(Vec<Vec<T>>, Vec<Vec<T>>)>> {
     let zz = stein_columns(dt, et, w, 0..cols)?;
     let mut out = Vec::new();
     for parity in [1, 0] {
-        let prev: Vec<Vec<T>> = fixed
-            .iter()
-            .map(|&i| {
-                if parity == 1 {
-                    us[i].clone()
-                } else {
-                    vs[i].clone()
-                }
-            })
-            .collect();
+        let prev = if parity == 1 { us } else { vs };
         let cand: Vec<Vec<T>> = (0..zz.ncols())
             .map(|col| half(zz.as_ref(), col, parity))
             .collect();
@@ -588,10 +568,10 @@ const SPAN_FLOOR: f64 = 0.05;
 /// below [`SPAN_FLOOR`]).
 fn pivoted_basis<T: Scalar>(
     mut cand: Vec<Vec<T>>,
-    prev: Vec<Vec<T>>,
+    prev: &[Vec<T>],
     count: usize,
 ) -> Option<Vec<Vec<T>>> {
-    project_out(&mut cand, &prev);
+    project_out(&mut cand, prev);
     let mut out: Vec<Vec<T>> = Vec::with_capacity(count);
     let floor = T::of(SPAN_FLOOR);
     for _ in 0..count {
