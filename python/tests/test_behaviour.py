@@ -114,7 +114,9 @@ def test_gil_released(how, rng, tmp_path):
 def test_keyboard_interrupt(rng, tmp_path):
     # Ctrl-C (interrupt_main sets the same flag SIGINT does) during a long
     # graph run raises KeyboardInterrupt, and the runtime serves the next call.
-    a = symmetric("random", 2000, rng)
+    # n = 3000 (about 1.5 s on 2 cores): at n = 2000 (about 0.6 s) a timer
+    # thread delayed on a loaded 2-core machine once fired after the run.
+    a = symmetric("random", 3000, rng)
     timer = threading.Timer(0.3, _thread.interrupt_main)
     t0 = time.perf_counter()
     timer.start()
