@@ -18,6 +18,11 @@
 //! the reflectors two at a time, as the column-vectorised `org2r` does, did
 //! not pay here (more instructions, no faster).
 //!
+//! The element operations are those of `pack` (`[T; L]` as one SIMD
+//! value): left to the compiler, the loops over elements were vectorised
+//! across elements, one lane per register, with shuffles on every load and
+//! store.
+//!
 //! Results: every lane goes through the same sequence of scalar operations,
 //! whatever `L` and whatever the other lanes hold (no operation mixes lanes,
 //! and the safe-range fallback of [`larfg_lanes`] is decided per lane), so a
@@ -26,6 +31,7 @@
 //! (other summation orders), which is why the batched route sends every
 //! matrix of a shape through one of the two, never a mix.
 
+use super::pack::{Arith, Portable};
 use crate::linalg::householder::larfg_slice;
 use crate::Scalar;
 
@@ -44,7 +50,6 @@ pub(super) struct LaneWorkspace<T> {
     taup: Vec<T>,
     d: Vec<T>,
     e: Vec<T>,
-    w: Vec<T>,
     q: Vec<T>,
     p: Vec<T>,
     /// One lane's column, for the safe-range fallback of [`larfg_lanes`].
@@ -60,7 +65,6 @@ impl<T> Default for LaneWorkspace<T> {
             taup: Vec::new(),
             d: Vec::new(),
             e: Vec::new(),
-            w: Vec::new(),
             q: Vec::new(),
             p: Vec::new(),
             column: Vec::new(),
@@ -95,7 +99,6 @@ pub(super) fn reduce<T: Scalar, const L: usize>(
         taup,
         d,
         e,
-        w,
         q,
         p,
         column,
@@ -111,14 +114,12 @@ pub(super) fn reduce<T: Scalar, const L: usize>(
     let taup = packed::<T, L>(taup, nt);
     let d = packed::<T, L>(d, nt);
     let e = packed::<T, L>(e, nt.saturating_sub(1));
-    let w = packed::<T, L>(w, mt);
     let mut out = Bidiagonal {
         tauq,
         taup,
         d,
         e,
         vr,
-        w,
     };
     gebd2_lanes::<T, L>(a, mt, nt, &mut out, column);
     let Bidiagonal {
@@ -127,7 +128,6 @@ pub(super) fn reduce<T: Scalar, const L: usize>(
         d,
         e,
         vr,
-        ..
     } = out;
     for (l, x) in ws.iter_mut().enumerate() {
         unpack(&mut x.d, d, l);
@@ -165,26 +165,19 @@ fn unpack<T: Scalar, const L: usize>(dst: &mut [T], src: &[[T; L]], l: usize) {
 /// `sum_k x_k y_k` per lane, with two partial sums (even and odd `k`) added
 /// at the end: two independent chains, in a fixed order.
 #[inline(always)]
-fn dot<T: Scalar, const L: usize>(x: &[[T; L]], y: &[[T; L]]) -> [T; L] {
+fn dot<T: Scalar, const L: usize, A: Arith>(ar: A, x: &[[T; L]], y: &[[T; L]]) -> [T; L] {
     let mut s0 = [T::zero(); L];
     let mut s1 = [T::zero(); L];
     let (xp, yp) = (x.chunks_exact(2), y.chunks_exact(2));
     let (xr, yr) = (xp.remainder(), yp.remainder());
     for (a, b) in xp.zip(yp) {
-        for l in 0..L {
-            s0[l] += a[0][l] * b[0][l];
-            s1[l] += a[1][l] * b[1][l];
-        }
+        s0 = ar.add_mul(s0, a[0], b[0]);
+        s1 = ar.add_mul(s1, a[1], b[1]);
     }
     if let (Some(a), Some(b)) = (xr.first(), yr.first()) {
-        for l in 0..L {
-            s0[l] += a[l] * b[l];
-        }
+        s0 = ar.add_mul(s0, *a, *b);
     }
-    for l in 0..L {
-        s0[l] += s1[l];
-    }
-    s0
+    ar.add(s0, s1)
 }
 
 /// [`larfg_slice`] on each lane of `(alpha, x)`: on return `alpha` holds
@@ -198,7 +191,8 @@ fn dot<T: Scalar, const L: usize>(x: &[[T; L]], y: &[[T; L]]) -> [T; L] {
 /// rescaling rules. The decision and the arithmetic depend on the lane's
 /// values only.
 #[inline(always)]
-fn larfg_lanes<T: Scalar, const L: usize>(
+fn larfg_lanes<T: Scalar, const L: usize, A: Arith>(
+    ar: A,
     alpha: &mut [T; L],
     x: &mut [[T; L]],
     column: &mut Vec<T>,
@@ -207,7 +201,7 @@ fn larfg_lanes<T: Scalar, const L: usize>(
     if x.is_empty() {
         return tau;
     }
-    let sum = dot(x, x);
+    let sum = dot(ar, x, x);
     let safe = T::SAFE_MIN / T::EPS;
     let mut scale = [T::one(); L];
     for l in 0..L {
@@ -229,9 +223,7 @@ fn larfg_lanes<T: Scalar, const L: usize>(
     }
     // The fallback lanes are multiplied by one: unchanged.
     for v in x.iter_mut() {
-        for l in 0..L {
-            v[l] *= scale[l];
-        }
+        *v = ar.mul(*v, scale);
     }
     tau
 }
@@ -240,7 +232,8 @@ fn larfg_lanes<T: Scalar, const L: usize>(
 /// `ncols` columns of `v_tail.len() + 1` rows, column `j` from `z[j ldz]`.
 /// Two columns per pass, so that four dot-product chains are in flight.
 #[inline(always)]
-fn larf_left_lanes<T: Scalar, const L: usize>(
+fn larf_left_lanes<T: Scalar, const L: usize, A: Arith>(
+    ar: A,
     tau: &[T; L],
     v_tail: &[[T; L]],
     z: &mut [[T; L]],
@@ -248,74 +241,96 @@ fn larf_left_lanes<T: Scalar, const L: usize>(
     ncols: usize,
 ) {
     let rows = v_tail.len() + 1;
-    let update = |c: &mut [[T; L]], s: [T; L]| {
-        let (c0, rest) = c.split_first_mut().expect("rows >= 1");
-        let mut t = [T::zero(); L];
-        for l in 0..L {
-            t[l] = tau[l] * (c0[l] + s[l]);
-            c0[l] -= t[l];
-        }
-        for (x, v) in rest.iter_mut().zip(v_tail) {
-            for l in 0..L {
-                x[l] -= t[l] * v[l];
-            }
-        }
-    };
     let mut j = 0;
     while j + 1 < ncols {
         let (c0, c1) = z[j * ldz..].split_at_mut(ldz);
         let (c0, c1) = (&mut c0[..rows], &mut c1[..rows]);
-        let s0 = dot(&c0[1..], v_tail);
-        let s1 = dot(&c1[1..], v_tail);
-        update(c0, s0);
-        update(c1, s1);
+        let s0 = dot(ar, &c0[1..], v_tail);
+        let s1 = dot(ar, &c1[1..], v_tail);
+        reflect_column(ar, tau, v_tail, c0, s0);
+        reflect_column(ar, tau, v_tail, c1, s1);
         j += 2;
     }
     if j < ncols {
         let c = &mut z[j * ldz..j * ldz + rows];
-        let s = dot(&c[1..], v_tail);
-        update(c, s);
+        let s = dot(ar, &c[1..], v_tail);
+        reflect_column(ar, tau, v_tail, c, s);
     }
 }
 
-/// `Y := Y H` per lane, `H = I - tau v v^T`, `v = (1, v_tail)`: `y` holds
-/// `v_tail.len() + 1` columns of `k` rows, column `j` from `y[j ldy]`;
-/// `w = Y v` is formed in `w` (`k` entries) column by column, then
-/// `Y -= tau w v^T`.
+/// `c := c - tau v (c^T v)` per lane, `v = (1, v_tail)`, with `s` the
+/// tail's part of `c^T v` (a function, not a closure, so that it is
+/// compiled with the instruction set of the kernel that inlines it).
 #[inline(always)]
-fn larf_right_lanes<T: Scalar, const L: usize>(
+fn reflect_column<T: Scalar, const L: usize, A: Arith>(
+    ar: A,
+    tau: &[T; L],
+    v_tail: &[[T; L]],
+    c: &mut [[T; L]],
+    s: [T; L],
+) {
+    let (c0, rest) = c.split_first_mut().expect("rows >= 1");
+    let t = ar.mul(*tau, ar.add(*c0, s));
+    *c0 = ar.sub(*c0, t);
+    for (x, v) in rest.iter_mut().zip(v_tail) {
+        *x = ar.sub_mul(*x, t, *v);
+    }
+}
+
+/// Rows per block of [`larf_right_lanes`]: eight elements of `w` stay in
+/// registers (eight of the sixteen AVX2 registers).
+const RIGHT_ROWS: usize = 8;
+
+/// `Y := Y H` per lane, `H = I - tau v v^T`, `v = (1, v_tail)`: `y` holds
+/// `v_tail.len() + 1` columns of `k` rows, column `j` from `y[j ldy]`.
+/// By blocks of [`RIGHT_ROWS`] rows: the block's `w = Y v` (column by
+/// column, in registers), then `Y -= tau w v^T` on the block while it is in
+/// L1. Each entry sees the operations of the column-by-column order.
+#[inline(always)]
+fn larf_right_lanes<T: Scalar, const L: usize, A: Arith>(
+    ar: A,
     tau: &[T; L],
     v_tail: &[[T; L]],
     y: &mut [[T; L]],
     ldy: usize,
     k: usize,
-    w: &mut [[T; L]],
 ) {
-    let w = &mut w[..k];
-    w.copy_from_slice(&y[..k]);
+    let mut r0 = 0;
+    while r0 + RIGHT_ROWS <= k {
+        reflect_rows::<T, L, A, RIGHT_ROWS>(ar, tau, v_tail, y, ldy, r0);
+        r0 += RIGHT_ROWS;
+    }
+    for r in r0..k {
+        reflect_rows::<T, L, A, 1>(ar, tau, v_tail, y, ldy, r);
+    }
+}
+
+/// [`larf_right_lanes`] on rows `r0..r0 + R`.
+#[inline(always)]
+fn reflect_rows<T: Scalar, const L: usize, A: Arith, const R: usize>(
+    ar: A,
+    tau: &[T; L],
+    v_tail: &[[T; L]],
+    y: &mut [[T; L]],
+    ldy: usize,
+    r0: usize,
+) {
+    let first: &mut [[T; L]; R] = (&mut y[r0..r0 + R]).try_into().expect("R rows");
+    let mut w = *first;
     for (j, v) in v_tail.iter().enumerate() {
-        let c = &y[(j + 1) * ldy..(j + 1) * ldy + k];
+        let c = &y[(j + 1) * ldy + r0..(j + 1) * ldy + r0 + R];
         for (s, x) in w.iter_mut().zip(c) {
-            for l in 0..L {
-                s[l] += v[l] * x[l];
-            }
+            *s = ar.add_mul(*s, *v, *x);
         }
     }
-    for (x, s) in y[..k].iter_mut().zip(w.iter()) {
-        for l in 0..L {
-            x[l] -= tau[l] * s[l];
-        }
+    for (x, s) in y[r0..r0 + R].iter_mut().zip(&w) {
+        *x = ar.sub_mul(*x, *tau, *s);
     }
     for (j, v) in v_tail.iter().enumerate() {
-        let mut t = [T::zero(); L];
-        for l in 0..L {
-            t[l] = tau[l] * v[l];
-        }
-        let c = &mut y[(j + 1) * ldy..(j + 1) * ldy + k];
-        for (x, s) in c.iter_mut().zip(w.iter()) {
-            for l in 0..L {
-                x[l] -= t[l] * s[l];
-            }
+        let t = ar.mul(*tau, *v);
+        let c = &mut y[(j + 1) * ldy + r0..(j + 1) * ldy + r0 + R];
+        for (x, s) in c.iter_mut().zip(&w) {
+            *x = ar.sub_mul(*x, t, *s);
         }
     }
 }
@@ -343,12 +358,27 @@ struct Bidiagonal<'a, T, const L: usize> {
     d: &'a mut [[T; L]],
     e: &'a mut [[T; L]],
     vr: &'a mut [[T; L]],
-    /// Workspace of `m` elements.
-    w: &'a mut [[T; L]],
 }
 
 #[inline(always)]
 fn gebd2_lanes_body<T: Scalar, const L: usize>(
+    a: &mut [[T; L]],
+    m: usize,
+    n: usize,
+    out: &mut Bidiagonal<'_, T, L>,
+    column: &mut Vec<T>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx) = super::pack::Avx::detect() {
+        return gebd2_with(avx, a, m, n, out, column);
+    }
+    gebd2_with(Portable, a, m, n, out, column)
+}
+
+/// [`gebd2_lanes`] with the element arithmetic `ar`.
+#[inline(always)]
+fn gebd2_with<T: Scalar, const L: usize, A: Arith>(
+    ar: A,
     a: &mut [[T; L]],
     m: usize,
     n: usize,
@@ -361,7 +391,6 @@ fn gebd2_lanes_body<T: Scalar, const L: usize>(
         d,
         e,
         vr,
-        w,
     } = out;
     assert!(m >= n && a.len() >= m * n && vr.len() >= n * n);
     for i in 0..n {
@@ -369,13 +398,13 @@ fn gebd2_lanes_body<T: Scalar, const L: usize>(
         // (rows i..), which start at right[i].
         let (left, right) = a.split_at_mut((i + 1) * m);
         let (alpha, tail) = left[i * m + i..].split_first_mut().expect("i < m");
-        tauq[i] = larfg_lanes(alpha, tail, column);
+        tauq[i] = larfg_lanes(ar, alpha, tail, column);
         d[i] = *alpha;
         if i + 1 == n {
             taup[i] = [T::zero(); L];
             break;
         }
-        larf_left_lanes(&tauq[i], tail, &mut right[i..], m, n - i - 1);
+        larf_left_lanes(ar, &tauq[i], tail, &mut right[i..], m, n - i - 1);
         // Right reflector on row i, columns i+1..; its tail goes to column i
         // of vr (a row of `a` is strided).
         let mut alpha = a[(i + 1) * m + i];
@@ -383,10 +412,10 @@ fn gebd2_lanes_body<T: Scalar, const L: usize>(
         for (k, x) in vt.iter_mut().enumerate() {
             *x = a[(i + 2 + k) * m + i];
         }
-        taup[i] = larfg_lanes(&mut alpha, vt, column);
+        taup[i] = larfg_lanes(ar, &mut alpha, vt, column);
         e[i] = alpha;
         let trail = &mut a[(i + 1) * m + i + 1..];
-        larf_right_lanes(&taup[i], vt, trail, m, m - i - 1, w);
+        larf_right_lanes(ar, &taup[i], vt, trail, m, m - i - 1);
     }
 }
 
@@ -416,10 +445,37 @@ fn org2r_lanes_body<T: Scalar, const L: usize>(
     r: usize,
     k: usize,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx) = super::pack::Avx::detect() {
+        return org2r_with(avx, v, ldv, tau, q, ldq, r, k);
+    }
+    org2r_with(Portable, v, ldv, tau, q, ldq, r, k)
+}
+
+/// [`org2r_lanes`] with the element arithmetic `ar`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn org2r_with<T: Scalar, const L: usize, A: Arith>(
+    ar: A,
+    v: &[[T; L]],
+    ldv: usize,
+    tau: &[[T; L]],
+    q: &mut [[T; L]],
+    ldq: usize,
+    r: usize,
+    k: usize,
+) {
     for j in (0..k).rev() {
         let tail = &v[j * ldv + j + 1..j * ldv + r];
         if j + 1 < k {
-            larf_left_lanes(&tau[j], tail, &mut q[(j + 1) * ldq + j..], ldq, k - j - 1);
+            larf_left_lanes(
+                ar,
+                &tau[j],
+                tail,
+                &mut q[(j + 1) * ldq + j..],
+                ldq,
+                k - j - 1,
+            );
         }
         // Column j of Q is H_j e_j: zero above row j.
         let c = &mut q[j * ldq..j * ldq + r];
@@ -427,10 +483,9 @@ fn org2r_lanes_body<T: Scalar, const L: usize>(
         for l in 0..L {
             c[j][l] = T::one() - tau[j][l];
         }
+        let minus_tau = tau[j].map(|t| -t);
         for (x, y) in c[j + 1..].iter_mut().zip(tail) {
-            for l in 0..L {
-                x[l] = -tau[j][l] * y[l];
-            }
+            *x = ar.mul(minus_tau, *y);
         }
     }
 }

@@ -58,6 +58,7 @@ use faer::{Accum, MatMut, MatRef, Par};
 mod blocked;
 mod dc;
 mod lanes;
+mod pack;
 
 pub use lanes::LANES;
 
