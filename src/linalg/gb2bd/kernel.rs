@@ -20,7 +20,33 @@ const STACK: usize = 256;
 /// `out = Some((right, left))` receives `[tau, v_1, ..., v_{L-1}]` of each
 /// reflector (`L` = [`super::TaskGeom::len`]). Touches exactly
 /// [`super::task_regions`]; the band storage needs `ku >= b + d`, `kl >= d`.
+///
+/// Compiled for AVX-512 or AVX2 when the CPU has them (the reflectors'
+/// dot products and updates vectorise; the crate's baseline is SSE2), with
+/// the same results.
 pub fn chase_step<T: Scalar>(
+    band: &mut GbBandMut<'_, T>,
+    pass: Pass,
+    r: usize,
+    s: usize,
+    out: Option<(&mut [T], &mut [T])>,
+) {
+    chase_step_dispatch(band, pass, r, s, out)
+}
+
+simd_dispatch! {
+    /// [`chase_step`]'s body, dispatched.
+    fn chase_step_dispatch / chase_step_simd / chase_step_body (
+        band: &mut GbBandMut<'_, T>,
+        pass: Pass,
+        r: usize,
+        s: usize,
+        out: Option<(&mut [T], &mut [T])>
+    )
+}
+
+#[inline(always)]
+fn chase_step_body<T: Scalar>(
     band: &mut GbBandMut<'_, T>,
     pass: Pass,
     r: usize,
