@@ -121,29 +121,49 @@ pub fn block_factors<T: Scalar, C: WyChain<T> + ?Sized>(
         T::one(),
         Par::Seq,
     );
-    for i in 0..k {
-        let tau = taus[i];
-        for jj in i..k {
-            t[(jj, i)] = T::zero();
-        }
-        t[(i, i)] = tau;
+    t_from_gram(t, taus);
+}
+
+simd_dispatch! {
+    /// The triangular factor `T` of [`block_factors`] from the Gram matrix
+    /// `V^T V` in the strict upper part of `t` (`k x k`, `k = taus.len()`):
+    /// `T(i, i) = tau_i`, `T(0..i, i) = T(0..i, 0..i) x` with `x_j = -tau_i
+    /// v_j^T v_i` (LAPACK `dlarft`, forward, columnwise). Compiled for
+    /// AVX-512 or AVX2 where the CPU has them.
+    fn t_from_gram / t_from_gram_simd / t_from_gram_body (
+        t: MatMut<'_, T>,
+        taus: &[T]
+    )
+}
+
+#[inline(always)]
+fn t_from_gram_body<T: Scalar>(mut t: MatMut<'_, T>, taus: &[T]) {
+    for (i, &tau) in taus.iter().enumerate() {
+        let (left, right) = t.rb_mut().split_at_col_mut(i);
+        let col = col_slice(right, 0);
+        let (x, lower) = col.split_at_mut(i);
+        lower.fill(T::zero());
+        lower[0] = tau;
         if tau == T::zero() {
-            for jj in 0..i {
-                t[(jj, i)] = T::zero();
-            }
+            x.fill(T::zero());
             continue;
         }
-        for jj in 0..i {
-            t[(jj, i)] = -tau * t[(jj, i)];
+        for xj in x.iter_mut() {
+            *xj = -tau * *xj;
         }
-        // T(jj, i) = sum_{l = jj}^{i-1} T(jj, l) x_l, top down: row jj reads
-        // x_l for l >= jj, which rows above jj have not yet overwritten.
-        for jj in 0..i {
-            let mut acc = T::zero();
-            for l in jj..i {
-                acc += t[(jj, l)] * t[(l, i)];
+        // x := T(0..i, 0..i) x in place, a column of T at a time (BLAS
+        // `dtrmv`, upper, columnwise): column l adds x_l T(0..l, l) to the
+        // entries above it, then x_l := T(l, l) x_l. Entry jj thus sums
+        // T(jj, l) x_l for l = jj, jj + 1, ... in that order, from zero, as
+        // the row-by-row recurrence does (the same bits), but the inner
+        // loop runs down a contiguous column.
+        for (l, tl) in left.col_iter().enumerate() {
+            let tl = tl.try_as_col_major().expect("unit row stride").as_slice();
+            let xl = x[l];
+            for (xj, &a) in x[..l].iter_mut().zip(&tl[..l]) {
+                *xj += a * xl;
             }
-            t[(jj, i)] = acc;
+            x[l] = T::zero() + tl[l] * xl;
         }
     }
 }
