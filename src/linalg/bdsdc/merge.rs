@@ -615,15 +615,12 @@ impl<T: Scalar> SvdMerge<T> {
         let zhat = guard.mat();
         let (mut xm, mut ym) = (Mat::<T>::zeros(k, rr.len()), Mat::<T>::zeros(k, rr.len()));
         let (mut x, mut y) = (vec![T::zero(); k], vec![T::zero(); k]);
+        let zrow: Vec<T> = (0..k).map(|i| zhat[(0, i)]).collect();
         for (c, r) in rr.enumerate() {
             let root = &self.roots[r];
-            for (i, (yi, xi)) in y.iter_mut().zip(x.iter_mut()).enumerate() {
-                let (a, b) = root.diff_sum(dl, i);
-                *yi = zhat[(0, i)] / (a * b);
-                *xi = dl[i] * *yi;
-            }
-            x[0] = -T::one();
-            let (Some(sy), Some(sx)) = (unit_scale(&y), unit_scale(&x)) else {
+            let (origin, tau) = (dl[root.origin], root.tau);
+            let (Some(sy), Some(sx)) = svd_root_vectors(&zrow, dl, origin, tau, &mut y, &mut x)
+            else {
                 return Err(Error::NoConvergence {
                     stage: "bdsdc merge",
                     detail: format!(
@@ -638,6 +635,42 @@ impl<T: Scalar> SvdMerge<T> {
         }
         Ok((xm, ym))
     }
+}
+
+simd_dispatch! {
+    /// The coefficient vectors of the root `sigma` (`d_origin + tau`) of the
+    /// SVD's secular equation: `y_i = zhat_i / ((d_i - sigma)(d_i +
+    /// sigma))`, the factors formed as [`Root::diff_sum`] forms them, and
+    /// `x_i = d_i y_i` with `x_0 = -1`; returns the factors that scale `y`
+    /// and `x` to unit norm ([`unit_scale`]). Compiled for AVX2 or AVX-512
+    /// when the CPU has them (a division per entry, for every singular
+    /// vector of every merge); the same bits either way.
+    fn svd_root_vectors / svd_root_vectors_simd / svd_root_vectors_body (
+        zhat: &[T],
+        d: &[T],
+        d_origin: T,
+        tau: T,
+        y: &mut [T],
+        x: &mut [T]
+    ) -> (Option<T>, Option<T>)
+}
+
+#[inline(always)]
+fn svd_root_vectors_body<T: Scalar>(
+    zhat: &[T],
+    d: &[T],
+    d_origin: T,
+    tau: T,
+    y: &mut [T],
+    x: &mut [T],
+) -> (Option<T>, Option<T>) {
+    for (((yi, xi), &zi), &di) in y.iter_mut().zip(x.iter_mut()).zip(zhat).zip(d) {
+        let (a, b) = ((di - d_origin) - tau, (di + d_origin) + tau);
+        *yi = zi / (a * b);
+        *xi = di * *yi;
+    }
+    x[0] = -T::one();
+    (unit_scale(y), unit_scale(x))
 }
 
 /// Step 2 for roots `range` of a merge, sequentially: [`SvdMerge::solve_roots_range`]
