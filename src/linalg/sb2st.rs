@@ -509,29 +509,18 @@ fn axpy<T: Scalar>(y: &mut [T], a: T, x: &[T]) {
 /// Small vectors on the stack for `b <= STACK`, else on the heap.
 const STACK: usize = 128;
 
-/// Task T(s, m) of the digest §4.1 on `band` (lower storage with
-/// `ldab >= 2b`): builds the reflector annihilating `A[r0+1.., ce]`, applies it
-/// from the left to the rest of the left block, two-sidedly to the diagonal
-/// block and from the right to the block below (creating the next bulge).
-/// When `out` is given, `[tau, v_1, ..., v_{L-1}]` is written to `out[..L]`.
-///
-/// Touches exactly the rectangle [`task_footprint`]`(n, b, s, m)` (lower part).
-///
-/// Compiled for AVX-512 or AVX2 when the CPU has them (its dot products and
-/// `axpy`s vectorise; the crate's baseline is SSE2), with the same results.
-pub fn chase_step<T: Scalar>(
-    band: &mut BandMut<'_, T>,
-    b: usize,
-    s: usize,
-    m: usize,
-    out: Option<&mut [T]>,
-) {
-    chase_step_dispatch(band, b, s, m, out)
-}
-
 simd_dispatch! {
-    /// [`chase_step`]'s body, dispatched.
-    fn chase_step_dispatch / chase_step_simd / chase_step_body (
+    /// Task T(s, m) of the digest §4.1 on `band` (lower storage with
+    /// `ldab >= 2b`): builds the reflector annihilating `A[r0+1.., ce]`, applies it
+    /// from the left to the rest of the left block, two-sidedly to the diagonal
+    /// block and from the right to the block below (creating the next bulge).
+    /// When `out` is given, `[tau, v_1, ..., v_{L-1}]` is written to `out[..L]`.
+    ///
+    /// Touches exactly the rectangle [`task_footprint`]`(n, b, s, m)` (lower part).
+    ///
+    /// Compiled for AVX-512 or AVX2 when the CPU has them (its dot products and
+    /// `axpy`s vectorise; the crate's baseline is SSE2), with the same results.
+    pub fn chase_step / chase_step_simd / chase_step_body (
         band: &mut BandMut<'_, T>,
         b: usize,
         s: usize,

@@ -10,33 +10,22 @@ use faer::reborrow::*;
 /// Reflectors and row workspaces up to this length live on the stack.
 const STACK: usize = 256;
 
-/// Task `(r, s)` of `pass` (module docs, digest §1.3) on `band`: the right
-/// reflector annihilating `A[r_s, c_s+1 ..= c_s+d]`, applied to the rows
-/// below it, then the left reflector annihilating `A[c_s+1 ..= c_s+d, c_s]`,
-/// applied to the columns right of it. Annihilated entries are written as exact
-/// zeros and the pivots get `beta`; a zero tail gives `tau = 0` and that
-/// reflector is skipped.
-///
-/// `out = Some((right, left))` receives `[tau, v_1, ..., v_{L-1}]` of each
-/// reflector (`L` = [`super::TaskGeom::len`]). Touches exactly
-/// [`super::task_regions`]; the band storage needs `ku >= b + d`, `kl >= d`.
-///
-/// Compiled for AVX-512 or AVX2 when the CPU has them (the reflectors'
-/// dot products and updates vectorise; the crate's baseline is SSE2), with
-/// the same results.
-pub fn chase_step<T: Scalar>(
-    band: &mut GbBandMut<'_, T>,
-    pass: Pass,
-    r: usize,
-    s: usize,
-    out: Option<(&mut [T], &mut [T])>,
-) {
-    chase_step_dispatch(band, pass, r, s, out)
-}
-
 simd_dispatch! {
-    /// [`chase_step`]'s body, dispatched.
-    fn chase_step_dispatch / chase_step_simd / chase_step_body (
+    /// Task `(r, s)` of `pass` (module docs, digest §1.3) on `band`: the right
+    /// reflector annihilating `A[r_s, c_s+1 ..= c_s+d]`, applied to the rows
+    /// below it, then the left reflector annihilating `A[c_s+1 ..= c_s+d, c_s]`,
+    /// applied to the columns right of it. Annihilated entries are written as exact
+    /// zeros and the pivots get `beta`; a zero tail gives `tau = 0` and that
+    /// reflector is skipped.
+    ///
+    /// `out = Some((right, left))` receives `[tau, v_1, ..., v_{L-1}]` of each
+    /// reflector (`L` = [`super::TaskGeom::len`]). Touches exactly
+    /// [`super::task_regions`]; the band storage needs `ku >= b + d`, `kl >= d`.
+    ///
+    /// Compiled for AVX-512 or AVX2 when the CPU has them (the reflectors'
+    /// dot products and updates vectorise; the crate's baseline is SSE2), with
+    /// the same results.
+    pub fn chase_step / chase_step_simd / chase_step_body (
         band: &mut GbBandMut<'_, T>,
         pass: Pass,
         r: usize,

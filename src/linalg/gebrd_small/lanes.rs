@@ -35,6 +35,19 @@ use super::pack::{Arith, Portable};
 use crate::linalg::householder::larfg_slice;
 use crate::Scalar;
 
+/// `$call` with `$ar` bound to the element arithmetic the CPU runs best:
+/// [`super::pack::Avx`] where it has AVX, else [`Portable`].
+macro_rules! with_arith {
+    (|$ar:ident| $call:expr) => {{
+        #[cfg(target_arch = "x86_64")]
+        if let Some($ar) = super::pack::Avx::detect() {
+            return $call;
+        }
+        let $ar = Portable;
+        $call
+    }};
+}
+
 /// Matrices reduced at once by the batched route: four `f64` fill an AVX2
 /// register (eight `f32` would; four is kept for both, so that the grouping
 /// and the remainder handling are the same for both precisions).
@@ -315,8 +328,7 @@ fn reflect_rows<T: Scalar, const L: usize, A: Arith, const R: usize>(
     ldy: usize,
     r0: usize,
 ) {
-    let first: &mut [[T; L]; R] = (&mut y[r0..r0 + R]).try_into().expect("R rows");
-    let mut w = *first;
+    let mut w: [[T; L]; R] = y[r0..r0 + R].try_into().expect("R rows");
     for (j, v) in v_tail.iter().enumerate() {
         let c = &y[(j + 1) * ldy + r0..(j + 1) * ldy + r0 + R];
         for (s, x) in w.iter_mut().zip(c) {
@@ -368,11 +380,7 @@ fn gebd2_lanes_body<T: Scalar, const L: usize>(
     out: &mut Bidiagonal<'_, T, L>,
     column: &mut Vec<T>,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(avx) = super::pack::Avx::detect() {
-        return gebd2_with(avx, a, m, n, out, column);
-    }
-    gebd2_with(Portable, a, m, n, out, column)
+    with_arith!(|ar| gebd2_with(ar, a, m, n, out, column))
 }
 
 /// [`gebd2_lanes`] with the element arithmetic `ar`.
@@ -445,11 +453,7 @@ fn org2r_lanes_body<T: Scalar, const L: usize>(
     r: usize,
     k: usize,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(avx) = super::pack::Avx::detect() {
-        return org2r_with(avx, v, ldv, tau, q, ldq, r, k);
-    }
-    org2r_with(Portable, v, ldv, tau, q, ldq, r, k)
+    with_arith!(|ar| org2r_with(ar, v, ldv, tau, q, ldq, r, k))
 }
 
 /// [`org2r_lanes`] with the element arithmetic `ar`.
