@@ -3,8 +3,9 @@
 //! A *crew* is one set of threads: CPU workers (each with its own work-stealing
 //! deque) and one thread per stream lane. A crew serves one run at a time. The
 //! run *opens* a job (a borrowed closure), its threads *enter* it, and the run
-//! *closes* it and waits until every thread that entered has left
-//! ([`Crew::close_and_wait`]); only then may the job's borrows end.
+//! *closes* it and waits until every thread that entered has left (the drop
+//! of the guard [`Open`] that [`Crew::open`] returns); only then may the
+//! job's borrows end.
 //!
 //! Two shapes, fixed per runtime:
 //! * **Inline** (no [`super::RuntimeBuilder::stack_size`] set, the default): the

@@ -526,8 +526,8 @@ fn solve_tridiagonal<T: Scalar>(
 }
 
 /// The head every two-stage EVD graph shares: `a` checked and scaled
-/// ([`prepare`]), reduced to a band (stage 1, [`sy2sb`]) and the band to a
-/// tridiagonal (stage 2, [`sb2st`], keeping its reflectors when `job` wants
+/// ([`prepare`]), reduced to a band (stage 1, [`sy2sb()`]) and the band to a
+/// tridiagonal (stage 2, [`sb2st()`], keeping its reflectors when `job` wants
 /// vectors).
 struct Reduced<T> {
     g: TaskGraph<'static>,

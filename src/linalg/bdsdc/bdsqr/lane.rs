@@ -1,4 +1,4 @@
-//! [`bdsqr`]'s iteration as a resumable state ([`Lane`]): between two
+//! [`bdsqr`](super::bdsqr)'s iteration as a resumable state ([`Lane`]): between two
 //! sweeps it stops and says which sweep comes next, so that
 //! [`super::bdsqr_group`] can chase several bidiagonals in one loop.
 
@@ -11,10 +11,10 @@ use crate::scalar::Scalar;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::MatMut;
 
-/// One bidiagonal's QR iteration ([`bdsqr`]) as a resumable state, so that
-/// [`bdsqr_group`] can chase several bidiagonals in one loop. Create one with
+/// One bidiagonal's QR iteration ([`bdsqr`](super::bdsqr)) as a resumable state, so that
+/// [`bdsqr_group`](super::bdsqr_group) can chase several bidiagonals in one loop. Create one with
 /// [`Lane::new`] (which checks the shapes); the iteration leaves the SVD in
-/// the borrowed arrays, as [`bdsqr`] does.
+/// the borrowed arrays, as [`bdsqr`](super::bdsqr) does.
 pub(crate) struct Lane<'a, T> {
     d: &'a mut [T],
     e: &'a mut [T],
@@ -334,7 +334,7 @@ impl<'a, T: Scalar> Lane<'a, T> {
     }
 
     /// Runs the iteration to its end on its own (not dispatched: see
-    /// [`bdsqr_run`]).
+    /// [`bdsqr_run`](super::bdsqr_run)).
     #[inline(always)]
     pub(super) fn run(mut self) -> Result<(), Error> {
         if let Some(plan) = self.next_sweep()? {

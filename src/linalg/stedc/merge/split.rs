@@ -5,7 +5,7 @@
 //!
 //! The deflation decisions depend only on the poles and on `z`, not on the
 //! eigenvectors, so they are taken first with the rotations recorded
-//! ([`deflate`] with a recording callback); then the rotations are replayed on
+//! ([`deflate`](crate::linalg::stedc::deflation::deflate) with a recording callback); then the rotations are replayed on
 //! materialised full columns (the missing half as the explicit zeros
 //! [`MergeProblem::new`] fills in, so every rotation does the same operations
 //! on the same values: the same bits). In `dlaed2`'s scan a rotation pairs the

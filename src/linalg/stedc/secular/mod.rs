@@ -102,7 +102,7 @@ pub(crate) trait Frame<T: Scalar> {
     fn set_origin(&mut self, o: usize);
     /// `D_j - lambda(t)`.
     fn delta(&self, j: usize, t: T) -> T;
-    /// `D_j - lambda(t)` for `j = j0..j0 + L` (a block of [`eval`]'s loop).
+    /// `D_j - lambda(t)` for `j = j0..j0 + L` (a block of [`eval()`]'s loop).
     #[inline(always)]
     fn deltas<const L: usize>(&self, j0: usize, t: T) -> [T; L] {
         std::array::from_fn(|l| self.delta(j0 + l, t))
