@@ -3,7 +3,10 @@
 //! against a loop of faer SVDs over the
 //! same batch (`thin_svd` for vectors, `singular_values` for values), run
 //! serially and as a 2-thread rayon loop (faer itself sequential inside),
-//! timed alternately in the same process; medians of `--reps` runs.
+//! timed alternately in the same process; medians of `--reps` runs. Each
+//! route is timed twice: `svd_batched` (fresh result buffers per call, as
+//! numpy's loop has) and `svd_batched_into` with buffers reused from call
+//! to call ("reused").
 //!
 //! `cargo bench --bench batched -- [--cases 10000x8,10000x32,1000x128,100x512]
 //!     [--reps 3] [--threads 2] [--precisions f64,f32] [--jobs values,vectors]
@@ -11,7 +14,7 @@
 
 use eigenflow::gallery::Rng;
 use eigenflow::pipeline::batched::{
-    svd_batched, BatchLayout, BatchRef, BatchedMethod, BatchedOptions,
+    svd_batched, svd_batched_into, BatchLayout, BatchRef, BatchedMethod, BatchedOptions, BatchedOut,
 };
 use eigenflow::pipeline::SvdJob;
 use eigenflow::runtime::Runtime;
@@ -100,6 +103,10 @@ fn case<T: Scalar>(a: &Args, batch: usize, n: usize, job: &str, pool: &rayon::Th
         opts.params.block = nb;
     }
     let mut ours: Vec<Vec<f64>> = vec![Vec::new(); a.methods.len()];
+    let mut reused: Vec<Vec<f64>> = vec![Vec::new(); a.methods.len()];
+    let mut values = vec![T::zero(); batch * n];
+    let mut u = vec![T::zero(); if vectors { batch * n * n } else { 0 }];
+    let mut vt = u.clone();
     let (mut serial, mut par) = (Vec::new(), Vec::new());
     let mut sweeps = 0.0;
     for _ in 0..a.reps {
@@ -112,6 +119,15 @@ fn case<T: Scalar>(a: &Args, batch: usize, n: usize, job: &str, pool: &rayon::Th
             if method == BatchedMethod::Jacobi {
                 sweeps = s.stats.sweeps.iter().sum::<usize>() as f64 / batch as f64;
             }
+            drop(s);
+            let out = BatchedOut {
+                values: &mut values,
+                vectors: vectors.then_some((&mut u[..], &mut vt[..])),
+            };
+            let t = Instant::now();
+            let run = svd_batched_into(b, sj, &opts, &rt, out).expect("svd_batched_into");
+            reused[k].push(t.elapsed().as_secs_f64());
+            assert!(run.failed.is_empty());
         }
         let t = Instant::now();
         let mut acc = T::zero();
@@ -134,7 +150,15 @@ fn case<T: Scalar>(a: &Args, batch: usize, n: usize, job: &str, pool: &rayon::Th
     let mut line = format!("{:>6} x {:>3}x{:<3} {} {:7}:", batch, n, n, T::NAME, job);
     for (k, m) in a.methods.iter().enumerate() {
         let o = median(ours[k].clone());
-        line += &format!(" {} {:8.3} s ({:5.2}x)", m.name(), o, p / o);
+        let r = median(reused[k].clone());
+        line += &format!(
+            " {} {:8.3} s ({:5.2}x), reused {:6.3} s ({:5.2}x)",
+            m.name(),
+            o,
+            p / o,
+            r,
+            p / r
+        );
         if *m == BatchedMethod::Jacobi {
             line += &format!(" [{sweeps:4.1} sweeps]");
         }

@@ -24,6 +24,7 @@ mod example_bin;
 mod batched;
 mod batched_cli;
 mod batched_gebrd;
+mod batched_into;
 mod evd_hybrid;
 mod evd_one_stage;
 mod evd_select;

@@ -47,8 +47,20 @@ impl<T: Scalar> ScratchPool<T> {
     }
 }
 
+/// The slices of the result buffers where one chunk's values and vectors
+/// go: `len k` values and `len m k`, `len k n` vector entries (empty
+/// without vectors), matrix by matrix.
+pub(super) struct ChunkDst<'d, T> {
+    pub(super) values: &'d mut [T],
+    pub(super) u: &'d mut [T],
+    pub(super) vt: &'d mut [T],
+}
+
 /// Solves matrices `lo..hi` of `batch` by `method` (already resolved, not
-/// [`BatchedMethod::Auto`]) into `scratch.out`.
+/// [`BatchedMethod::Auto`]): values and vectors into `dst`, or into
+/// `scratch.out`'s buffers when `dst` is `None`; counters and failures into
+/// `scratch.out` either way.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run_chunk<T: Scalar>(
     batch: &BatchRef<'_, T>,
     lo: usize,
@@ -57,15 +69,23 @@ pub(super) fn run_chunk<T: Scalar>(
     method: BatchedMethod,
     opts: &BatchedOptions,
     scratch: &mut ChunkScratch<T>,
+    dst: Option<ChunkDst<'_, T>>,
 ) {
     let (m, n) = batch.shape();
     let k = m.min(n);
-    scratch
-        .out
-        .reset(hi - lo, k, if vectors { (m * k, k * n) } else { (0, 0) });
+    let sizes = if vectors { (m * k, k * n) } else { (0, 0) };
+    let ChunkScratch { gebrd, jacobi, out } = scratch;
+    out.reset(hi - lo, k, sizes, dst.is_none());
+    let ChunkOut {
+        values,
+        u,
+        vt,
+        stats,
+    } = out;
+    let dst = dst.unwrap_or(ChunkDst { values, u, vt });
     match method {
-        BatchedMethod::Gebrd => run_gebrd(batch, lo, hi, vectors, scratch),
-        _ => run_jacobi(batch, lo, hi, vectors, opts, scratch),
+        BatchedMethod::Gebrd => run_gebrd(batch, lo, hi, vectors, gebrd, stats, dst),
+        _ => run_jacobi(batch, lo, hi, vectors, opts, jacobi, stats, dst),
     }
 }
 
@@ -79,12 +99,13 @@ fn run_gebrd<T: Scalar>(
     lo: usize,
     hi: usize,
     vectors: bool,
-    scratch: &mut ChunkScratch<T>,
+    gebrd: &mut [GebrdWorkspace<T>; LANES],
+    stats: &mut ChunkStats,
+    out: ChunkDst<'_, T>,
 ) {
     let (m, n) = batch.shape();
     let k = m.min(n);
     let len = hi - lo;
-    let ChunkScratch { gebrd, out, .. } = scratch;
     let (mk, kn) = if vectors { (m * k, k * n) } else { (0, 0) };
     let mut j = 0;
     while j < len {
@@ -112,7 +133,7 @@ fn run_gebrd<T: Scalar>(
                 out.values[jj * k..(jj + 1) * k].fill(nan);
                 out.u[jj * mk..(jj + 1) * mk].fill(nan);
                 out.vt[jj * kn..(jj + 1) * kn].fill(nan);
-                out.failed.push((lo + jj, name_matrix(e, lo + jj)));
+                stats.failed.push((lo + jj, name_matrix(e, lo + jj)));
             }
         }
         j += count;
@@ -156,12 +177,19 @@ fn name_matrix(e: Error, index: usize) -> Error {
     }
 }
 
-/// One chunk's results.
+/// One chunk's results: its value and vector buffers (used when the
+/// results are copied in afterwards, see [`run_chunk`]) and its counters.
 #[derive(Default)]
 pub(super) struct ChunkOut<T> {
     pub(super) values: Vec<T>,
     pub(super) u: Vec<T>,
     pub(super) vt: Vec<T>,
+    pub(super) stats: ChunkStats,
+}
+
+/// One chunk's counters and failures.
+#[derive(Default)]
+pub(super) struct ChunkStats {
     pub(super) sweeps: Vec<usize>,
     pub(super) failed: Vec<(usize, Error)>,
     pub(super) masked: usize,
@@ -170,37 +198,44 @@ pub(super) struct ChunkOut<T> {
 }
 
 impl<T: Scalar> ChunkOut<T> {
-    /// Sized for `len` matrices of `k` values and `mk`, `kn` vector entries
-    /// each, counters cleared; the buffers keep their capacity (and stale
-    /// entries, each overwritten by its matrix's solve).
-    fn reset(&mut self, len: usize, k: usize, (mk, kn): (usize, usize)) {
+    /// Counters cleared for `len` matrices; with `buffers`, the buffers
+    /// sized for `k` values and `mk`, `kn` vector entries each (they keep
+    /// their capacity, and stale entries, each overwritten by its matrix's
+    /// solve), else emptied.
+    fn reset(&mut self, len: usize, k: usize, (mk, kn): (usize, usize), buffers: bool) {
         let z = T::zero();
-        self.values.resize(len * k, z);
-        self.u.resize(len * mk, z);
-        self.vt.resize(len * kn, z);
-        self.sweeps.clear();
-        self.sweeps.resize(len, 0);
-        self.failed.clear();
-        (self.masked, self.idle, self.pair_skips) = (0, 0, 0);
+        let (len_b, k, mk, kn) = if buffers {
+            (len, k, mk, kn)
+        } else {
+            (0, 0, 0, 0)
+        };
+        self.values.resize(len_b * k, z);
+        self.u.resize(len_b * mk, z);
+        self.vt.resize(len_b * kn, z);
+        let st = &mut self.stats;
+        st.sweeps.clear();
+        st.sweeps.resize(len, 0);
+        st.failed.clear();
+        (st.masked, st.idle, st.pair_skips) = (0, 0, 0);
     }
 }
 
 /// Solves matrices `lo..hi` of `batch` by blocked one-sided Jacobi, in
 /// lockstep, one outer sweep per round over the active set.
+#[allow(clippy::too_many_arguments)]
 fn run_jacobi<T: Scalar>(
     batch: &BatchRef<'_, T>,
     lo: usize,
     hi: usize,
     vectors: bool,
     opts: &BatchedOptions,
-    scratch: &mut ChunkScratch<T>,
+    ws: &mut JacobiWorkspace<T>,
+    stats: &mut ChunkStats,
+    out: ChunkDst<'_, T>,
 ) {
     let (m, n) = batch.shape();
     let k = m.min(n);
     let len = hi - lo;
-    let ChunkScratch {
-        jacobi: ws, out, ..
-    } = scratch;
     let mut states: Vec<JacobiState<T>> = (lo..hi)
         .map(|i| JacobiState::new(batch.matrix(i), vectors, &opts.params))
         .collect();
@@ -214,12 +249,12 @@ fn run_jacobi<T: Scalar>(
             break;
         }
         if opts.mask {
-            out.masked += len - active.len();
+            stats.masked += len - active.len();
         } else {
             for s in states.iter_mut() {
                 if s.status() == Status::Converged {
                     s.idle_sweep(ws);
-                    out.idle += 1;
+                    stats.idle += 1;
                 }
             }
         }
@@ -229,10 +264,10 @@ fn run_jacobi<T: Scalar>(
         let vt = vectors.then(|| &mut out.vt[j * k * n..(j + 1) * k * n]);
         s.finish(&mut out.values[j * k..(j + 1) * k], u, vt);
         let st = s.stats();
-        out.sweeps[j] = st.sweeps;
-        out.pair_skips += st.pair_skips;
+        stats.sweeps[j] = st.sweeps;
+        stats.pair_skips += st.pair_skips;
         if s.status() != Status::Converged {
-            out.failed.push((
+            stats.failed.push((
                 lo + j,
                 Error::NoConvergence {
                     stage: "jacobi",
