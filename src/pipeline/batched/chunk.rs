@@ -204,14 +204,10 @@ impl<T: Scalar> ChunkOut<T> {
     /// solve), else emptied.
     fn reset(&mut self, len: usize, k: usize, (mk, kn): (usize, usize), buffers: bool) {
         let z = T::zero();
-        let (len_b, k, mk, kn) = if buffers {
-            (len, k, mk, kn)
-        } else {
-            (0, 0, 0, 0)
-        };
-        self.values.resize(len_b * k, z);
-        self.u.resize(len_b * mk, z);
-        self.vt.resize(len_b * kn, z);
+        let held = if buffers { len } else { 0 };
+        self.values.resize(held * k, z);
+        self.u.resize(held * mk, z);
+        self.vt.resize(held * kn, z);
         let st = &mut self.stats;
         st.sweeps.clear();
         st.sweeps.resize(len, 0);

@@ -705,14 +705,17 @@ pub struct BatchedRun {
 
 /// [`svd_batched`] into the caller's buffers: the chunk tasks write each
 /// matrix's results straight into `out`. For repeated calls of one shape,
-/// reusing the buffers saves mapping fresh memory on every call (10,000 x
-/// 32x32 `f64` with vectors is 164 MB of results; on a 2-core VM mapping
-/// them took about a sixth of a one-thread call).
+/// reusing the buffers saves mapping fresh memory on every call: 10,000 x
+/// 32x32 `f64` with vectors is 164 MB of results, and on a 2-core VM one
+/// thread took 0.55 s per call with fresh buffers (`svd_batched`), 0.48 s
+/// with reused ones (`benches/batched.rs --threads 1`).
 ///
 /// Errors: [`Error::Shape`] (nothing written) when a buffer's length is not
 /// the batch's, or when `out.vectors` is given for [`SvdJob::Values`] or
-/// missing for [`SvdJob::Vectors`]; otherwise as [`svd_batched`]. A matrix
-/// that does not converge is listed in [`BatchedRun::failed`].
+/// missing for [`SvdJob::Vectors`]; otherwise as [`svd_batched`] (after an
+/// error of the runtime, the buffers hold whatever the chunks that ran
+/// wrote). A matrix that does not converge is listed in
+/// [`BatchedRun::failed`].
 ///
 /// ```
 /// use eigenflow::pipeline::batched::{
