@@ -108,7 +108,13 @@ def main():
                 _, n, job, prec, threads, rate, secs = line.split()
                 key = (n, job, prec, threads)
                 rows.setdefault(key, {})[peer] = (float(rate), secs)
-            elif line.startswith("#") and peer == "openblas" or "MKL" in line:
+            elif (
+                line.startswith("#") and peer == "openblas"
+                or "MKL" in line
+                or "not available" in line
+            ):
+                # The BLAS that ran, and why a peer is missing (a missing
+                # module would otherwise leave an empty table unexplained).
                 print(line)
     print(
         "| n | job | precision | threads | GEMM (GF/s) | scipy evd (s) | T_gemm "
