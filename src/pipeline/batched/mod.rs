@@ -570,7 +570,7 @@ fn add_chunk_tasks<'a, T: Scalar>(
         done: 0,
     }));
     // Each chunk's slices of the caller's buffers, if any.
-    let mut dsts: Vec<Option<ChunkDst<'a, T>>> = match in_place {
+    let dsts: Vec<Option<ChunkDst<'a, T>>> = match in_place {
         Some(p) => {
             let values = chunk_slices(p.values, k, &bounds);
             let u = chunk_slices(p.u, mk, &bounds);
@@ -602,7 +602,7 @@ fn add_chunk_tasks<'a, T: Scalar>(
     };
     let bytes = (std::mem::size_of::<T>() * m * n) as f64;
     let pool = Arc::new(ScratchPool::new());
-    for (&(lo, hi), place) in bounds.iter().zip(dsts.drain(..)) {
+    for (&(lo, hi), place) in bounds.iter().zip(dsts) {
         let dst = results.clone();
         let pool = pool.clone();
         let o = opts.clone();
