@@ -411,7 +411,7 @@ fn split_halves<T: Scalar>(
     let n = n2 / 2;
     // dstein's clusters of the whole resolved set: reorthogonalisation is
     // needed only inside them.
-    let cl = clusters(&r.w, one_norm(dt, et));
+    let cl = clusters(&r.w, one_norm(dt, et), dt.len());
     let cluster_of = |i: usize| cl.iter().position(|c| c.contains(&i)).unwrap_or(0);
     let mut us: Vec<Vec<T>> = Vec::with_capacity(k);
     let mut vs: Vec<Vec<T>> = Vec::with_capacity(k);
