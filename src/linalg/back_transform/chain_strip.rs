@@ -41,54 +41,7 @@ use std::any::TypeId;
 /// the workspace `W`).
 const NL: usize = 8;
 
-/// The instruction sets the kernel is compiled for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isa {
-    /// AVX-512F: 512-bit vectors, 8 lanes per pass, strips of three vectors.
-    Avx512,
-    /// AVX2 and FMA: 256-bit vectors, 4 lanes per pass, strips of two vectors
-    /// (sixteen vector registers).
-    Avx2,
-}
-
-impl Isa {
-    /// The best this CPU runs, if any.
-    pub fn detect() -> Option<Isa> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx512f") {
-                return Some(Isa::Avx512);
-            }
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                return Some(Isa::Avx2);
-            }
-        }
-        None
-    }
-
-    /// Whether this CPU runs `self`.
-    pub fn runs(self) -> bool {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => std::is_x86_feature_detected!("avx512f"),
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => {
-                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
-        }
-    }
-
-    /// Values of `T` per vector.
-    fn vector_len<T>(self) -> usize {
-        let bytes = match self {
-            Isa::Avx512 => 64,
-            Isa::Avx2 => 32,
-        };
-        bytes / std::mem::size_of::<T>()
-    }
-}
+pub use crate::linalg::simd::Isa;
 
 /// Whether this CPU runs the kernel for `T` (f64 or f32, with AVX-512F or
 /// AVX2 and FMA).
@@ -433,44 +386,6 @@ macro_rules! strip_kernel {
                 }
             }
         }
-    };
-}
-
-/// Masked loads and stores of the first `rem` values of a vector: AVX-512
-/// masks are integers (the intrinsic and the mask type given), AVX2 masks are
-/// vectors (the intrinsic and the macro building the mask given).
-#[cfg(target_arch = "x86_64")]
-macro_rules! masked {
-    (load avx512 $f:ident $m:ty, $rem:expr, $p:expr) => {
-        $f((u32::MAX >> (32 - $rem)) as $m, $p)
-    };
-    (store avx512 $f:ident $m:ty, $rem:expr, $p:expr, $x:expr) => {
-        $f($p, (u32::MAX >> (32 - $rem)) as $m, $x)
-    };
-    (load avx2 $f:ident $mask:ident, $rem:expr, $p:expr) => {
-        $f($p, $mask!($rem))
-    };
-    (store avx2 $f:ident $mask:ident, $rem:expr, $p:expr, $x:expr) => {
-        $f($p, $mask!($rem), $x)
-    };
-}
-/// AVX2 masks: all ones in the lanes below `rem`.
-#[cfg(target_arch = "x86_64")]
-macro_rules! mask_256d {
-    ($rem:expr) => {
-        _mm256_cmpgt_epi64(
-            _mm256_set1_epi64x($rem as i64),
-            _mm256_setr_epi64x(0, 1, 2, 3),
-        )
-    };
-}
-#[cfg(target_arch = "x86_64")]
-macro_rules! mask_256s {
-    ($rem:expr) => {
-        _mm256_cmpgt_epi32(
-            _mm256_set1_epi32($rem as i32),
-            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-        )
     };
 }
 
