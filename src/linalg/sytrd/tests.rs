@@ -251,11 +251,11 @@ fn check_symv<T: Scalar>() {
 }
 
 #[test]
-fn sytrd_symv_column_pairs_f64() {
+fn sytrd_symv_column_groups_f64() {
     check_symv::<f64>();
 }
 
 #[test]
-fn sytrd_symv_column_pairs_f32() {
+fn sytrd_symv_column_groups_f32() {
     check_symv::<f32>();
 }
