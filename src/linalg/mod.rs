@@ -22,6 +22,7 @@ mod lasr;
 pub mod ormqr;
 pub mod panel_qr;
 pub mod sb2st;
+pub(crate) mod scan;
 pub mod stebz;
 pub mod stedc;
 pub mod stein;

@@ -46,9 +46,7 @@ pub(crate) fn all_finite<T: Scalar>(
     rows: impl Fn(usize) -> std::ops::Range<usize>,
 ) -> bool {
     (0..a.ncols()).all(|j| match a.col(j).try_as_col_major() {
-        Some(c) => c.as_slice()[rows(j)]
-            .iter()
-            .fold(true, |ok, x| ok & x.is_finite()),
+        Some(c) => crate::linalg::scan::max_abs_finite(&c.as_slice()[rows(j)]).1,
         None => rows(j).all(|i| a[(i, j)].is_finite()),
     })
 }

@@ -182,10 +182,9 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
     // owned, so contiguous): the largest magnitude and whether all are finite.
     let (mut anrm, mut finite) = (T::zero(), true);
     for j in 0..n {
-        for &x in &lower_col(a.as_ref(), j)[j..] {
-            anrm = anrm.max(x.abs());
-            finite &= x.is_finite();
-        }
+        let (m, f) = crate::linalg::scan::max_abs_finite(&lower_col(a.as_ref(), j)[j..]);
+        anrm = anrm.max(m);
+        finite &= f;
     }
     if !finite {
         crate::matrix::check_finite(a.as_ref(), true)?;
