@@ -9,6 +9,7 @@ mod simd;
 
 pub mod back_transform;
 pub mod bdsdc;
+mod blas2;
 pub mod chase;
 pub mod dqds;
 pub mod gb2bd;

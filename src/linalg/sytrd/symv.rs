@@ -10,13 +10,8 @@
 //! §1: at small and mid n the BLAS-2 rate of this product is what decides
 //! against LAPACK). The 4 x 4 diagonal blocks are done in scalar code.
 //!
-//! The inner loop ([`dot4_axpy4`]) is written with AVX-512 or AVX2 + FMA
-//! intrinsics ([`Isa`]): left to the compiler, the lane loops with fused
-//! multiply-adds were vectorised across lanes into 128-bit pieces with
-//! shuffles and ran slower than the unfused loop. Every version performs
-//! the same exactly rounded fused multiply-adds in the same order per lane
-//! (64 bytes of lanes, reduced pairwise in a fixed order), so all of them,
-//! the portable one included, give bitwise the same result.
+//! The inner loop is [`crate::linalg::blas2`]'s fused multiply-add kernel
+//! (AVX-512 or AVX2 + FMA intrinsics, the same bits on every version).
 //!
 //! From [`SYMV_SPLIT_MIN`] rows on the product is computed as two partial
 //! products over fixed column blocks of about equal area (columns `0..c` and
@@ -26,12 +21,12 @@
 
 use super::col;
 use crate::error::Error;
-use crate::linalg::simd::{reduce_lanes, Isa};
+use crate::linalg::blas2::dots_axpys;
+use crate::linalg::simd::Isa;
 use crate::linalg::stedc::forked::join;
 use crate::runtime::Runtime;
 use crate::Scalar;
 use faer::MatRef;
-use std::any::TypeId;
 
 /// Columns per pass of [`symv_cols`].
 const COLS: usize = 4;
@@ -41,185 +36,6 @@ const COLS: usize = 4;
 /// the product (a few hundred KiB read from cache) takes about as long as
 /// handing half of it to a parked helper.
 pub const SYMV_SPLIT_MIN: usize = 512;
-
-#[inline(always)]
-/// `s_c = t_c . v` for the four columns `t_c` (64 bytes of lanes of partial
-/// sums each, reduced pairwise) and `w += sum_c s_c t_c` in that order of
-/// `c`, every step one fused multiply-add, over `v.len()` rows; `isa` picks
-/// the kernel ([`Isa::detect`]'s, or the portable loop for `None`).
-fn dot4_axpy4<T: Scalar>(
-    isa: Option<Isa>,
-    t: [&[T]; COLS],
-    v: &[T],
-    w: &mut [T],
-    s: [T; COLS],
-) -> [T; COLS] {
-    let n = v.len();
-    assert!(w.len() >= n && t.iter().all(|c| c.len() >= n));
-    let f64_ = TypeId::of::<T>() == TypeId::of::<f64>();
-    #[cfg(target_arch = "x86_64")]
-    if let Some(isa) = isa {
-        let f32_ = TypeId::of::<T>() == TypeId::of::<f32>();
-        assert!(
-            isa.runs() && (f64_ || f32_),
-            "symv: {isa:?} for {}",
-            T::NAME
-        );
-        let tp = t.map(|c| c.as_ptr());
-        macro_rules! call {
-            ($kernel:path, $t:ty) => {{
-                let lanes = $kernel(
-                    tp.map(|p| p as *const $t),
-                    v.as_ptr() as *const $t,
-                    w.as_mut_ptr() as *mut $t,
-                    n,
-                    s.map(|x| x.f64() as $t),
-                );
-                lanes.map(|l| T::of(reduce_lanes(l) as f64))
-            }};
-        }
-        // SAFETY: `T` is the type named in each arm (checked above, so the
-        // casts of `s` and of the results are exact), the CPU runs `isa`
-        // (asserted), and the four columns, `v` and `w` hold at least `n`
-        // values each (asserted).
-        return unsafe {
-            match (isa, f64_) {
-                (Isa::Avx512, true) => call!(avx512_f64::dot4_axpy4, f64),
-                (Isa::Avx512, false) => call!(avx512_f32::dot4_axpy4, f32),
-                (Isa::Avx2, true) => call!(avx2_f64::dot4_axpy4, f64),
-                (Isa::Avx2, false) => call!(avx2_f32::dot4_axpy4, f32),
-            }
-        };
-    }
-    let _ = isa;
-    if f64_ {
-        dot4_axpy4_portable::<T, 8>(t, v, w, s)
-    } else {
-        dot4_axpy4_portable::<T, 16>(t, v, w, s)
-    }
-}
-
-/// [`dot4_axpy4`] in scalar code, `L` lanes (64 bytes of `T`).
-fn dot4_axpy4_portable<T: Scalar, const L: usize>(
-    t: [&[T]; COLS],
-    v: &[T],
-    w: &mut [T],
-    s: [T; COLS],
-) -> [T; COLS] {
-    let mut acc = [[T::zero(); L]; COLS];
-    for (k0, (vb, wb)) in v.chunks(L).zip(w.chunks_mut(L)).enumerate() {
-        for (l, (&vv, ww)) in vb.iter().zip(wb).enumerate() {
-            let k = k0 * L + l;
-            for c in 0..COLS {
-                let x = t[c][k];
-                acc[c][l] = x.mul_add(vv, acc[c][l]);
-                *ww = x.mul_add(s[c], *ww);
-            }
-        }
-    }
-    acc.map(reduce_lanes)
-}
-
-/// [`dot4_axpy4`] for one scalar type and instruction set (`$feature`): `$t`
-/// in vectors `$v` of `$vl` values, `$nv` vectors per 64 bytes of lanes, with
-/// that set's intrinsics. The rows past the last full 64 bytes are loaded
-/// and stored masked: a masked-off lane adds `0 * 0` to its partial sum, which
-/// leaves it unchanged (a partial sum is never `-0`: it starts at `+0` and a
-/// fused multiply-add rounds an exact zero to `+0`), so the lanes agree with
-/// the portable loop, which skips them.
-#[cfg(target_arch = "x86_64")]
-macro_rules! dot4_kernel {
-    ($name:ident, $feature:literal, $t:ty, $v:ty, $vl:expr, $nv:expr,
-     $load:ident, $store:ident, $set1:ident, $zero:ident, $fmadd:ident,
-     [$($mload:tt)*], [$($mstore:tt)*]) => {
-        mod $name {
-            use super::COLS;
-            use std::arch::x86_64::*;
-
-            /// Lanes of partial sums per column: 64 bytes.
-            const L: usize = $vl * $nv;
-
-            /// The lanes of the four dots (unreduced) after `w += sum_c s_c t_c`.
-            ///
-            /// # Safety
-            /// The CPU must support the module's instruction set; `t[c]`, `v`
-            /// and `w` point to `n` readable (`w`: writable) values.
-            #[target_feature(enable = $feature)]
-            pub(super) unsafe fn dot4_axpy4(
-                t: [*const $t; COLS],
-                v: *const $t,
-                w: *mut $t,
-                n: usize,
-                s: [$t; COLS],
-            ) -> [[$t; L]; COLS] {
-                let mut acc = [[$zero(); $nv]; COLS];
-                let bs = s.map(|x| $set1(x));
-                let mut k = 0;
-                while k + L <= n {
-                    for h in 0..$nv {
-                        let o = k + h * $vl;
-                        let vv = $load(v.add(o));
-                        let mut ww = $load(w.add(o));
-                        for c in 0..COLS {
-                            let x = $load(t[c].add(o));
-                            acc[c][h] = $fmadd(x, vv, acc[c][h]);
-                            ww = $fmadd(x, bs[c], ww);
-                        }
-                        $store(w.add(o), ww);
-                    }
-                    k += L;
-                }
-                for h in 0..$nv {
-                    let o = k + h * $vl;
-                    if o >= n {
-                        break;
-                    }
-                    let rem = (n - o).min($vl);
-                    let vv = masked!(load $($mload)*, rem, v.add(o));
-                    let mut ww = masked!(load $($mload)*, rem, w.add(o));
-                    for c in 0..COLS {
-                        let x = masked!(load $($mload)*, rem, t[c].add(o));
-                        acc[c][h] = $fmadd(x, vv, acc[c][h]);
-                        ww = $fmadd(x, bs[c], ww);
-                    }
-                    masked!(store $($mstore)*, rem, w.add(o), ww);
-                }
-                let mut out = [[0.0; L]; COLS];
-                for c in 0..COLS {
-                    for h in 0..$nv {
-                        $store(out[c].as_mut_ptr().add(h * $vl), acc[c][h]);
-                    }
-                }
-                out
-            }
-        }
-    };
-}
-
-#[cfg(target_arch = "x86_64")]
-dot4_kernel!(
-    avx512_f64, "avx512f", f64, __m512d, 8, 1,
-    _mm512_loadu_pd, _mm512_storeu_pd, _mm512_set1_pd, _mm512_setzero_pd, _mm512_fmadd_pd,
-    [avx512 _mm512_maskz_loadu_pd __mmask8], [avx512 _mm512_mask_storeu_pd __mmask8]
-);
-#[cfg(target_arch = "x86_64")]
-dot4_kernel!(
-    avx512_f32, "avx512f", f32, __m512, 16, 1,
-    _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_setzero_ps, _mm512_fmadd_ps,
-    [avx512 _mm512_maskz_loadu_ps __mmask16], [avx512 _mm512_mask_storeu_ps __mmask16]
-);
-#[cfg(target_arch = "x86_64")]
-dot4_kernel!(
-    avx2_f64, "avx2,fma", f64, __m256d, 4, 2,
-    _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd, _mm256_setzero_pd, _mm256_fmadd_pd,
-    [avx2 _mm256_maskload_pd mask_256d], [avx2 _mm256_maskstore_pd mask_256d]
-);
-#[cfg(target_arch = "x86_64")]
-dot4_kernel!(
-    avx2_f32, "avx2,fma", f32, __m256, 8, 2,
-    _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_fmadd_ps,
-    [avx2 _mm256_maskload_ps mask_256s], [avx2 _mm256_maskstore_ps mask_256s]
-);
 
 simd_dispatch! {
     /// `w[..m] := (the columns c0..c1 of A) v` for the `m x m` symmetric `A`
@@ -250,7 +66,7 @@ fn symv_cols_body<T: Scalar>(
         let k: [&[T]; COLS] = std::array::from_fn(|j| col(a, c + j, c));
         let vc: [T; COLS] = std::array::from_fn(|j| v[c + j]);
         let below = k.map(|kj| &kj[COLS..]);
-        let s = dot4_axpy4(isa, below, &v[c + COLS..], &mut w[c + COLS..], vc);
+        let s = dots_axpys(isa, below, &v[c + COLS..], &mut w[c + COLS..], vc);
         for i in 0..COLS {
             let mut x = w[c + i];
             for (j, &vj) in vc.iter().enumerate() {
@@ -328,70 +144,4 @@ pub fn symv_lower_on<T: Scalar>(
 pub fn symv_lower<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
     let mut scratch = Vec::new();
     symv_lower_on(a, v, w, &mut scratch, None).expect("no runtime, no run to fail");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Pseudo-random values in [-1, 1) with a spread of exponents, so that
-    /// a fused and an unfused multiply-add round differently.
-    fn values<T: Scalar>(n: usize, seed: u64) -> Vec<T> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let u = (s >> 11) as f64 / (1u64 << 53) as f64;
-                T::of((2.0 * u - 1.0) * (1.0 + (s % 7) as f64))
-            })
-            .collect()
-    }
-
-    /// Every kernel the CPU runs gives the portable loop's bits, for lengths
-    /// around the lane and vector widths (masked tails of every size).
-    fn kernels_match_portable<T: Scalar>() {
-        let isas: Vec<Isa> = [Isa::Avx512, Isa::Avx2]
-            .into_iter()
-            .filter(|i| i.runs())
-            .collect();
-        let mut fused_differs = false;
-        for n in [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 100] {
-            let cols: Vec<Vec<T>> = (0..COLS).map(|c| values(n, 11 + c as u64)).collect();
-            let t: [&[T]; COLS] = std::array::from_fn(|c| cols[c].as_slice());
-            let v = values::<T>(n, 5);
-            let w0 = values::<T>(n, 9);
-            let s: [T; COLS] = std::array::from_fn(|c| T::of(0.25 + c as f64 / 3.0));
-            let mut w_ref = w0.clone();
-            let d_ref = dot4_axpy4(None, t, &v, &mut w_ref, s);
-            for &isa in &isas {
-                let mut w = w0.clone();
-                let d = dot4_axpy4(Some(isa), t, &v, &mut w, s);
-                let bits = |x: &[T]| x.iter().map(|y| y.f64().to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(&d), bits(&d_ref), "{} {isa:?} n={n}: dots", T::NAME);
-                assert_eq!(bits(&w), bits(&w_ref), "{} {isa:?} n={n}: w", T::NAME);
-            }
-            // Negative control: the same steps unfused give other bits
-            // somewhere, so the comparison above can tell the two apart.
-            let mut w_unfused = w0.clone();
-            for k in 0..n {
-                for c in 0..COLS {
-                    w_unfused[k] += t[c][k] * s[c];
-                }
-            }
-            fused_differs |= w_unfused.iter().zip(&w_ref).any(|(a, b)| a != b);
-        }
-        assert!(fused_differs, "{}: no case tells FMA apart", T::NAME);
-    }
-
-    #[test]
-    fn symv_kernels_match_portable_f64() {
-        kernels_match_portable::<f64>();
-    }
-
-    #[test]
-    fn symv_kernels_match_portable_f32() {
-        kernels_match_portable::<f32>();
-    }
 }
