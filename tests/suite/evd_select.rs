@@ -45,6 +45,7 @@ fn expected(sel: &Selection, want: &[f64]) -> Range<usize> {
     }
 }
 
+#[derive(Default)]
 struct Worst {
     res: f64,
     orth: f64,
@@ -122,11 +123,7 @@ fn check<T: Scalar>(a: &Mat<T>, o: &EvdOptions, rt: &Runtime, what: &str, worst:
 
 fn check_families<T: Scalar>(two_stage: bool) {
     let rt = Runtime::builder().threads(2).build();
-    let mut worst = Worst {
-        res: 0.0,
-        orth: 0.0,
-        val: 0.0,
-    };
+    let mut worst = Worst::default();
     for family in Family::ALL {
         for n in [0usize, 1, 2, 17, 150] {
             let a: Mat<T> = family.generate(n, 4);
@@ -189,11 +186,7 @@ fn multiplicity_100<T: Scalar>() -> Mat<T> {
 
 fn clusters_and_multiplicity<T: Scalar>() {
     let rt = Runtime::builder().threads(2).build();
-    let mut worst = Worst {
-        res: 0.0,
-        orth: 0.0,
-        val: 0.0,
-    };
+    let mut worst = Worst::default();
     let a: Mat<T> = multiplicity_100();
     // Families::Clustered: 4 clusters of relative width 1e-8, 75 each.
     let c: Mat<T> = Family::Clustered.generate(300, 6);
@@ -238,11 +231,7 @@ fn clusters_and_multiplicity_f32() {
 #[test]
 fn edges_of_the_spectrum_and_empty_ranges() {
     let rt = Runtime::builder().threads(2).build();
-    let mut worst = Worst {
-        res: 0.0,
-        orth: 0.0,
-        val: 0.0,
-    };
+    let mut worst = Worst::default();
     let n = 120;
     let a: Mat<f64> = Family::Arithmetic.generate(n, 2); // spectrum in [-1, 1]
     for two_stage in [true, false] {
@@ -437,11 +426,7 @@ fn memory_figure_counts_k_columns() {
 /// wider clusters nor the projection reach those.
 fn small_orders_over_many_seeds<T: Scalar>(orders: &[usize]) {
     let rt = Runtime::builder().threads(2).build();
-    let mut worst = Worst {
-        res: 0.0,
-        orth: 0.0,
-        val: 0.0,
-    };
+    let mut worst = Worst::default();
     for family in Family::ALL {
         for &n in orders {
             for seed in 1..13u64 {
