@@ -37,6 +37,17 @@ pub const SELECT: &str = "select";
 /// Which eigenpairs to compute (set [`EvdOptions::selection`]). Whatever the
 /// selection, the eigenvalues come ascending and eigenvector column `j`
 /// belongs to eigenvalue `j`.
+///
+/// Accuracy: the eigenvectors come from inverse iteration
+/// ([`crate::linalg::stein`]), reorthogonalised inside clusters and against
+/// the clusters below within `0.05 ||T||_1`. One weakness is known: in f32,
+/// when a large share of the spectrum lies below `eps ||A||` (a cluster of a
+/// hundred eigenvalues or more at noise level), a vector of that cluster can
+/// keep components near `1e-4` along the other eigenvectors; a scan of the
+/// gallery's families measured `||V^T V - I|| = 46 n eps` once (geometric
+/// spectrum to `1e8`, n = 130, seed 1, all pairs; the other 5,900 f32 cases
+/// stayed below `17 n eps`). For such matrices select in f64, or use the
+/// full solver (no selection) and keep the columns you need.
 #[derive(Clone, Debug)]
 pub enum Selection {
     /// The `k` largest eigenvalues.
