@@ -142,9 +142,10 @@ unsafe fn portable<T: Scalar, const C: usize, const DOT: bool, const AXPY: bool,
     let mut acc = [[T::zero(); L]; C];
     for k in 0..n {
         let l = k % L;
-        // SAFETY: `k < n`; `v` is read only with `DOT`, `w` only with `AXPY`.
+        // SAFETY: `k < n`, and with `DOT` `v` holds `n` readable values.
         let vv = if DOT { unsafe { *v.add(k) } } else { T::zero() };
         let mut ww = if AXPY {
+            // SAFETY: `k < n`, and with `AXPY` `w` holds `n` writable values.
             unsafe { *w.add(k) }
         } else {
             T::zero()
