@@ -45,12 +45,14 @@ mod fork;
 mod handle;
 mod pool;
 mod report;
+mod team;
 mod wake;
 
 pub use handle::RunHandle;
 pub(crate) use wake::current_stopping;
 
 pub use report::{RunReport, StageSummary, TaskRecord};
+pub use team::Team;
 
 use crate::graph::TaskGraph;
 use crate::trace::TraceLevel;
@@ -353,6 +355,47 @@ impl Runtime {
         g.task("join.a", move |_| a());
         g.task("join.b", move |_| b());
         self.run(g).map(|_| ())
+    }
+
+    /// Runs `f` with a [`Team`]: a fork-join scope in which CPU worker 1 stays
+    /// engaged until `f` returns, so that each [`Team::join`] inside costs a
+    /// few cache-line transfers instead of a helper's wake-up, and the helper
+    /// always takes the second half (its operands stay in its cache from one
+    /// split to the next). For kernels that split hundreds of times in a row
+    /// (`dsytrd`'s symmetric product per column). The helper spins while the
+    /// scope is open, so keep the scope to the splitting kernel. With one
+    /// worker the halves run in turn; with [`RuntimeBuilder::stack_size`] or
+    /// GPU stream lanes set, each split goes through [`Runtime::join`].
+    ///
+    /// ```
+    /// use eigenflow::runtime::Runtime;
+    /// let rt = Runtime::builder().threads(2).build();
+    /// let mut x = vec![0.0f64; 1000];
+    /// rt.team(|team| {
+    ///     for step in 0..100 {
+    ///         let (lo, hi) = x.split_at_mut(600);
+    ///         team.join(
+    ///             || Ok(lo.iter_mut().for_each(|v| *v += step as f64)),
+    ///             || Ok(hi.iter_mut().for_each(|v| *v -= step as f64)),
+    ///         )?;
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!((x[0], x[999]), (4950.0, -4950.0));
+    /// # Ok::<(), eigenflow::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `f`'s own; [`Error::ThreadSpawn`](crate::Error::ThreadSpawn) if the
+    /// threads cannot start (`f` does not run then).
+    pub fn team<R>(&self, f: impl FnOnce(&Team<'_>) -> Result<R>) -> Result<R> {
+        if self.cfg.threads <= 1 {
+            return f(&Team::serial());
+        }
+        if self.pool.inline() && !self.cfg.gpu_streams {
+            return team::team_inline(&self.pool, f);
+        }
+        f(&Team::through_join(self))
     }
 
     /// Validates and runs `graph`, blocking until every task finished or one

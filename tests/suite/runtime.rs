@@ -14,6 +14,8 @@ mod failures;
 mod join;
 #[path = "runtime/pool.rs"]
 mod pool;
+#[path = "runtime/team.rs"]
+mod team;
 #[path = "runtime/validation.rs"]
 mod validation;
 

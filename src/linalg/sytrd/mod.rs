@@ -30,8 +30,7 @@ use crate::error::Error;
 use crate::linalg::gemv::{gemv_n_sub, gemv_t};
 use crate::linalg::householder::{axpy, dot, larfg_slice};
 use crate::linalg::ormqr::ormqr_on;
-use crate::linalg::stedc::forked::join;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, Team};
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
@@ -126,8 +125,8 @@ pub fn sytd2<T: Scalar>(mut a: MatMut<'_, T>, d: &mut [T], e: &mut [T], tau: &mu
             let v: &[T] = ci;
             let m = n - i - 1;
             let mut a22 = right.submatrix_mut(i + 1, 0, m, m);
-            symv_lower_on(a22.rb(), v, &mut w, &mut scratch, None)
-                .expect("no runtime, no run to fail");
+            symv_lower_on(a22.rb(), v, &mut w, &mut scratch, &Team::serial())
+                .expect("a serial team, no run to fail");
             let w = &mut w[..m];
             for x in w.iter_mut() {
                 *x *= t;
@@ -164,26 +163,46 @@ pub fn sytrd<T: Scalar>(
     sytrd_on(a, nb, nx, d, e, tau, None).expect("no runtime, no run to fail");
 }
 
-/// [`sytrd`] with each trailing SYR2K of at least [`SYR2K_SPLIT_MIN`] rows
-/// split in two fixed parts (the columns left of `m (1 - 1/sqrt 2)`, and the
-/// triangle right of them: equal flops) run as two tasks on `rt` ([`join`]).
-/// The split depends only on the order, so the result is bitwise that of
-/// [`sytrd`] whatever `rt` (`None` runs the parts in turn).
+/// [`sytrd`] on `rt`: each trailing SYR2K of at least [`SYR2K_SPLIT_MIN`]
+/// rows is split in two fixed parts (the columns left of `m (1 - 1/sqrt 2)`,
+/// and the triangle right of them: equal flops), and each panel column's
+/// symmetric product of at least [`SYMV_SPLIT_MIN`] rows in two column blocks,
+/// the halves run by a [`Team`] (`None` runs them in turn). The splits depend
+/// only on the order, so the result is bitwise that of [`sytrd`] whatever `rt`.
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`], e.g. a helper thread that cannot
-/// start); the reduction itself cannot fail.
+/// Only the runtime's own (a helper thread that cannot start); the reduction
+/// itself cannot fail.
 ///
 /// # Panics
 /// As [`sytd2`].
 pub fn sytrd_on<T: Scalar>(
-    mut a: MatMut<'_, T>,
+    a: MatMut<'_, T>,
     nb: usize,
     nx: usize,
     d: &mut [T],
     e: &mut [T],
     tau: &mut [T],
     rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    // A team only where a split happens: engaging the helper costs a wake-up.
+    let splits =
+        nb > 1 && a.nrows() > nx.max(nb) && a.nrows() >= SYMV_SPLIT_MIN.min(SYR2K_SPLIT_MIN);
+    match rt {
+        Some(rt) if splits => rt.team(|team| sytrd_in(a, nb, nx, d, e, tau, team)),
+        _ => sytrd_in(a, nb, nx, d, e, tau, &Team::serial()),
+    }
+}
+
+/// [`sytrd_on`] with its splits run by `team`.
+fn sytrd_in<T: Scalar>(
+    mut a: MatMut<'_, T>,
+    nb: usize,
+    nx: usize,
+    d: &mut [T],
+    e: &mut [T],
+    tau: &mut [T],
+    team: &Team<'_>,
 ) -> Result<(), Error> {
     check_args(&a, d, e, tau);
     let n = a.nrows();
@@ -204,7 +223,7 @@ pub fn sytrd_on<T: Scalar>(
                 &mut e[i..i + nb],
                 &mut tau[i..i + nb],
                 &mut scratch,
-                rt,
+                team,
             )?;
             // Trailing update A22 -= V2 W2^T + W2 V2^T (lower triangle only);
             // the units of the panel's reflectors are still in place.
@@ -217,7 +236,7 @@ pub fn sytrd_on<T: Scalar>(
                 l.as_mut().submatrix_mut(0, 0, m2, 2 * nb),
                 r.as_mut().submatrix_mut(0, 0, m2, 2 * nb),
             );
-            syr2k_lower(a22, v2, w2, l2, r2, rt)?;
+            syr2k_lower(a22, v2, w2, l2, r2, team)?;
             for j in 0..nb {
                 a[(i + j + 1, i + j)] = e[i + j];
                 d[i + j] = a[(i + j, i + j)];
@@ -243,7 +262,7 @@ pub const SYR2K_SPLIT_MIN: usize = 256;
 
 /// `A := A - V W^T - W V^T` on the lower triangle of the square `a` (`dsyr2k`)
 /// through faer's triangular GEMM; from [`SYR2K_SPLIT_MIN`] rows on in two
-/// parts of about equal flops run by [`join`]: columns `0..c` (their diagonal
+/// parts of about equal flops run by `team`: columns `0..c` (their diagonal
 /// triangle and the rectangle below it) and the triangle of columns `c..`.
 /// `l` and `r` (`m x 2k`) are workspace, overwritten.
 fn syr2k_lower<T: Scalar>(
@@ -252,7 +271,7 @@ fn syr2k_lower<T: Scalar>(
     w: MatRef<'_, T>,
     mut l: MatMut<'_, T>,
     mut r: MatMut<'_, T>,
-    rt: Option<&Runtime>,
+    team: &Team<'_>,
 ) -> Result<(), Error> {
     let (m, k) = (a.nrows(), v.ncols());
     // V W^T + W V^T = [V W] [W V]^T: one product of inner dimension 2k reads
@@ -296,7 +315,7 @@ fn syr2k_lower<T: Scalar>(
         tri(a11, lb, rb);
         Ok(())
     };
-    join(rt, left, right)
+    team.join(left, right)
 }
 
 /// One panel of [`sytrd`] (LAPACK `dlatrd`, `uplo = 'L'`) on the `m x m`
@@ -306,7 +325,7 @@ fn syr2k_lower<T: Scalar>(
 /// them and then restores `e`), and `W` (`m x nb`) such that the trailing
 /// matrix after the panel is `A - V W^T - W V^T`. The diagonal of the panel's
 /// columns is brought up to date in place. The symmetric products run through
-/// [`symv_lower_on`] on `rt` (`scratch` its workspace).
+/// [`symv_lower_on`] on `team` (`scratch` its workspace).
 ///
 /// # Errors
 /// Only the runtime's own ([`Runtime::run`]).
@@ -316,7 +335,7 @@ fn latrd<T: Scalar>(
     e: &mut [T],
     tau: &mut [T],
     scratch: &mut Vec<T>,
-    rt: Option<&Runtime>,
+    team: &Team<'_>,
 ) -> Result<(), Error> {
     let (m, nb) = (a.nrows(), w.ncols());
     debug_assert!(m > nb && w.nrows() == m);
@@ -354,7 +373,13 @@ fn latrd<T: Scalar>(
         }
         // w_j = tau (A22 - V W^T - W V^T) v over rows j+1.. (A22 is not yet
         // updated by this panel).
-        symv_lower_on(right.rb().submatrix(j + 1, 0, len, len), v, wj, scratch, rt)?;
+        symv_lower_on(
+            right.rb().submatrix(j + 1, 0, len, len),
+            v,
+            wj,
+            scratch,
+            team,
+        )?;
         let (vlow, wlow) = (vdone.subrows(j + 1, len), wdone.subrows(j + 1, len));
         gemv_t(wlow, v, &mut t1[..j]);
         gemv_t(vlow, v, &mut t2[..j]);
@@ -386,7 +411,7 @@ pub fn ormtr<T: Scalar>(a: MatRef<'_, T>, tau: &[T], z: MatMut<'_, T>, nb: usize
 pub const ORMTR_SPLIT_MIN: usize = crate::linalg::ormqr::ORMQR_SPLIT_MIN;
 
 /// [`ormtr`] with the columns of `z` split in two fixed halves (from
-/// [`ORMTR_SPLIT_MIN`] columns on) run as two tasks on `rt` ([`join`]); each
+/// [`ORMTR_SPLIT_MIN`] columns on) run as two tasks on `rt` ([`Runtime::join`]); each
 /// column is computed as by [`ormtr`] on its half, so the result depends on
 /// the shape only, not on `rt`.
 ///

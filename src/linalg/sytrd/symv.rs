@@ -14,17 +14,16 @@
 //! (AVX-512 or AVX2 + FMA intrinsics, the same bits on every version).
 //!
 //! From [`SYMV_SPLIT_MIN`] rows on the product is computed as two partial
-//! products over fixed column blocks of about equal area (columns `0..c` and
-//! `c..`), summed in that order: the split depends only on the order, so the
-//! result is bitwise the same whether the blocks run in turn or as two tasks
-//! on a runtime ([`join`]).
+//! products over fixed column blocks (columns `0..c` and `c..`, the first with
+//! a little more than half the entries), summed in that order: the split depends only on the order, so the
+//! result is bitwise the same whether the blocks run in turn or in parallel
+//! on a [`Team`].
 
 use super::col;
 use crate::error::Error;
 use crate::linalg::blas2::dots_axpys;
 use crate::linalg::simd::Isa;
-use crate::linalg::stedc::forked::join;
-use crate::runtime::Runtime;
+use crate::runtime::Team;
 use crate::Scalar;
 use faer::MatRef;
 
@@ -32,10 +31,17 @@ use faer::MatRef;
 const COLS: usize = 4;
 
 /// Smallest order whose product [`symv_lower_on`] computes as two column
-/// blocks (run as two tasks when the runtime has several threads). Below it
-/// the product (a few hundred KiB read from cache) takes about as long as
-/// handing half of it to a parked helper.
-pub const SYMV_SPLIT_MIN: usize = 512;
+/// blocks (in parallel on a [`Team`] with a helper). Measured with `sytrd` on
+/// two threads (Intel Xeon, AVX-512, f64): from 256 on the split gains (n =
+/// 384: 3.5 against 4.0 ms; 512: 7.0 against 9.3 ms), below it nothing.
+pub const SYMV_SPLIT_MIN: usize = 256;
+
+/// The first block's share of the triangle's entries. Above one half: the
+/// second block has twice as many (shorter) column groups, each with its fixed
+/// cost (the diagonal block, four horizontal sums), and the helper that runs
+/// it starts a little later; at 0.5 the caller waited for it (`sytrd` at
+/// n = 512 on two threads: 7.3-7.6 against 6.9 ms at 0.55).
+const FIRST_BLOCK_SHARE: f64 = 0.55;
 
 simd_dispatch! {
     /// `w[..m] := (the columns c0..c1 of A) v` for the `m x m` symmetric `A`
@@ -91,18 +97,18 @@ fn symv_cols_body<T: Scalar>(
 }
 
 /// `w := A v` for the `m x m` symmetric `A` whose lower triangle `a` holds
-/// (unit row stride, `v` and `w` of `m` entries at least), on `rt` from
-/// [`SYMV_SPLIT_MIN`] rows on (module docs); `scratch` holds the second
-/// block's partial product (resized as needed).
+/// (unit row stride, `v` and `w` of `m` entries at least), in two blocks on
+/// `team` from [`SYMV_SPLIT_MIN`] rows on (module docs); `scratch` holds the
+/// second block's partial product (resized as needed).
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]).
+/// Only a panic in a block ([`Team::join`]).
 pub fn symv_lower_on<T: Scalar>(
     a: MatRef<'_, T>,
     v: &[T],
     w: &mut [T],
     scratch: &mut Vec<T>,
-    rt: Option<&Runtime>,
+    team: &Team<'_>,
 ) -> Result<(), Error> {
     let m = a.nrows();
     debug_assert!(a.ncols() == m && v.len() >= m && w.len() >= m);
@@ -111,18 +117,18 @@ pub fn symv_lower_on<T: Scalar>(
         symv_cols(isa, a, 0, m, v, w);
         return Ok(());
     }
-    // Columns 0..c hold c m - c^2 / 2 entries, the rest (m - c)^2 / 2: equal
-    // for c = m (1 - 1/sqrt 2); a multiple of four so that both blocks are
-    // cut into the same column groups as one pass.
-    let c = (((m as f64) * (1.0 - std::f64::consts::FRAC_1_SQRT_2)).round() as usize) & !(COLS - 1);
+    // Columns 0..c hold c m - c^2 / 2 entries, a share f of the triangle for
+    // c = m (1 - sqrt(1 - f)); a multiple of four so that both blocks are cut
+    // into the same column groups as one pass.
+    let c =
+        (((m as f64) * (1.0 - (1.0 - FIRST_BLOCK_SHARE).sqrt())).round() as usize) & !(COLS - 1);
     if scratch.len() < m {
         scratch.resize(m, T::zero());
     }
     let (w, p) = (&mut w[..m], &mut scratch[..m]);
     {
         let (w, p) = (&mut *w, &mut *p);
-        join(
-            rt,
+        team.join(
             move || {
                 symv_cols(isa, a, 0, c, v, w);
                 Ok(())
@@ -140,8 +146,8 @@ pub fn symv_lower_on<T: Scalar>(
     Ok(())
 }
 
-/// [`symv_lower_on`] with no runtime and a scratch of its own.
+/// [`symv_lower_on`] on the calling thread, with a scratch of its own.
 pub fn symv_lower<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
     let mut scratch = Vec::new();
-    symv_lower_on(a, v, w, &mut scratch, None).expect("no runtime, no run to fail");
+    symv_lower_on(a, v, w, &mut scratch, &Team::serial()).expect("a serial team, no run to fail");
 }

@@ -129,13 +129,18 @@ fn upper_triangle_is_never_touched() {
     );
 }
 
-/// `sytrd_on`/`ormtr_on` on a two-thread runtime (SYR2K and column halves as
-/// tasks) give bitwise the results of `sytrd`/`ormtr`, at orders where the
-/// SYR2K splits (trailing order >= SYR2K_SPLIT_MIN) and, at 555, the panels'
-/// `symv` too (order >= SYMV_SPLIT_MIN), and are accurate there.
+/// `sytrd_on`/`ormtr_on` on runtimes of two and three threads (a `Team` with
+/// a helper) and with dedicated stacks (splits through `Runtime::join`) give
+/// bitwise the results of `sytrd`/`ormtr`, at orders where the SYR2K splits
+/// (trailing order >= SYR2K_SPLIT_MIN) and the panels' `symv` too (order >=
+/// SYMV_SPLIT_MIN), and are accurate there.
 #[test]
 fn split_updates_are_bitwise_and_accurate() {
-    let rt = Runtime::builder().threads(2).build();
+    let runtimes = [
+        Runtime::builder().threads(2).build(),
+        Runtime::builder().threads(3).build(),
+        Runtime::builder().threads(2).stack_size(4 << 20).build(),
+    ];
     for n in [300usize, 333, 555] {
         let a: Mat<f64> = gallery::random_symmetric_gaussian(n, 11);
         let (res, orth, _, _) = reduce(&a, SYTRD_BLOCK, SYTRD_CROSSOVER, ORMTR_BLOCK);
@@ -163,10 +168,14 @@ fn split_updates_are_bitwise_and_accurate() {
             bits.extend(q.col_iter().flat_map(|c| c.iter().map(|x| x.to_bits())));
             bits
         };
-        assert!(
-            run(Some(&rt)) == run(None),
-            "n={n}: two threads differ from none"
-        );
+        let serial = run(None);
+        for rt in &runtimes {
+            assert!(
+                run(Some(rt)) == serial,
+                "n={n}: {} threads differ from none",
+                rt.threads()
+            );
+        }
     }
 }
 
@@ -239,7 +248,8 @@ fn check_symv<T: Scalar>() {
         }
         let mut w2 = vec![T::zero(); m];
         let mut scratch = Vec::new();
-        symv_lower_on(a.as_ref(), &v, &mut w2, &mut scratch, Some(&rt)).unwrap();
+        rt.team(|team| symv_lower_on(a.as_ref(), &v, &mut w2, &mut scratch, team))
+            .unwrap();
         assert!(
             w.iter()
                 .zip(&w2)
