@@ -22,6 +22,7 @@ pub mod jacobi;
 mod lasr;
 pub mod ormqr;
 pub mod panel_qr;
+pub(crate) mod quotient;
 pub mod sb2st;
 pub(crate) mod scan;
 pub mod stebz;

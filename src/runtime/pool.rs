@@ -236,7 +236,7 @@ impl Crew {
     /// and waits for every thread that entered it to leave, when dropped (also
     /// on unwinding), which is what makes lending the borrowed job sound.
     /// Contract (crate-internal, `pub(super)`): the guard must be dropped, never
-    /// leaked with `mem::forget`; the one caller (`executor`) binds it to a local.
+    /// leaked with `mem::forget`; the callers (`executor`, `fork`, `team`) bind it to a local.
     pub(super) fn open<'j>(&'j self, job: &'j Job<'_>, call: bool) -> Open<'j> {
         let c = &*self.control;
         {
