@@ -11,17 +11,20 @@
 //!   `gemv_n_sub`): as one pass over a few columns each instead of one axpy
 //!   or dot per column (LAPACK calls `dgemv` there too).
 //!
-//! The large products are cut so that each output entry is computed by the
-//! same operations whatever the cut: `A^T u` by columns (each output entry is
-//! one column's dot product) and `A r` by rows (each output row sums the
-//! columns in the same groups). Hence [`gemv_t_on`] and [`gemv_n_on`] give the
-//! same bits run whole, in two parts in turn, or as two tasks.
+//! The large products are cut by columns, both of them, so that each core
+//! keeps the same half of the trailing matrix in its cache for both products
+//! of every panel column (cut by rows, `A r` read the other core's half each
+//! time: `gebrd` at n = 512 on two threads took 26.5-27 ms, against 22-23 ms
+//! cut by columns, Intel Xeon, f64). `A^T u` gives the same bits whole or cut
+//! (each output entry is one column's dot product); `A r` is the sum of the
+//! two halves' products in a fixed order from [`GEMV_SPLIT_MIN`] entries on,
+//! a cut that depends on the shape only. Hence [`gemv_t_on`] and
+//! [`gemv_n_on`] give the same bits run in turn or in parallel on a [`Team`].
 
 use crate::error::Error;
 use crate::linalg::blas2::{axpys, dots};
 use crate::linalg::simd::Isa;
-use crate::linalg::stedc::forked::join;
-use crate::runtime::Runtime;
+use crate::runtime::Team;
 use crate::Scalar;
 use faer::MatRef;
 
@@ -35,9 +38,10 @@ pub(crate) fn col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
 }
 
 /// Smallest number of matrix entries for which the products are cut in two
-/// tasks: below it (a few hundred KiB, read from cache) the product takes
-/// about as long as handing half of it to a parked helper.
-pub const GEMV_SPLIT_MIN: usize = 512 * 512;
+/// halves (run in parallel on a [`Team`] with a helper). `gebrd` on two
+/// threads, Intel Xeon, f64, cut from 256^2 against 512^2 entries: 22-23
+/// against 30 ms at n = 512, 0.205 against 0.22 s at 1024, no change at 256.
+pub const GEMV_SPLIT_MIN: usize = 256 * 256;
 
 /// Columns per pass of the products (`linalg::blas2`'s kernels):
 /// each pass reads `u` or updates `x` once for four columns.
@@ -96,16 +100,16 @@ pub(crate) fn gemv_n_sub<T: Scalar>(a: MatRef<'_, T>, r: &[T], y: &mut [T]) {
     add_columns(a, r, y, true);
 }
 
-/// `y := a^T u` (`y` of `a.ncols()` entries), cut by columns in two tasks on
-/// `rt` from [`GEMV_SPLIT_MIN`] entries on (module docs).
+/// `y := a^T u` (`y` of `a.ncols()` entries), cut by columns in two halves
+/// run by `team` from [`GEMV_SPLIT_MIN`] entries on (module docs).
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]).
+/// Only a panic in a half ([`Team::join`]).
 pub fn gemv_t_on<T: Scalar>(
     a: MatRef<'_, T>,
     u: &[T],
     y: &mut [T],
-    rt: Option<&Runtime>,
+    team: &Team<'_>,
 ) -> Result<(), Error> {
     let c = a.ncols();
     let y = &mut y[..c];
@@ -116,8 +120,7 @@ pub fn gemv_t_on<T: Scalar>(
     let h = (c / 2) & !3;
     let (al, ar) = a.split_at_col(h);
     let (yl, yr) = y.split_at_mut(h);
-    join(
-        rt,
+    team.join(
         move || {
             gemv_t(al, u, yl);
             Ok(())
@@ -129,35 +132,47 @@ pub fn gemv_t_on<T: Scalar>(
     )
 }
 
-/// `x := a r` (`x` of `a.nrows()` entries), cut by rows in two tasks on `rt`
-/// from [`GEMV_SPLIT_MIN`] entries on (module docs).
+/// `x := a r` (`x` of `a.nrows()` entries); from [`GEMV_SPLIT_MIN`] entries on
+/// as the products of the two column halves run by `team`, the second into
+/// `scratch` (resized as needed), then added (module docs).
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]).
+/// Only a panic in a half ([`Team::join`]).
 pub fn gemv_n_on<T: Scalar>(
     a: MatRef<'_, T>,
     r: &[T],
     x: &mut [T],
-    rt: Option<&Runtime>,
+    scratch: &mut Vec<T>,
+    team: &Team<'_>,
 ) -> Result<(), Error> {
-    let m = a.nrows();
+    let (m, c) = (a.nrows(), a.ncols());
     let x = &mut x[..m];
-    if m * a.ncols() < GEMV_SPLIT_MIN || m < 16 {
+    if m * c < GEMV_SPLIT_MIN || c < 8 {
         gemv_n(a, r, x);
         return Ok(());
     }
-    let h = (m / 2) & !7;
-    let (at, ab) = a.split_at_row(h);
-    let (xt, xb) = x.split_at_mut(h);
-    join(
-        rt,
-        move || {
-            gemv_n(at, r, xt);
-            Ok(())
-        },
-        move || {
-            gemv_n(ab, r, xb);
-            Ok(())
-        },
-    )
+    let h = (c / 2) & !3;
+    let (al, ar) = a.split_at_col(h);
+    let (rl, rr) = r[..c].split_at(h);
+    if scratch.len() < m {
+        scratch.resize(m, T::zero());
+    }
+    let p = &mut scratch[..m];
+    {
+        let (x, p) = (&mut *x, &mut *p);
+        team.join(
+            move || {
+                gemv_n(al, rl, x);
+                Ok(())
+            },
+            move || {
+                gemv_n(ar, rr, p);
+                Ok(())
+            },
+        )?;
+    }
+    for (xi, &pi) in x.iter_mut().zip(p.iter()) {
+        *xi += pi;
+    }
+    Ok(())
 }

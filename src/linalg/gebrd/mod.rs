@@ -32,8 +32,7 @@
 use crate::error::Error;
 use crate::linalg::householder::larfg_slice;
 use crate::linalg::ormqr::ormqr_on;
-use crate::linalg::stedc::forked::join;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, Team};
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::reborrow::*;
@@ -47,7 +46,7 @@ pub use crate::linalg::gemv::{gemv_n_on, gemv_t_on, GEMV_SPLIT_MIN};
 
 /// Default panel width of [`gebrd_on`] (LAPACK's `ilaenv` gives 32 for `dgebrd`).
 pub const GEBRD_BLOCK: usize = 32;
-/// Smallest trailing width whose update [`gebrd_on`] splits in two tasks.
+/// Smallest trailing width whose update [`gebrd_on`] splits in two halves.
 pub const GEBRD_SPLIT_MIN: usize = 128;
 
 #[inline(always)]
@@ -69,14 +68,17 @@ struct Workspace<T> {
     xrow: Vec<T>,
     left: Mat<T>,
     right: Mat<T>,
+    /// The second half's product of a split [`gemv_n_on`].
+    split: Vec<T>,
 }
 
 /// Reduces the `m x n` matrix `a` (`m >= n`, unit row stride) to upper
 /// bidiagonal form in panels of `nb` (module docs for the outputs: `d` of `n`
 /// entries, `e` of `n - 1`, `tauq` and `taup` of `n`). The matrix-vector
-/// products of large panels and the trailing updates run as two tasks on `rt`
-/// when it has several threads; every cut depends on the shape only, so the
-/// bits do not depend on `rt` (`None` runs the parts in turn).
+/// products of large panels and the trailing updates are cut in two halves,
+/// run in parallel by a [`Team`] on `rt` when it has several threads; every
+/// cut depends on the shape only, so the bits do not depend on `rt` (`None`
+/// runs the halves in turn).
 ///
 /// # Errors
 /// Only the runtime's own ([`Runtime::run`]); the reduction itself cannot fail.
@@ -85,13 +87,32 @@ struct Workspace<T> {
 /// If `m < n`, `a` has no unit row stride, or a length is wrong.
 #[allow(clippy::too_many_arguments)]
 pub fn gebrd_on<T: Scalar>(
-    mut a: MatMut<'_, T>,
+    a: MatMut<'_, T>,
     nb: usize,
     d: &mut [T],
     e: &mut [T],
     tauq: &mut [T],
     taup: &mut [T],
     rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    let (m, n) = (a.nrows(), a.ncols());
+    // A team only where a split happens: engaging the helper costs a wake-up.
+    let splits = m * n >= GEMV_SPLIT_MIN.min(GEBRD_SPLIT_MIN * GEBRD_SPLIT_MIN) && n > nb.max(1);
+    match rt {
+        Some(rt) if splits => rt.team(|team| gebrd_in(a, nb, d, e, tauq, taup, team)),
+        _ => gebrd_in(a, nb, d, e, tauq, taup, &Team::serial()),
+    }
+}
+
+/// [`gebrd_on`] with its splits run by `team`.
+fn gebrd_in<T: Scalar>(
+    mut a: MatMut<'_, T>,
+    nb: usize,
+    d: &mut [T],
+    e: &mut [T],
+    tauq: &mut [T],
+    taup: &mut [T],
+    team: &Team<'_>,
 ) -> Result<(), Error> {
     let (m, n) = (a.nrows(), a.ncols());
     assert!(m >= n, "gebrd: needs m >= n");
@@ -112,6 +133,7 @@ pub fn gebrd_on<T: Scalar>(
         xrow: Vec::new(),
         left: Mat::new(),
         right: Mat::new(),
+        split: Vec::new(),
     };
     let mut i = 0;
     while i < n {
@@ -126,10 +148,10 @@ pub fn gebrd_on<T: Scalar>(
             &mut tauq[i..i + k],
             &mut taup[i..i + k],
             &mut ws,
-            rt,
+            team,
         )?;
         if k < ni {
-            update_trailing(ai.rb_mut(), k, &mut ws, rt)?;
+            update_trailing(ai.rb_mut(), k, &mut ws, team)?;
         }
         // Put the bidiagonal back where the units of the reflectors stood.
         for j in 0..k {
@@ -157,13 +179,13 @@ pub fn gebrd<T: Scalar>(
 
 /// `A22 := A22 - U2 Y2^T - X2 V2^T` after a panel of `k` (LAPACK `dgebrd`'s
 /// two GEMMs as one of inner dimension `2k`: `[U2 X2] [Y2 V2^T^T]^T`), the
-/// trailing columns cut in two fixed halves run as two tasks from
+/// trailing columns cut in two fixed halves run by `team` from
 /// [`GEBRD_SPLIT_MIN`] columns on.
 fn update_trailing<T: Scalar>(
     a: MatMut<'_, T>,
     k: usize,
     ws: &mut Workspace<T>,
-    rt: Option<&Runtime>,
+    team: &Team<'_>,
 ) -> Result<(), Error> {
     let (m2, n2) = (a.nrows() - k, a.ncols() - k);
     ws.left.resize_with(m2, 2 * k, |_, _| T::zero());
@@ -199,8 +221,7 @@ fn update_trailing<T: Scalar>(
     let h = n2 / 2;
     let (a_left, a_right) = a22.split_at_col_mut(h);
     let (r_top, r_bottom) = r.split_at_row(h);
-    join(
-        rt,
+    team.join(
         move || {
             gemm(a_left, r_top);
             Ok(())
@@ -227,7 +248,7 @@ fn labrd<T: Scalar>(
     tauq: &mut [T],
     taup: &mut [T],
     ws: &mut Workspace<T>,
-    rt: Option<&Runtime>,
+    team: &Team<'_>,
 ) -> Result<(), Error> {
     let (mi, ni) = (a.nrows(), a.ncols());
     let mut x = ws.x.as_mut().submatrix_mut(0, 0, mi, k);
@@ -268,7 +289,7 @@ fn labrd<T: Scalar>(
             let yi = col_mut(yrest.rb_mut(), 0);
             let (ytop, ybot) = yi.split_at_mut(i + 1);
             let ytop = &mut ytop[..i];
-            gemv_t_on(ar.submatrix(i, i + 1, mi - i, nr), u, ybot, rt)?;
+            gemv_t_on(ar.submatrix(i, i + 1, mi - i, nr), u, ybot, team)?;
             gemv_t(ar.submatrix(i, 0, mi - i, i), u, ytop);
             gemv_n_sub(ydone.rb().subrows(i + 1, nr), ytop, ybot);
             gemv_t(x.rb().submatrix(i, 0, mi - i, i), u, ytop);
@@ -317,7 +338,13 @@ fn labrd<T: Scalar>(
             let (xdone, mut xrest) = x.rb_mut().split_at_col_mut(i);
             let xi = col_mut(xrest.rb_mut(), 0);
             let (xtop, xbot) = xi.split_at_mut(i + 1);
-            gemv_n_on(ar.submatrix(i + 1, i + 1, mi - i - 1, nr), r, xbot, rt)?;
+            gemv_n_on(
+                ar.submatrix(i + 1, i + 1, mi - i - 1, nr),
+                r,
+                xbot,
+                &mut ws.split,
+                team,
+            )?;
             gemv_t(y.rb().submatrix(i + 1, 0, nr, i + 1), r, xtop);
             gemv_n_sub(ar.submatrix(i + 1, 0, mi - i - 1, i + 1), xtop, xbot);
             gemv_n(ar.submatrix(0, i + 1, i, nr), r, &mut xtop[..i]);

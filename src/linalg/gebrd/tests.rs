@@ -130,9 +130,12 @@ fn bitwise_on_a_runtime() {
         out
     };
     let alone = bits(None);
-    for t in [2, 3] {
-        let rt = Runtime::builder().threads(t).build();
-        assert!(alone == bits(Some(&rt)), "{t} threads differ");
+    for rt in [
+        Runtime::builder().threads(2).build(),
+        Runtime::builder().threads(3).build(),
+        Runtime::builder().threads(2).stack_size(4 << 20).build(),
+    ] {
+        assert!(alone == bits(Some(&rt)), "{} threads differ", rt.threads());
     }
 }
 
