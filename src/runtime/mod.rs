@@ -357,7 +357,7 @@ impl Runtime {
         self.run(g).map(|_| ())
     }
 
-    /// Runs `f` with a [`Team`]: a fork-join scope in which CPU worker 1 stays
+    /// Runs `f` with a [`Team`]: a fork-join scope in which one CPU worker stays
     /// engaged until `f` returns, so that each [`Team::join`] inside costs a
     /// few cache-line transfers instead of a helper's wake-up, and the helper
     /// always takes the second half (its operands stay in its cache from one

@@ -6,7 +6,7 @@
 //! [`super::Runtime::join`] opens a job on an idle crew for every split: a
 //! helper must notice it, enter, and leave again, a microsecond or more each
 //! time, and the helper that takes a half is not always the same, so the half's
-//! data is not in its cache. Here worker 1 enters once and waits for the
+//! data is not in its cache. Here one helper enters once and waits for the
 //! scope's splits in a spin loop; each split is posted by the calling thread
 //! and costs a few cache-line transfers. The helper always takes the second
 //! half when it can, so each half's operands stay in one core's cache from one
@@ -212,7 +212,10 @@ impl<'t> Team<'t> {
     }
 }
 
-/// [`Runtime::team`] on an inline crew: worker 1 serves the scope's splits.
+/// [`Runtime::team`] on an inline crew: the first CPU helper to enter serves
+/// the scope's splits (the others leave at once). Only one parked helper is
+/// woken: on a many-core runtime, waking all of them per call would cost more
+/// than the scope saves.
 pub(super) fn team_inline<R>(pool: &Pool, f: impl FnOnce(&Team<'_>) -> Result<R>) -> Result<R> {
     let crew = pool.checkout()?;
     let shared = Shared {
@@ -222,9 +225,12 @@ pub(super) fn team_inline<R>(pool: &Pool, f: impl FnOnce(&Team<'_>) -> Result<R>
         task: AtomicPtr::new(std::ptr::null_mut()),
         closing: AtomicBool::new(false),
     };
+    let server = AtomicBool::new(false);
     let job = |role: Role<'_>| {
-        if let Role::Cpu(1, ..) = role {
-            shared.serve();
+        if let Role::Cpu(..) = role {
+            if !server.swap(true, Ordering::AcqRel) {
+                shared.serve();
+            }
         }
     };
     let out = {
@@ -238,7 +244,10 @@ pub(super) fn team_inline<R>(pool: &Pool, f: impl FnOnce(&Team<'_>) -> Result<R>
         }
         // Dropped in reverse order: `Close` first, then the job guard, which
         // waits for every thread that entered.
-        let _open = crew.open(&job, true);
+        let _open = crew.open(&job, false);
+        if let Some(helpers) = crew.helpers() {
+            helpers.poke(1);
+        }
         let _close = Close(&shared.closing);
         f(&Team::new(Mode::Engaged(&shared)))
     };
