@@ -22,56 +22,11 @@
 //! and the quotient is never zero or infinite (whose signs and values the
 //! correction step would get wrong).
 
-use crate::Scalar;
-#[cfg(target_arch = "x86_64")]
-use std::any::TypeId;
-
-/// Lanes of [`quotients`].
+/// Lanes of [`avx512::quotient_pd`] and [`avx512::quotient_ps`].
 pub(crate) const LANES: usize = 8;
-
-/// `z[l] / d[l]`. With `FAST` (see the safety section) by reciprocal and
-/// correction (module docs), otherwise by the division.
-///
-/// # Safety
-/// With `FAST = true` the CPU must support AVX-512F: instantiate it only in
-/// code that runs after that check (a `#[target_feature(enable = "avx512f")]`
-/// function whose caller checked, so that the intrinsics inline there).
-#[inline(always)]
-pub(crate) unsafe fn quotients<T: Scalar, const FAST: bool>(
-    z: &[T; LANES],
-    d: &[T; LANES],
-) -> [T; LANES] {
-    #[cfg(target_arch = "x86_64")]
-    if FAST {
-        if TypeId::of::<T>() == TypeId::of::<f64>() {
-            // SAFETY: `T` is `f64` (checked just above), so the casts
-            // reinterpret arrays of the same type; the caller guarantees
-            // AVX-512F.
-            unsafe {
-                let q = avx512::quotients_f64(
-                    &*(z as *const [T; LANES] as *const [f64; LANES]),
-                    &*(d as *const [T; LANES] as *const [f64; LANES]),
-                );
-                return std::mem::transmute_copy(&q);
-            }
-        }
-        if TypeId::of::<T>() == TypeId::of::<f32>() {
-            // SAFETY: as above, with `f32`.
-            unsafe {
-                let q = avx512::quotients_f32(
-                    &*(z as *const [T; LANES] as *const [f32; LANES]),
-                    &*(d as *const [T; LANES] as *const [f32; LANES]),
-                );
-                return std::mem::transmute_copy(&q);
-            }
-        }
-    }
-    std::array::from_fn(|l| z[l] / d[l])
-}
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512 {
-    use super::LANES;
     use std::arch::x86_64::*;
 
     /// Smallest and largest operand magnitudes of the fast path (module docs).
@@ -133,45 +88,46 @@ pub(crate) mod avx512 {
         let q = _mm512_fmadd_ps(_mm512_fnmadd_ps(dv, q, zv), y, q);
         _mm512_castps512_ps256(q)
     }
-
-    /// [`super::quotients`] for f64.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    pub(super) unsafe fn quotients_f64(z: &[f64; LANES], d: &[f64; LANES]) -> [f64; LANES] {
-        let mut out = [0.0f64; LANES];
-        // SAFETY: the arrays hold exactly eight f64 (the CPU support is the
-        // caller's contract).
-        unsafe {
-            let q = quotient_pd(_mm512_loadu_pd(z.as_ptr()), _mm512_loadu_pd(d.as_ptr()));
-            _mm512_storeu_pd(out.as_mut_ptr(), q);
-        }
-        out
-    }
-
-    /// [`super::quotients`] for f32.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    pub(super) unsafe fn quotients_f32(z: &[f32; LANES], d: &[f32; LANES]) -> [f32; LANES] {
-        let mut out = [0.0f32; LANES];
-        // SAFETY: the arrays hold exactly eight f32 (the CPU support is the
-        // caller's contract).
-        unsafe {
-            let q = quotient_ps(_mm256_loadu_ps(z.as_ptr()), _mm256_loadu_ps(d.as_ptr()));
-            _mm256_storeu_ps(out.as_mut_ptr(), q);
-        }
-        out
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Scalar;
+    #[cfg(target_arch = "x86_64")]
+    use std::any::TypeId;
+    #[cfg(target_arch = "x86_64")]
+    use std::arch::x86_64::*;
+
+    /// The fast quotients of eight lanes of `T` (f64 or f32).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn fast<T: Scalar>(z: &[T; LANES], d: &[T; LANES]) -> [T; LANES] {
+        let mut q = [T::zero(); LANES];
+        // SAFETY: AVX-512F is this function's contract; the `TypeId` checks
+        // make each cast one between arrays of the same type, of exactly eight
+        // entries.
+        unsafe {
+            if TypeId::of::<T>() == TypeId::of::<f64>() {
+                let v = avx512::quotient_pd(
+                    _mm512_loadu_pd(z.as_ptr() as *const f64),
+                    _mm512_loadu_pd(d.as_ptr() as *const f64),
+                );
+                _mm512_storeu_pd(q.as_mut_ptr() as *mut f64, v);
+            } else {
+                assert!(TypeId::of::<T>() == TypeId::of::<f32>());
+                let v = avx512::quotient_ps(
+                    _mm256_loadu_ps(z.as_ptr() as *const f32),
+                    _mm256_loadu_ps(d.as_ptr() as *const f32),
+                );
+                _mm256_storeu_ps(q.as_mut_ptr() as *mut f32, v);
+            }
+        }
+        q
+    }
 
     /// Splitmix64: reproducible operands without a dependency.
     struct Rng(u64);
@@ -203,7 +159,7 @@ mod tests {
             let z: [T; LANES] = std::array::from_fn(|l| block[l].0);
             let d: [T; LANES] = std::array::from_fn(|l| block[l].1);
             // SAFETY: this function runs only where AVX-512F was detected.
-            let q = unsafe { quotients::<T, true>(&z, &d) };
+            let q = unsafe { fast(&z, &d) };
             for l in 0..LANES {
                 let exact = z[l] / d[l];
                 let same = if exact.is_nan() {
@@ -276,17 +232,6 @@ mod tests {
                 // SAFETY: AVX-512F was detected just above.
                 let diff = unsafe { first_difference(&pairs) };
                 assert!(diff.is_none(), "f32, exponents to {e}: {diff:?}");
-            }
-        }
-        // Without FAST (any CPU): the division itself.
-        let pairs = operands::<f64>(64, 9, 8);
-        for block in pairs.chunks_exact(LANES) {
-            let z: [f64; LANES] = std::array::from_fn(|l| block[l].0);
-            let d: [f64; LANES] = std::array::from_fn(|l| block[l].1);
-            // SAFETY: FAST = false uses no intrinsic.
-            let q = unsafe { quotients::<f64, false>(&z, &d) };
-            for l in 0..LANES {
-                assert_eq!(q[l].to_bits(), (z[l] / d[l]).to_bits());
             }
         }
     }

@@ -149,10 +149,22 @@ impl<'t> Team<'t> {
         Team::new(Mode::Join(rt))
     }
 
-    /// Whether a second thread may run halves ([`Runtime::team`] on a runtime
-    /// with several CPU workers).
-    pub fn parallel(&self) -> bool {
-        !matches!(self.mode, Mode::Serial)
+    /// Runs `f` on a team of `rt` ([`Runtime::team`]) when `engage`,
+    /// otherwise (or without a runtime) on a serial team: for kernels that
+    /// split only from some size on, so that smaller calls do not wake a
+    /// helper for nothing. The bits never depend on the choice.
+    ///
+    /// # Errors
+    /// As [`Runtime::team`].
+    pub fn scope<R>(
+        rt: Option<&Runtime>,
+        engage: bool,
+        f: impl FnOnce(&Team<'_>) -> Result<R>,
+    ) -> Result<R> {
+        match rt {
+            Some(rt) if engage => rt.team(f),
+            _ => f(&Team::serial()),
+        }
     }
 
     /// Runs `a` and `b`, `b` on the engaged helper when it takes it in time,

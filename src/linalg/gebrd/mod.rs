@@ -98,10 +98,7 @@ pub fn gebrd_on<T: Scalar>(
     let (m, n) = (a.nrows(), a.ncols());
     // A team only where a split happens: engaging the helper costs a wake-up.
     let splits = m * n >= GEMV_SPLIT_MIN.min(GEBRD_SPLIT_MIN * GEBRD_SPLIT_MIN) && n > nb.max(1);
-    match rt {
-        Some(rt) if splits => rt.team(|team| gebrd_in(a, nb, d, e, tauq, taup, team)),
-        _ => gebrd_in(a, nb, d, e, tauq, taup, &Team::serial()),
-    }
+    Team::scope(rt, splits, |team| gebrd_in(a, nb, d, e, tauq, taup, team))
 }
 
 /// [`gebrd_on`] with its splits run by `team`.

@@ -188,10 +188,7 @@ pub fn sytrd_on<T: Scalar>(
     // A team only where a split happens: engaging the helper costs a wake-up.
     let splits =
         nb > 1 && a.nrows() > nx.max(nb) && a.nrows() >= SYMV_SPLIT_MIN.min(SYR2K_SPLIT_MIN);
-    match rt {
-        Some(rt) if splits => rt.team(|team| sytrd_in(a, nb, nx, d, e, tau, team)),
-        _ => sytrd_in(a, nb, nx, d, e, tau, &Team::serial()),
-    }
+    Team::scope(rt, splits, |team| sytrd_in(a, nb, nx, d, e, tau, team))
 }
 
 /// [`sytrd_on`] with its splits run by `team`.

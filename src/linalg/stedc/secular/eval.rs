@@ -1,7 +1,6 @@
 //! The evaluation of the secular function at an iterate (LAPACK `dlaed4`'s
 //! inner loops), in fixed interleaved lanes so that it vectorises.
 
-use crate::linalg::quotient::quotients;
 use crate::linalg::simd::reduce_lanes;
 use std::ops::Range;
 
@@ -24,7 +23,7 @@ pub(super) struct Eval<T> {
 /// latency of the divisions and additions, and a fixed order (lane `l` sums
 /// the terms `j = l mod LANES`), so the result does not depend on how the
 /// compiler vectorises the loop; a block's quotients go through
-/// [`quotients`].
+/// [`crate::linalg::quotient`].
 const LANES: usize = crate::linalg::quotient::LANES;
 
 /// Sums over the poles `range` of `t_j = z_j / (D_j - lambda)`: `(sum z_j t_j,
@@ -34,7 +33,7 @@ const LANES: usize = crate::linalg::quotient::LANES;
 /// `dlaed4` accumulates into its error bound (each term counted once per
 /// partial sum that contains it), without a serial dependence between terms.
 /// `FAST`: the quotients by reciprocal (only in [`eval_avx512`], see
-/// [`quotients`]).
+/// [`crate::linalg::quotient`]).
 #[inline(always)]
 fn side_sums<T: Scalar, F: Frame<T>, const FAST: bool>(
     frame: &F,
@@ -88,7 +87,7 @@ fn side_sums<T: Scalar, F: Frame<T>, const FAST: bool>(
 /// cost more than the divisions.
 ///
 /// # Safety
-/// With `FAST` the CPU must support AVX-512F ([`quotients`]).
+/// With `FAST` the CPU must support AVX-512F ([`crate::linalg::quotient`]).
 #[inline(always)]
 unsafe fn add_block<T: Scalar, const FAST: bool>(
     sums: &mut [[T; LANES]; 4],
@@ -127,11 +126,9 @@ unsafe fn add_block<T: Scalar, const FAST: bool>(
             return;
         }
     }
-    // SAFETY: `FAST` only with AVX-512F (this function's contract).
-    let t = unsafe { quotients::<T, FAST>(zb, del) };
     let [s, ds, a, b] = sums;
     for l in 0..LANES {
-        let t = t[l];
+        let t = zb[l] / del[l];
         let term = zb[l] * t;
         s[l] += term;
         ds[l] += t * t;
@@ -229,7 +226,7 @@ fn weight<T: Scalar>(j: usize, base: usize, up: bool) -> T {
 /// CPU has them (the crate targets baseline x86-64, and the divisions of this
 /// loop are most of the secular solver's time): the lanes fix the order of
 /// every sum and no multiply-add is fused; the AVX-512 version forms the
-/// quotients without the divider ([`quotients`]: the division's bits in every
+/// quotients without the divider ([`crate::linalg::quotient`]: the division's bits in every
 /// case tested), so each version gives the same bits.
 pub(super) fn eval<T: Scalar, F: Frame<T>>(
     frame: &F,
