@@ -43,6 +43,8 @@ pub(crate) mod avx512 {
     #[target_feature(enable = "avx512f")]
     #[inline]
     pub(crate) unsafe fn quotient_pd(zv: __m512d, dv: __m512d) -> __m512d {
+        // SAFETY (every intrinsic below): register-only AVX-512F operations,
+        // and the CPU supports AVX-512F (this function's contract).
         let (lo, hi) = (_mm512_set1_pd(LO), _mm512_set1_pd(HI));
         let (az, ad) = (_mm512_abs_pd(zv), _mm512_abs_pd(dv));
         // Ordered compares: a NaN fails them.
@@ -70,6 +72,9 @@ pub(crate) mod avx512 {
     #[target_feature(enable = "avx512f")]
     #[inline]
     pub(crate) unsafe fn quotient_ps(z8: __m256, d8: __m256) -> __m256 {
+        // SAFETY (every intrinsic below): register-only AVX-512F and AVX
+        // operations, and the CPU supports AVX-512F, which implies AVX (this
+        // function's contract).
         let zv = _mm512_zextps256_ps512(z8);
         let dv = _mm512_zextps256_ps512(d8);
         let (lo, hi) = (_mm512_set1_ps(LO_F32), _mm512_set1_ps(HI_F32));
