@@ -190,6 +190,59 @@ fn gebrd_bad_input_names_the_matrix() {
     }
 }
 
+/// With several bad matrices in different chunks, every form names the
+/// lowest one, whichever chunk finishes first: the one-call forms check in
+/// the chunk tasks, the graph form before it adds any. Row-major input,
+/// so the position is reported in the caller's (row, column).
+#[test]
+fn non_finite_matrices_in_many_chunks_name_the_lowest() {
+    use eigenflow::graph::TaskGraph;
+    use eigenflow::pipeline::batched::{svd_batched_into, BatchedOut};
+    let (count, m, n) = (40usize, 4usize, 3usize);
+    let mut data: Vec<f64> = (0..count * m * n).map(|x| (x % 7) as f64 - 3.0).collect();
+    // Matrices 33, 17 and 26; in matrix 17 entry (2, 1) of the row-major
+    // 4 x 3 is at offset 2 * 3 + 1.
+    data[33 * m * n] = f64::NAN;
+    data[17 * m * n + 2 * n + 1] = f64::NEG_INFINITY;
+    data[26 * m * n + 5] = f64::INFINITY;
+    let b = BatchRef::new(&data, count, m, n, BatchLayout::RowMajor).unwrap();
+    let named_17 = |r: Result<(), Error>, what: &str| match r {
+        Err(Error::BatchItem { index: 17, source }) => assert!(
+            matches!(*source, Error::NonFinite { row: 2, col: 1, .. }),
+            "{what}: {source}"
+        ),
+        other => panic!("{what}: expected BatchItem 17, got {other:?}"),
+    };
+    for method in [BatchedMethod::Gebrd, BatchedMethod::Jacobi] {
+        for threads in [1, 2] {
+            let opts = eigenflow::pipeline::batched::BatchedOptions {
+                chunk: Some(3),
+                ..with_method(method)
+            };
+            let rt = rt(threads);
+            for job in [SvdJob::Values, SvdJob::Vectors] {
+                let what = format!("{method:?} {threads} threads {job:?}");
+                named_17(svd_batched(b, job, &opts, &rt).map(|_| ()), &what);
+                let k = m.min(n);
+                let mut values = vec![0.0; count * k];
+                let (mut u, mut vt) = (vec![0.0; count * m * k], vec![0.0; count * k * n]);
+                let out = BatchedOut {
+                    values: &mut values,
+                    vectors: (job == SvdJob::Vectors).then_some((&mut u[..], &mut vt[..])),
+                };
+                named_17(
+                    svd_batched_into(b, job, &opts, &rt, out).map(|_| ()),
+                    &format!("into, {what}"),
+                );
+                let mut g = TaskGraph::new();
+                let r = svd_batched_graph(&mut g, b, job, &opts);
+                assert_eq!(g.len(), 0, "graph form, {what}: a task was added");
+                named_17(r.map(|_| ()), &format!("graph form, {what}"));
+            }
+        }
+    }
+}
+
 /// Auto resolves from the shape and job alone: the same choice on every
 /// call, the tasks named after the resolved route, and results bitwise equal
 /// to running that route explicitly.
