@@ -6,6 +6,7 @@
 use super::inner::jacobi_sweeps;
 use super::order::sweep_schedule;
 use super::JacobiParams;
+use crate::linalg::householder::{larf_left, larfg_slice};
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
@@ -97,10 +98,16 @@ pub struct JacobiStats {
 /// underflow), padded with zero columns to `n2 = l * nb` (`l` even). Padding
 /// columns have a zero Gram row and are never rotated.
 pub struct JacobiState<T> {
-    /// `m x n2`, converges to `U Sigma` (scaled).
+    /// `m x n2`, converges to `U Sigma` (scaled); `n x n2` (the triangle
+    /// `R`) with QR preconditioning.
     w: Mat<T>,
     /// `n x n2`, the accumulated rotations, if vectors are wanted.
     v: Option<Mat<T>>,
+    /// With QR preconditioning and vectors, to form `U = Q U_R` at the end.
+    qr: Option<Reflectors<T>>,
+    /// Rows of the tall orientation of the input.
+    m_in: usize,
+    /// Rows of `w`: `m_in`, or `n` with QR preconditioning.
     m: usize,
     n: usize,
     nb: usize,
@@ -158,6 +165,15 @@ impl<T: Scalar> JacobiState<T> {
                 w[(i, j)] = a[(i, j)] * scale.0 * scale.1;
             }
         }
+        let m_in = m;
+        let mut qr = None;
+        if m > n && m as f64 >= params.qr_min_aspect * n as f64 {
+            if let Some((r, reflectors)) = triangle_of_qr(w.as_ref().subcols(0, n), n2) {
+                w = r;
+                qr = vectors.then_some(reflectors);
+            }
+        }
+        let m = w.nrows();
         let v = vectors.then(|| Mat::<T>::identity(n, n2));
         let floor = T::of(params.tol_floor);
         // Digest A.9: start at 10^floor(0.3 log10(1/eps)) (1e4 for f64, 1e2
@@ -168,6 +184,8 @@ impl<T: Scalar> JacobiState<T> {
         JacobiState {
             w,
             v,
+            qr,
+            m_in,
             m,
             n,
             nb,
@@ -361,7 +379,7 @@ impl<T: Scalar> JacobiState<T> {
     /// If a slice has the wrong length, or vectors are asked of a state made
     /// without them (caller errors).
     pub fn finish(&self, values: &mut [T], u: Option<&mut [T]>, vt: Option<&mut [T]>) {
-        let (m, n) = (self.m, self.n);
+        let (m, n) = (self.m_in, self.n);
         assert_eq!(values.len(), n);
         let mut sigma: Vec<T> = (0..n).map(|c| col_norm(self.w.col_as_slice(c))).collect();
         for s in sigma.iter_mut() {
@@ -370,7 +388,14 @@ impl<T: Scalar> JacobiState<T> {
             }
         }
         let mut perm: Vec<usize> = (0..n).collect();
-        perm.sort_by(|&a, &b| sigma[b].partial_cmp(&sigma[a]).expect("finite"));
+        // A state that did not converge may hold NaN (its matrix is then
+        // reported as failed); its order is of no consequence, but it must
+        // not panic.
+        perm.sort_by(|&a, &b| {
+            sigma[b]
+                .partial_cmp(&sigma[a])
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
         for (k, &c) in perm.iter().enumerate() {
             values[k] = sigma[c] / self.scale.0 / self.scale.1;
         }
@@ -381,8 +406,9 @@ impl<T: Scalar> JacobiState<T> {
             .v
             .as_ref()
             .expect("finish: vectors of a values-only state");
-        // U_B (m x n) and V_B (n x n) of the tall working matrix B.
-        let mut ub = Mat::<T>::zeros(m, n);
+        // U_B (m x n) and V_B (n x n) of the tall working matrix B; with QR
+        // preconditioning, U_R (n x n) of R first.
+        let mut ub = Mat::<T>::zeros(self.m, n);
         for (k, &c) in perm.iter().enumerate() {
             if sigma[c] > T::zero() {
                 let inv = T::one() / sigma[c];
@@ -393,6 +419,9 @@ impl<T: Scalar> JacobiState<T> {
             } else {
                 complete_column(&mut ub, k);
             }
+        }
+        if let Some((reflectors, tau)) = &self.qr {
+            ub = times_q(reflectors.as_ref(), tau, ub.as_ref());
         }
         let (rows_u, cols_vt) = if self.transposed { (n, m) } else { (m, n) };
         if let Some(u) = u {
@@ -419,6 +448,73 @@ impl<T: Scalar> JacobiState<T> {
             }
         }
     }
+}
+
+/// The Householder reflectors of a tall `m x n` QR (tails below the
+/// diagonal of the matrix, `v[0] = 1` implicit) and their factors.
+type Reflectors<T> = (Mat<T>, Vec<T>);
+
+/// Householder QR of the tall `a` (`m x n`, `m > n`, LAPACK `dgeqr2`) on a
+/// copy, which ends up holding the reflectors (tails below the diagonal,
+/// `v[0] = 1` implicit). Returns `R` padded with zero columns to `n2` (the
+/// Jacobi working matrix) and the reflectors with their factors; `None`
+/// when a diagonal entry of `R` is exactly zero.
+///
+/// Why `None`: the columns of a singular triangle live in a subspace with
+/// exactly zero coordinates, where more columns than its dimension cannot
+/// be made orthogonal in floating point: the noise left in the ones that
+/// should vanish stays parallel to the others and is rotated without end
+/// (a 3 x 2 matrix of ones did not converge in 100 sweeps). Such exactly
+/// rank-deficient matrices keep the full working matrix, whose rounding
+/// errors spread over all `m` coordinates (it converged in 3 sweeps). A
+/// nonsingular `R` has independent columns, however ill-conditioned.
+fn triangle_of_qr<T: Scalar>(a: MatRef<'_, T>, n2: usize) -> Option<(Mat<T>, Reflectors<T>)> {
+    let (m, n) = (a.nrows(), a.ncols());
+    let mut f = a.to_owned();
+    let mut tau = vec![T::zero(); n];
+    for i in 0..n {
+        let (left, right) = f.as_mut().split_at_col_mut(i + 1);
+        let c = left
+            .col_mut(i)
+            .try_as_col_major_mut()
+            .expect("unit row stride")
+            .as_slice_mut();
+        let (alpha, tail) = c[i..].split_first_mut().expect("i < m");
+        tau[i] = larfg_slice(alpha, tail);
+        if *alpha == T::zero() {
+            return None;
+        }
+        larf_left(tau[i], tail, right.submatrix_mut(i, 0, m - i, n - i - 1));
+    }
+    let r = Mat::from_fn(n, n2, |i, j| {
+        if j < n && i <= j {
+            f[(i, j)]
+        } else {
+            T::zero()
+        }
+    });
+    Some((r, (f, tau)))
+}
+
+/// `Q [x; 0]` (`m x c`) for the `Q = H_0 .. H_{n-1}` of [`triangle_of_qr`]'s
+/// reflectors (`m x n`) and an `n x c` matrix `x` (LAPACK `dorm2r`, applied
+/// last reflector first).
+fn times_q<T: Scalar>(reflectors: MatRef<'_, T>, tau: &[T], x: MatRef<'_, T>) -> Mat<T> {
+    let (m, n) = (reflectors.nrows(), reflectors.ncols());
+    let mut y = Mat::from_fn(
+        m,
+        x.ncols(),
+        |i, j| if i < n { x[(i, j)] } else { T::zero() },
+    );
+    for i in (0..n).rev() {
+        let tail = &reflectors
+            .col(i)
+            .try_as_col_major()
+            .expect("unit row stride")
+            .as_slice()[i + 1..];
+        larf_left(tau[i], tail, y.as_mut().subrows_mut(i, m - i));
+    }
+    y
 }
 
 /// The 2-norm of `x`, scaled by its largest entry so that squares of tiny

@@ -168,3 +168,48 @@ fn zero_and_single_column_matrices() {
         Err(crate::Error::NonFinite { row: 1, col: 0, .. })
     ));
 }
+
+/// `validate` accepts the defaults and infinite aspect (preconditioning
+/// off), and refuses each out-of-range field, NaN included.
+#[test]
+fn params_out_of_range_are_refused() {
+    let d = JacobiParams::default();
+    assert!(d.validate().is_ok());
+    let off = JacobiParams {
+        qr_min_aspect: f64::INFINITY,
+        ..d.clone()
+    };
+    assert!(off.validate().is_ok());
+    let bad = [
+        JacobiParams {
+            block: 0,
+            ..d.clone()
+        },
+        JacobiParams {
+            max_sweeps: 0,
+            ..d.clone()
+        },
+        JacobiParams {
+            tol_floor: f64::NAN,
+            ..d.clone()
+        },
+        JacobiParams {
+            tol_start: Some(0.5),
+            ..d.clone()
+        },
+        JacobiParams {
+            qr_min_aspect: 0.5,
+            ..d.clone()
+        },
+        JacobiParams {
+            qr_min_aspect: f64::NAN,
+            ..d.clone()
+        },
+    ];
+    for p in bad {
+        assert!(
+            matches!(p.validate(), Err(crate::Error::InvalidArgument(_))),
+            "{p:?}"
+        );
+    }
+}
