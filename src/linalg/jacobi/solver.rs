@@ -497,8 +497,7 @@ fn triangle_of_qr<T: Scalar>(a: MatRef<'_, T>, n2: usize) -> Option<(Mat<T>, Ref
 }
 
 /// `Q [x; 0]` (`m x c`) for the `Q = H_0 .. H_{n-1}` of [`triangle_of_qr`]'s
-/// reflectors (`m x n`) and an `n x c` matrix `x` (LAPACK `dorm2r`, applied
-/// last reflector first).
+/// reflectors (`m x n`) and an `n x c` matrix `x` (LAPACK `dorm2r`).
 fn times_q<T: Scalar>(reflectors: MatRef<'_, T>, tau: &[T], x: MatRef<'_, T>) -> Mat<T> {
     let (m, n) = (reflectors.nrows(), reflectors.ncols());
     let mut y = Mat::from_fn(
@@ -506,14 +505,7 @@ fn times_q<T: Scalar>(reflectors: MatRef<'_, T>, tau: &[T], x: MatRef<'_, T>) ->
         x.ncols(),
         |i, j| if i < n { x[(i, j)] } else { T::zero() },
     );
-    for i in (0..n).rev() {
-        let tail = &reflectors
-            .col(i)
-            .try_as_col_major()
-            .expect("unit row stride")
-            .as_slice()[i + 1..];
-        larf_left(tau[i], tail, y.as_mut().subrows_mut(i, m - i));
-    }
+    crate::linalg::ormqr::ormqr(reflectors, tau, y.as_mut(), 1);
     y
 }
 
