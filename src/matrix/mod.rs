@@ -19,7 +19,14 @@ use faer::MatRef;
 /// triangle (`lower_only`) or of the whole matrix.
 pub fn check_finite<T: Scalar>(a: MatRef<'_, T>, lower_only: bool) -> Result<()> {
     let start = |j: usize| if lower_only { j.min(a.nrows()) } else { 0 };
-    if all_finite(a, |j| start(j)..a.nrows()) {
+    // A row-major view of the whole matrix is scanned by its contiguous rows.
+    let row_major = !lower_only && a.row_stride() != 1 && a.col_stride() == 1;
+    let fine = if row_major {
+        all_finite(a.transpose(), |_| 0..a.ncols())
+    } else {
+        all_finite(a, |j| start(j)..a.nrows())
+    };
+    if fine {
         return Ok(());
     }
     for j in 0..a.ncols() {

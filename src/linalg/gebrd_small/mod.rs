@@ -339,8 +339,9 @@ fn orgbr_p<T: Scalar>(vr: MatRef<'_, T>, taup: &[T], mut p: MatMut<'_, T>) {
 ///
 /// # Errors
 /// [`crate::Error::NoConvergence`] from the bidiagonal solver (stage `"bdsqr"` or
-/// `"dqds"`): the outputs then hold unspecified values. The input is assumed
-/// finite (the batch checks it first).
+/// `"dqds"`): the outputs then hold unspecified values.
+/// [`crate::Error::NonFinite`] (its row and column in `a`) for a NaN or
+/// infinite entry: nothing is computed.
 ///
 /// # Panics
 /// If a slice has the wrong length (caller error).
@@ -435,7 +436,8 @@ fn dc_outputs<T: Scalar>(
 /// leaves it waiting).
 /// Otherwise the matrices are solved one after the other. The route and
 /// the thresholds are those of `ws[0]`. Errors and panics per matrix as
-/// [`small_svd`]; panics if `L = 0`.
+/// [`small_svd`] (a non-finite matrix is refused, the others solved);
+/// panics if `L = 0`.
 pub fn small_svd_group<T: Scalar, const L: usize>(
     a: [MatRef<'_, T>; L],
     mut ws: [&mut GebrdWorkspace<T>; L],
@@ -450,6 +452,21 @@ pub fn small_svd_group<T: Scalar, const L: usize>(
     );
     let with_vectors = vectors.is_some();
     let mut vectors = vectors.map(|v| v.map(Some));
+    if a.iter()
+        .any(|x| crate::matrix::check_finite(*x, false).is_err())
+    {
+        // Rare: each matrix alone, the bad ones refused (a matrix gets the
+        // same bits alone as in a group).
+        let mut values = values.into_iter();
+        let mut ws = ws.into_iter();
+        return std::array::from_fn(|l| {
+            let x = vectors.as_mut().map(|v| v[l].take().expect("once"));
+            let (v, w) = (values.next().expect("L"), ws.next().expect("L"));
+            crate::matrix::check_finite(a[l], false)?;
+            let [r] = small_svd_group([a[l]], [w], [v], x.map(|x| [x]));
+            r
+        });
+    }
     if !ws[0].in_lanes(m.min(n), with_vectors) {
         let mut values = values.into_iter();
         return std::array::from_fn(|l| {

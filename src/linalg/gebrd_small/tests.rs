@@ -293,3 +293,80 @@ fn group_is_bitwise_single_calls() {
     case::<f64>(30, 30, 1, LANES_BELOW, true);
     case::<f64>(30, 30, DC_FROM, 1, true);
 }
+
+/// A NaN or an infinity is refused with its position, alone or in a group,
+/// and the group's other matrices get the bits they get alone; a row-major
+/// view reports the position in its own coordinates.
+#[test]
+fn non_finite_input_is_refused_and_the_group_goes_on() {
+    let (m, n) = (12, 9);
+    let mut mats: Vec<Mat<f64>> = (0..4)
+        .map(|g| random::<f64>(m, n, &mut Rng::new(90 + g)))
+        .collect();
+    mats[2][(7, 4)] = f64::NAN;
+    let out = || (vec![0.0; n], vec![0.0; m * n], vec![0.0; n * n]);
+    let alone = |a: &Mat<f64>| {
+        let (mut s, mut u, mut vt) = out();
+        let r = small_svd(
+            a.as_ref(),
+            &mut GebrdWorkspace::new(),
+            &mut s,
+            Some((&mut u, &mut vt)),
+        );
+        (r, s, u, vt)
+    };
+    let (r, ..) = alone(&mats[2]);
+    assert!(
+        matches!(r, Err(crate::Error::NonFinite { row: 7, col: 4, .. })),
+        "{r:?}"
+    );
+    let mut got: Vec<_> = (0..4).map(|_| out()).collect();
+    let mut ws: Vec<_> = (0..4).map(|_| GebrdWorkspace::<f64>::new()).collect();
+    let [g0, g1, g2, g3] = &mut got[..] else {
+        unreachable!()
+    };
+    let [w0, w1, w2, w3] = &mut ws[..] else {
+        unreachable!()
+    };
+    let res = small_svd_group(
+        std::array::from_fn(|g| mats[g].as_ref()),
+        [w0, w1, w2, w3],
+        [&mut g0.0, &mut g1.0, &mut g2.0, &mut g3.0],
+        Some([
+            (&mut g0.1[..], &mut g0.2[..]),
+            (&mut g1.1[..], &mut g1.2[..]),
+            (&mut g2.1[..], &mut g2.2[..]),
+            (&mut g3.1[..], &mut g3.2[..]),
+        ]),
+    );
+    for (g, r) in res.into_iter().enumerate() {
+        if g == 2 {
+            assert!(matches!(
+                r,
+                Err(crate::Error::NonFinite { row: 7, col: 4, .. })
+            ));
+            continue;
+        }
+        r.unwrap();
+        let (_, s, u, vt) = alone(&mats[g]);
+        assert!(
+            s == got[g].0 && u == got[g].1 && vt == got[g].2,
+            "matrix {g}"
+        );
+    }
+    // Entry (2, 5) of a row-major 4 x 6 view.
+    let mut data = vec![1.0f64; 24];
+    data[2 * 6 + 5] = f64::NEG_INFINITY;
+    let a = MatRef::from_row_major_slice(&data, 4, 6);
+    let (mut s, mut u, mut vt) = (vec![0.0; 4], vec![0.0; 16], vec![0.0; 24]);
+    let r = small_svd(
+        a,
+        &mut GebrdWorkspace::new(),
+        &mut s,
+        Some((&mut u, &mut vt)),
+    );
+    assert!(
+        matches!(r, Err(crate::Error::NonFinite { row: 2, col: 5, .. })),
+        "{r:?}"
+    );
+}
