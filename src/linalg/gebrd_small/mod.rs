@@ -362,7 +362,7 @@ fn solve_one<T: Scalar>(
     values: &mut [T],
     vectors: Option<(&mut [T], &mut [T])>,
 ) -> Result<()> {
-    let sc = load_scaled(a, ws, values, vectors.is_some());
+    let sc = load_scaled(a, ws, values, vectors.is_some())?;
     let (mt, nt, transposed) = (sc.mt, sc.nt, sc.transposed);
     let unscale = |values: &mut [T]| sc.unscale(values);
     let route = ws.route(nt, vectors.is_some());
@@ -452,21 +452,6 @@ pub fn small_svd_group<T: Scalar, const L: usize>(
     );
     let with_vectors = vectors.is_some();
     let mut vectors = vectors.map(|v| v.map(Some));
-    if a.iter()
-        .any(|x| crate::matrix::check_finite(*x, false).is_err())
-    {
-        // Rare: each matrix alone, the bad ones refused (a matrix gets the
-        // same bits alone as in a group).
-        let mut values = values.into_iter();
-        let mut ws = ws.into_iter();
-        return std::array::from_fn(|l| {
-            let x = vectors.as_mut().map(|v| v[l].take().expect("once"));
-            let (v, w) = (values.next().expect("L"), ws.next().expect("L"));
-            crate::matrix::check_finite(a[l], false)?;
-            let [r] = small_svd_group([a[l]], [w], [v], x.map(|x| [x]));
-            r
-        });
-    }
     if !ws[0].in_lanes(m.min(n), with_vectors) {
         let mut values = values.into_iter();
         return std::array::from_fn(|l| {
@@ -474,8 +459,23 @@ pub fn small_svd_group<T: Scalar, const L: usize>(
             solve_one(a[l], ws[l], values.next().expect("L values"), x)
         });
     }
-    let scaled: [Scaled<T>; L] =
+    let scaled: [Result<Scaled<T>>; L] =
         std::array::from_fn(|l| load_scaled(a[l], ws[l], &*values[l], with_vectors));
+    if scaled.iter().any(|s| s.is_err()) {
+        // Rare: the non-finite matrices refused, the others solved alone (a
+        // matrix gets the same bits alone as in a group).
+        let mut scaled = scaled.into_iter();
+        let mut values = values.into_iter();
+        let mut ws = ws.into_iter();
+        return std::array::from_fn(|l| {
+            let x = vectors.as_mut().map(|v| v[l].take().expect("once"));
+            let (v, w) = (values.next().expect("L"), ws.next().expect("L"));
+            scaled.next().expect("L")?;
+            let [r] = small_svd_group([a[l]], [w], [v], x.map(|x| [x]));
+            r
+        });
+    }
+    let scaled: [Scaled<T>; L] = scaled.map(|s| s.expect("all finite"));
     let (mt, nt) = (scaled[0].mt, scaled[0].nt);
     lanes::reduce(&mut ws, mt, nt, with_vectors);
     let mut values = values.into_iter();
@@ -562,13 +562,15 @@ impl<T: Scalar> Scaled<T> {
     }
 }
 
-/// Copies `a` (transposed if wide) into `ws.a`, scaled, after sizing `ws`.
+/// Copies `a` (transposed if wide) into `ws.a`, scaled, after sizing `ws`;
+/// [`crate::Error::NonFinite`] (position in `a`) if an entry is NaN or
+/// infinite, found by the scan the scaling needs anyway.
 fn load_scaled<T: Scalar>(
     a: MatRef<'_, T>,
     ws: &mut GebrdWorkspace<T>,
     values: &[T],
     vectors: bool,
-) -> Scaled<T> {
+) -> Result<Scaled<T>> {
     let (m, n) = (a.nrows(), a.ncols());
     let transposed = m < n;
     let (mt, nt) = if transposed { (n, m) } else { (m, n) };
@@ -581,20 +583,25 @@ fn load_scaled<T: Scalar>(
     // Jacobi route does: the bidiagonal QR loses relative accuracy on
     // matrices near the underflow threshold. Undone on the singular values
     // (`unscale`); the vectors do not change.
-    let (amax, _) = crate::linalg::scan::max_abs_finite(b);
+    let (amax, finite) = crate::linalg::scan::max_abs_finite(b);
+    if !finite {
+        return Err(
+            crate::matrix::check_finite(a, false).expect_err("the scan found a non-finite entry")
+        );
+    }
     let (h, r) = pow2_scale(amax);
     if (h, r) != (T::one(), T::one()) {
         for x in b.iter_mut() {
             *x = *x * h * r;
         }
     }
-    Scaled {
+    Ok(Scaled {
         mt,
         nt,
         transposed,
         h,
         r,
-    }
+    })
 }
 
 /// Copies `src` (`r x c`, any strides) into the column-major `dst`
