@@ -74,7 +74,7 @@ fn eigh_impl<'py, T: Scalar + Element>(
     };
     let n = a.shape()[0];
     let mat = view(&a);
-    let (values, z) = if trace.is_none() && opts.one_stage_for::<T>(n, job, rt.threads()) {
+    let (values, z) = if trace.is_none() && opts.one_stage_for::<T>(n, job) {
         // Below the crate's crossover: the one-stage path, with no graph to
         // cancel. Tiny orders run inline; larger ones on a thread of their
         // own with a copy of the matrix, so that Ctrl-C returns at once (the
@@ -279,24 +279,11 @@ fn batched_svd(
     )?)
 }
 
-/// The one-stage/two-stage crossover order of the crate's automatic options
-/// with vectors in float64 on `threads` threads (the bench and tests use it
-/// to reach the graph path).
-#[pyfunction]
-fn _one_stage_below(threads: Option<usize>) -> PyResult<usize> {
-    let rt = run::runtime(threads)?;
-    let opts = EvdOptions::auto();
-    Ok((1..=1 << 16)
-        .find(|&n| !opts.one_stage_for::<f64>(n, EvdJob::Vectors, rt.threads()))
-        .unwrap_or(0))
-}
-
 #[pymodule]
 fn _eigenflow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eigh, m)?)?;
     m.add_function(wrap_pyfunction!(svd, m)?)?;
     m.add_function(wrap_pyfunction!(batched_svd, m)?)?;
-    m.add_function(wrap_pyfunction!(_one_stage_below, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

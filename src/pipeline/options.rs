@@ -2,27 +2,34 @@
 
 pub use faer::Side;
 
-/// Automatic crossover of the eigenvalues-only job on two or more threads:
-/// below this order the one-stage path is taken. Measured with
-/// `benches/evd_small.rs` (f64, one-stage / two-stage, same run): on a 2-core
-/// AVX-512 EPYC, after the one-stage path split its SYR2K, D&C root and
-/// `ormtr` over two threads (issue 17), 0.80 at n = 512, 1.01 at 768, 1.30 at
-/// 1024 on 2 threads; after the faster `sytrd` (column-pair `symv`, one-GEMM
-/// SYR2K), on a quiet 2-core machine (2026-11-24): 0.75 at 512, 0.92 at 768,
-/// 0.99 at 1024, 1.33 at 1536 on 2 threads. After the panel updates of
-/// `sytrd` became laned `dgemv`s and `Runtime::join` replaced the two-task
-/// graphs (2-core AVX2 EPYC, 2026-11-27): f64 0.64 at 1024, 0.83 at 1280, 0.92
-/// at 1536 and 1792, 1.21 at 2048; f32 0.70 at 1024, 0.92 at 1792, 0.95 at
-/// 2048 (at 2048 the f64 matrix outgrows the 32 MiB L3 and the one-stage
-/// `symv` becomes bound by memory).
-pub const ONE_STAGE_BELOW_VALUES: usize = 1920;
-/// The eigenvalues-only crossover on one thread, where the two-stage graph has
-/// no second thread to overlap its stages: same run as
-/// [`ONE_STAGE_BELOW_VALUES`], one-stage / two-stage 0.70 at n = 512, 0.76 at
-/// 768, 0.92 at 1024, 0.99 at 1536; re-measured with the later `sytrd`
-/// (same run as the 2026-11-27 figures above): 0.85 at 1024, 0.88 at 1536,
-/// 1.52 at 1792, 1.31 at 2048.
-pub const ONE_STAGE_BELOW_VALUES_ONE_THREAD: usize = 1536;
+/// Automatic crossover of the eigenvalues-only job in f64: below this order
+/// the one-stage path is taken. It depends on the order and the precision
+/// only, never on the thread count, so that `eigh` gives the same bits on
+/// any runtime. Measured with `benches/evd_small.rs` (one-stage /
+/// two-stage, same run; above 1 the two-stage graph is faster):
+///
+/// | machine | threads | 768 | 1024 | 1280 | 1536 | 1792 | 2048 |
+/// |---|---|---|---|---|---|---|---|
+/// | 2-core AVX2 EPYC (2026-11-27) | 2 | | 0.64 | 0.83 | 0.92 | 0.92 | 1.21 |
+/// | same | 1 | | 0.85 | | 0.88 | 1.52 | 1.31 |
+/// | 2-core AVX-512 Xeon (2026-11-29) | 2 | | 0.73-0.77 | 0.92 | 1.09 | 1.15 | 1.23 |
+/// | same | 1 | 0.90-0.92 | 1.14-1.15 | 1.29 | 1.37 | 1.44 | 1.37 |
+///
+/// (At 2048 the f64 matrix outgrows a 32 MiB L3 and the one-stage `symv`
+/// becomes bound by memory.) No single order suits both thread counts on
+/// both machines. With 1536 the slower path costs at most 8% on two threads
+/// (EPYC, 1536-1792) and 12% on one (EPYC at 1536); below it, one thread on
+/// the Xeon pays up to 29% (1280) for the two-thread gain.
+pub const ONE_STAGE_BELOW_VALUES: usize = 1536;
+/// The eigenvalues-only crossover in f32 (see [`ONE_STAGE_BELOW_VALUES`]),
+/// one-stage / two-stage:
+///
+/// | machine | threads | 1024 | 1280 | 1536 | 1792 | 2048 |
+/// |---|---|---|---|---|---|---|
+/// | 2-core AVX2 EPYC (2026-11-27) | 2 | 0.70 | | | 0.92 | 0.95 |
+/// | 2-core AVX-512 Xeon (2026-11-29) | 2 | 0.66 | 0.70 | 0.82 | 0.94 | 1.11 |
+/// | same | 1 | 0.87 | 1.01 | 1.19 | 1.30 | 1.38 |
+pub const ONE_STAGE_BELOW_VALUES_F32: usize = 1792;
 /// Automatic crossover with eigenvectors: below this order the one-stage
 /// path is taken (the two-stage path does about 2n^3 more flops with
 /// vectors). Measured as [`ONE_STAGE_BELOW_VALUES`]; earlier figures 0.79 /
@@ -58,15 +65,23 @@ fn in_place_q2_avx512() -> bool {
 /// tridiagonal's eigenvalues by divide and conquer
 /// ([`crate::linalg::stedc::values`]) rather than by `dsterf`'s QL/QR
 /// iteration. Measured by `benches/evd_stages.rs` (column `dc values /
-/// sterf`, f64, median of 7) on a 2-core AVX-512 EPYC (2026-11-28): on two
-/// threads (the one-stage path splits the top merge in two halves) 0.95 at n
-/// = 128, 0.74 at 256, 0.62 at 512, 0.51 at 1024, 0.45 at 2048; on one thread
-/// (and in the two-stage graph, whose task runs it on one thread) 1.35 at
-/// 256, 1.10 at 512, 1.03 at 768, 0.93 at 1024, 0.82 at 2048. The choice
-/// depends on the order only, so that the eigenvalues are bitwise the same
-/// on any thread count: from 512 the two-thread gain (about 1 ms of a 6.4 ms
-/// call at n = 512) outweighs the one-thread loss (0.25 ms of 7.7 ms).
-pub const VALUES_DC_FROM: usize = 512;
+/// sterf`, f64, median of 5-7). On two threads the one-stage path splits the
+/// top merge in two halves; on one thread (and in the two-stage graph, whose
+/// task runs it on one thread) it does not:
+///
+/// | machine | threads | 256 | 512 | 768 | 1024 | 1536 | 2048 |
+/// |---|---|---|---|---|---|---|---|
+/// | 2-core AVX-512 EPYC (2026-11-28) | 2 | 0.74 | 0.62 | | 0.51 | | 0.45 |
+/// | same | 1 | 1.35 | 1.10 | 1.03 | 0.93 | | 0.82 |
+/// | 2-core AVX-512 Xeon (2026-11-29) | 2 | | 0.85 | 0.77 | 0.69 | 0.62 | 0.60 |
+/// | same | 1 | | 1.60 | 1.39 | 1.25 | 1.17 | 1.12 |
+///
+/// The choice depends on the order only, so that the eigenvalues are bitwise
+/// the same on any thread count. On the Xeon at 512 the one-thread loss (1.7
+/// ms of a 15 ms call) outweighs the two-thread gain (0.4 ms of 10 ms); at
+/// 768 they balance (2.4 ms of 46 ms against 1.4 ms of 26 ms); from 1024 the
+/// two-thread gain is the larger.
+pub const VALUES_DC_FROM: usize = 768;
 
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
 /// ([`EvdOptions::auto`]) are what the benchmarks found best on a 2-core
@@ -187,27 +202,21 @@ impl EvdOptions {
         self.back_col_block.min((n / 8).max(64)).max(1)
     }
 
-    /// Whether [`crate::pipeline::eigh`] takes the one-stage path for order `n`,
-    /// job `job` on a runtime of `threads` workers (see
-    /// [`EvdOptions::one_stage_below`]). The automatic crossovers are
-    /// [`ONE_STAGE_BELOW_VALUES`] ([`ONE_STAGE_BELOW_VALUES_ONE_THREAD`] on
-    /// one thread) and [`ONE_STAGE_BELOW_VECTORS`]
+    /// Whether [`crate::pipeline::eigh`] takes the one-stage path for order `n`
+    /// and job `job` in precision `T` (see [`EvdOptions::one_stage_below`]).
+    /// The automatic crossovers are [`ONE_STAGE_BELOW_VALUES`]
+    /// ([`ONE_STAGE_BELOW_VALUES_F32`] in f32) and [`ONE_STAGE_BELOW_VECTORS`]
     /// ([`ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2`] in f64 where the CPU runs
-    /// the in-place `Q2` kernel with AVX-512) (measured
-    /// against the two-stage graph on the same runtime; the one-stage path
-    /// runs its panels and symmetric matrix-vector products on the calling
-    /// thread and splits its GEMM-rich parts in two tasks).
-    pub fn one_stage_for<T: crate::Scalar>(
-        &self,
-        n: usize,
-        job: super::EvdJob,
-        threads: usize,
-    ) -> bool {
+    /// the in-place `Q2` kernel with AVX-512), measured against the two-stage
+    /// graph on the same runtime. The choice never depends on the runtime's
+    /// thread count, so the results are bitwise the same on any runtime.
+    pub fn one_stage_for<T: crate::Scalar>(&self, n: usize, job: super::EvdJob) -> bool {
+        let f64 = std::mem::size_of::<T>() == 8;
         let below = match self.one_stage_below {
             0 => match job {
-                super::EvdJob::Values if threads <= 1 => ONE_STAGE_BELOW_VALUES_ONE_THREAD,
-                super::EvdJob::Values => ONE_STAGE_BELOW_VALUES,
-                super::EvdJob::Vectors if std::mem::size_of::<T>() == 8 && in_place_q2_avx512() => {
+                super::EvdJob::Values if f64 => ONE_STAGE_BELOW_VALUES,
+                super::EvdJob::Values => ONE_STAGE_BELOW_VALUES_F32,
+                super::EvdJob::Vectors if f64 && in_place_q2_avx512() => {
                     ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2
                 }
                 super::EvdJob::Vectors => ONE_STAGE_BELOW_VECTORS,

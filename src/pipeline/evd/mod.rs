@@ -603,7 +603,7 @@ pub fn eigh<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
-    if one_stage::<T>(a.nrows(), a.ncols(), job, opts, rt) {
+    if one_stage::<T>(a.nrows(), a.ncols(), job, opts) {
         check_selection(a.nrows(), opts)?;
         direct::admit::<T>(a.nrows(), job, rt.threads())?;
         side::check_finite_side(a, opts.side)?;
@@ -616,8 +616,8 @@ pub fn eigh<T: Scalar>(
 
 /// Whether [`eigh`]/[`eigh_owned`] take the one-stage path: a square input
 /// below the options' crossover ([`EvdOptions::one_stage_for`]).
-fn one_stage<T: Scalar>(m: usize, n: usize, job: EvdJob, opts: &EvdOptions, rt: &Runtime) -> bool {
-    m == n && opts.one_stage_for::<T>(n, job, rt.threads())
+fn one_stage<T: Scalar>(m: usize, n: usize, job: EvdJob, opts: &EvdOptions) -> bool {
+    m == n && opts.one_stage_for::<T>(n, job)
 }
 
 /// Like [`eigh`], consuming the matrix (no copy). On an error before the run
@@ -628,7 +628,7 @@ pub fn eigh_owned<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
-    if one_stage::<T>(a.nrows(), a.ncols(), job, opts, rt) {
+    if one_stage::<T>(a.nrows(), a.ncols(), job, opts) {
         check_selection(a.nrows(), opts)?;
         direct::admit::<T>(a.nrows(), job, rt.threads())?;
         return direct::run(owned_lower(a, opts)?, job, opts, rt);
