@@ -6,7 +6,8 @@
 use super::inner::jacobi_sweeps;
 use super::order::sweep_schedule;
 use super::JacobiParams;
-use crate::linalg::householder::{larf_left, larfg_slice};
+use crate::linalg::householder::apply_block_reflector_left;
+use crate::linalg::panel_qr::panel_qr;
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
@@ -420,8 +421,8 @@ impl<T: Scalar> JacobiState<T> {
                 complete_column(&mut ub, k);
             }
         }
-        if let Some((reflectors, tau)) = &self.qr {
-            ub = times_q(reflectors.as_ref(), tau, ub.as_ref());
+        if let Some((reflectors, t)) = &self.qr {
+            ub = times_q(reflectors.as_ref(), t.as_ref(), ub.as_ref());
         }
         let (rows_u, cols_vt) = if self.transposed { (n, m) } else { (m, n) };
         if let Some(u) = u {
@@ -451,40 +452,36 @@ impl<T: Scalar> JacobiState<T> {
 }
 
 /// The Householder reflectors of a tall `m x n` QR (tails below the
-/// diagonal of the matrix, `v[0] = 1` implicit) and their factors.
-type Reflectors<T> = (Mat<T>, Vec<T>);
+/// diagonal of the matrix, `v[0] = 1` implicit) and the compact-WY factor
+/// `T` with `Q = I - V T V^T`.
+type Reflectors<T> = (Mat<T>, Mat<T>);
 
-/// Householder QR of the tall `a` (`m x n`, `m > n`, LAPACK `dgeqr2`) on a
-/// copy, which ends up holding the reflectors (tails below the diagonal,
-/// `v[0] = 1` implicit). Returns `R` padded with zero columns to `n2` (the
-/// Jacobi working matrix) and the reflectors with their factors; `None`
-/// when a diagonal entry of `R` is exactly zero.
+/// Householder QR of the tall `a` (`m x n`, `m > n`) by
+/// [`panel_qr`] on a copy, which ends up holding the reflectors. Returns
+/// `R` padded with zero columns to `n2` (the Jacobi working matrix) and the
+/// reflectors with their `T` factor; `None` when a diagonal entry of `R` is
+/// exactly zero.
 ///
 /// Why `None`: the columns of a singular triangle live in a subspace with
 /// exactly zero coordinates, where more columns than its dimension cannot
 /// be made orthogonal in floating point: the noise left in the ones that
 /// should vanish stays parallel to the others and is rotated without end
-/// (a 3 x 2 matrix of ones did not converge in 100 sweeps). Such exactly
-/// rank-deficient matrices keep the full working matrix, whose rounding
-/// errors spread over all `m` coordinates (it converged in 3 sweeps). A
-/// nonsingular `R` has independent columns, however ill-conditioned.
-fn triangle_of_qr<T: Scalar>(a: MatRef<'_, T>, n2: usize) -> Option<(Mat<T>, Reflectors<T>)> {
-    let (m, n) = (a.nrows(), a.ncols());
+/// (a 3 x 2 matrix of ones, whose unblocked QR has an exactly zero pivot,
+/// did not converge in 100 sweeps). Such exactly rank-deficient matrices
+/// keep the full working matrix, whose rounding errors spread over all `m`
+/// coordinates (it converged in 3 sweeps). A nonsingular `R` has
+/// independent columns, however ill-conditioned.
+pub(super) fn triangle_of_qr<T: Scalar>(
+    a: MatRef<'_, T>,
+    n2: usize,
+) -> Option<(Mat<T>, Reflectors<T>)> {
+    let n = a.ncols();
     let mut f = a.to_owned();
     let mut tau = vec![T::zero(); n];
-    for i in 0..n {
-        let (left, right) = f.as_mut().split_at_col_mut(i + 1);
-        let c = left
-            .col_mut(i)
-            .try_as_col_major_mut()
-            .expect("unit row stride")
-            .as_slice_mut();
-        let (alpha, tail) = c[i..].split_first_mut().expect("i < m");
-        tau[i] = larfg_slice(alpha, tail);
-        if *alpha == T::zero() {
-            return None;
-        }
-        larf_left(tau[i], tail, right.submatrix_mut(i, 0, m - i, n - i - 1));
+    let mut t = Mat::<T>::zeros(n, n);
+    panel_qr(f.as_mut(), &mut tau, t.as_mut());
+    if (0..n).any(|i| f[(i, i)] == T::zero()) {
+        return None;
     }
     let r = Mat::from_fn(n, n2, |i, j| {
         if j < n && i <= j {
@@ -493,19 +490,23 @@ fn triangle_of_qr<T: Scalar>(a: MatRef<'_, T>, n2: usize) -> Option<(Mat<T>, Ref
             T::zero()
         }
     });
-    Some((r, (f, tau)))
+    Some((r, (f, t)))
 }
 
-/// `Q [x; 0]` (`m x c`) for the `Q = H_0 .. H_{n-1}` of [`triangle_of_qr`]'s
-/// reflectors (`m x n`) and an `n x c` matrix `x` (LAPACK `dorm2r`).
-fn times_q<T: Scalar>(reflectors: MatRef<'_, T>, tau: &[T], x: MatRef<'_, T>) -> Mat<T> {
+/// `Q [x; 0]` (`m x c`) for the `Q = I - V T V^T` of [`triangle_of_qr`]
+/// (`V` `m x n`) and an `n x c` matrix `x` (LAPACK `dormqr` by one block).
+pub(super) fn times_q<T: Scalar>(
+    reflectors: MatRef<'_, T>,
+    t: MatRef<'_, T>,
+    x: MatRef<'_, T>,
+) -> Mat<T> {
     let (m, n) = (reflectors.nrows(), reflectors.ncols());
     let mut y = Mat::from_fn(
         m,
         x.ncols(),
         |i, j| if i < n { x[(i, j)] } else { T::zero() },
     );
-    crate::linalg::ormqr::ormqr(reflectors, tau, y.as_mut(), 1);
+    apply_block_reflector_left(reflectors, t, y.as_mut(), false);
     y
 }
 

@@ -213,3 +213,35 @@ fn params_out_of_range_are_refused() {
         );
     }
 }
+
+/// The QR preconditioning's triangle: `Q [R; 0]` gives the input back and `R`
+/// is upper triangular, padded with zero columns; an exactly zero pivot (a
+/// zero column, first or later) gives `None`, so that the solver keeps the
+/// full matrix (see `triangle_of_qr`).
+#[test]
+fn triangle_of_qr_reconstructs_and_refuses_a_zero_pivot() {
+    use super::solver::{times_q, triangle_of_qr};
+    let mut rng = Rng::new(5);
+    let (m, n, n2) = (13usize, 4usize, 6usize);
+    let a = faer::Mat::<f64>::from_fn(m, n, |_, _| rng.uniform() - 0.5);
+    let (r, (v, t)) = triangle_of_qr(a.as_ref(), n2).expect("a full-rank matrix");
+    assert_eq!((r.nrows(), r.ncols()), (n, n2));
+    for j in 0..n2 {
+        for i in 0..n {
+            if i > j || j >= n {
+                assert_eq!(r[(i, j)], 0.0, "R({i}, {j})");
+            }
+        }
+    }
+    let qr = times_q(v.as_ref(), t.as_ref(), r.as_ref().subcols(0, n));
+    let err = (&qr - &a).norm_max();
+    assert!(err <= 30.0 * m as f64 * f64::EPSILON, "|QR - A| = {err}");
+    for zero in [0, 2, n - 1] {
+        let mut b = a.clone();
+        b.col_mut(zero).fill(0.0);
+        assert!(
+            triangle_of_qr(b.as_ref(), n2).is_none(),
+            "zero column {zero} must refuse"
+        );
+    }
+}
