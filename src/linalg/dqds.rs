@@ -197,7 +197,7 @@ pub(crate) fn exponent(x: f64) -> i32 {
 
 /// Multiplies by `2^k` in two steps whose factors are representable in `T` (exact
 /// unless a result is subnormal).
-fn scale_pow2<T: Scalar>(x: &mut [T], k: i32) {
+pub(crate) fn scale_pow2<T: Scalar>(x: &mut [T], k: i32) {
     let k1 = k / 2;
     let (f1, f2) = (T::of(2f64.powi(k1)), T::of(2f64.powi(k - k1)));
     for v in x.iter_mut() {

@@ -13,6 +13,7 @@
 //! checks, the split test, block scaling and the symmetric 2x2 eigensolver.
 
 use crate::error::Error;
+use crate::linalg::dqds::{exponent, scale_pow2};
 use crate::scalar::Scalar;
 
 /// Computes all eigenvalues of the symmetric tridiagonal matrix with diagonal `d`
@@ -70,10 +71,15 @@ pub(crate) fn sterf_with_max_iter<T: Scalar>(
             // A zero block: its eigenvalues are its (zero) diagonal.
             continue;
         }
-        let target = c.scale_target(anorm);
-        if let Some(t) = target {
-            scale(blk_d, anorm, t);
-            scale(blk_e, anorm, t);
+        // Scale by a power of two (exact) whenever the block's norm leaves
+        // [2^-S, 2^S], S an eighth of the exponent range: the sweep's step
+        // forms products of three entries (see `pwk_ql`), which must stay far
+        // from overflow and underflow. This range lies inside dsterf's safe
+        // range [ssfmin, ssfmax], which scales only past its ends.
+        let k = pow2_exponent_to_scale::<T>(anorm);
+        if k != 0 {
+            scale_pow2(blk_d, k);
+            scale_pow2(blk_e, k);
         }
         // The root-free sweep works on e_i^2 only.
         for x in blk_e.iter_mut() {
@@ -86,8 +92,8 @@ pub(crate) fn sterf_with_max_iter<T: Scalar>(
             blk_e.reverse();
         }
         let ok = pwk_ql(blk_d, blk_e, &c, &mut sweeps, max_iter);
-        if let Some(t) = target {
-            scale(blk_d, t, anorm);
+        if k != 0 {
+            scale_pow2(blk_d, -k);
         }
         if !ok {
             return Err(no_convergence("sterf", e, max_iter));
@@ -167,24 +173,32 @@ fn pwk_ql<T: Scalar>(
             if i + 1 != m {
                 e2[i + 1] = s * r;
             }
+            // The step of dsterf (cc = pp / r, s = bb / r, gamma = cc (alpha -
+            // sigma) - s oldgam, pp = gamma^2 / cc) reordered so that only
+            // one division sits on the sweep's dependency chain
+            // (pp -> r -> 1/r -> gamma -> pp): with w = pp (alpha - sigma) -
+            // bb oldgam = r gamma, which does not wait for the division,
+            // gamma = w / r and gamma^2 / cc = gamma (w / pp), whose quotient
+            // runs beside 1 / r.
+            let rinv = T::one() / r;
             let oldc = cc;
-            cc = pp / r;
-            s = bb / r;
-            // 1 / cc, formed beside cc from the same operands rather than
-            // after it, so the division is off the dependency chain of the
-            // sweep (pp -> r -> cc -> gamma -> pp): the step's latency drops
-            // by one division.
-            let inv_cc = r / pp;
+            cc = pp * rinv;
+            s = bb * rinv;
             let oldgam = gamma;
             let alpha = d[i];
-            gamma = cc * (alpha - sigma) - s * oldgam;
+            let w = pp * (alpha - sigma) - bb * oldgam;
+            gamma = w * rinv;
             d[i + 1] = oldgam + (alpha - gamma);
+            let fast = gamma * (w / pp);
             pp = if cc == T::zero() {
                 oldc * bb
-            } else if inv_cc.is_finite() {
-                gamma * gamma * inv_cc
+            } else if w.abs() >= c.w_min && fast.is_finite() {
+                fast
             } else {
-                // cc subnormal: its reciprocal overflows, the quotient may not.
+                // w near the underflow threshold (its products may have lost
+                // bits), or a quotient overflowed: dsterf's own formula.
+                gamma = cc * (alpha - sigma) - s * oldgam;
+                d[i + 1] = oldgam + (alpha - gamma);
                 gamma * gamma / cc
             };
         }
@@ -236,6 +250,9 @@ pub(crate) struct Consts<T> {
     /// Lower limit: `sqrt(safmin) / eps^2`, so squares of entries, even
     /// multiplied by `eps^2`, stay above the underflow threshold.
     ssfmin: T,
+    /// `safmin / eps`: a `w` of [`pwk_ql`]'s step at least this large is
+    /// exact to a relative `eps` although its products may be subnormal.
+    w_min: T,
 }
 
 impl<T: Scalar> Consts<T> {
@@ -246,6 +263,7 @@ impl<T: Scalar> Consts<T> {
             eps2,
             ssfmax: (T::one() / safmin).sqrt() / T::of(3.0),
             ssfmin: safmin.sqrt() / eps2,
+            w_min: safmin / T::EPS,
         }
     }
 
@@ -258,6 +276,19 @@ impl<T: Scalar> Consts<T> {
         } else {
             None
         }
+    }
+}
+
+/// The `k` for which `2^k anorm` lies in `[2^-S, 2^S]`, `S` an eighth of
+/// the exponent range (127 in f64, 15 in f32), or 0 when `anorm` already
+/// does; `anorm` is positive and finite.
+fn pow2_exponent_to_scale<T: Scalar>(anorm: T) -> i32 {
+    let s = -exponent(T::SAFE_MIN.f64()) / 8;
+    let e = exponent(anorm.f64());
+    if e > s || e < -s {
+        -e
+    } else {
+        0
     }
 }
 
