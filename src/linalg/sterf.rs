@@ -4,10 +4,12 @@
 //! The matrix is `T = tridiag(e, d, e)`, `d` the `n` diagonal entries and `e` the
 //! `n - 1` off-diagonal entries. The iteration works on the squares `e_i^2`, so a
 //! sweep needs no square roots (Pal-Walker-Kahan; see also Parlett, *The Symmetric
-//! Eigenvalue Problem*, §8.15). Per unreduced block it scales into a safe range so
-//! the squares can neither overflow nor underflow harmfully (the `ssfmax`/`ssfmin`
-//! device of `dsterf`), and it runs QL when the bottom end is the larger one and
-//! QR otherwise, so graded matrices deflate at their small end first.
+//! Eigenvalue Problem*, §8.15). Per unreduced block it scales by a power of two
+//! into a range narrower than `dsterf`'s safe range (its `ssfmax`/`ssfmin`
+//! device), because the step is reordered to keep one division on its
+//! dependency chain and then forms products of three entries (see `pwk_ql`);
+//! and it runs QL when the bottom end is the larger one and QR otherwise, so
+//! graded matrices deflate at their small end first.
 //!
 //! This module also holds the helpers that [`super::steqr`] shares: argument
 //! checks, the split test, block scaling and the symmetric 2x2 eigensolver.
@@ -22,7 +24,7 @@ use crate::scalar::Scalar;
 ///
 /// Follows LAPACK `dsterf` (Pal-Walker-Kahan root-free QL/QR): the matrix is split
 /// where `|e_i| <= eps sqrt(|d_i|) sqrt(|d_i+1|)`, each unreduced block is scaled
-/// into a safe range, and QL or QR is chosen per block by which end of its
+/// (exactly, by a power of two) into a safe range, and QL or QR is chosen per block by which end of its
 /// diagonal is larger in magnitude. At most `30 n` sweeps are spent in total.
 ///
 /// On return `e` is overwritten (workspace). On error the contents of `d` and `e`

@@ -64,24 +64,27 @@ fn in_place_q2_avx512() -> bool {
 /// Automatic order from which the eigenvalues-only job finds the
 /// tridiagonal's eigenvalues by divide and conquer
 /// ([`crate::linalg::stedc::values`]) rather than by `dsterf`'s QL/QR
-/// iteration. Measured by `benches/evd_stages.rs` (column `dc values /
-/// sterf`, f64, median of 5-7). On two threads the one-stage path splits the
-/// top merge in two halves; on one thread (and in the two-stage graph, whose
-/// task runs it on one thread) it does not:
+/// iteration: never, since `sterf` keeps one division on its dependency
+/// chain. Measured by `benches/evd_stages.rs` (column `dc values / sterf`,
+/// f64, median of 5; on two threads the one-stage path splits the top merge
+/// in two halves, on one thread and in the two-stage graph, whose task runs
+/// it on one thread, it does not), 2-core AVX-512 Xeon, 2026-11-29:
 ///
-/// | machine | threads | 256 | 512 | 768 | 1024 | 1536 | 2048 |
+/// | `sterf` | threads | 512 | 768 | 1024 | 1536 | 2048 | 3072 |
 /// |---|---|---|---|---|---|---|---|
-/// | 2-core AVX-512 EPYC (2026-11-28) | 2 | 0.74 | 0.62 | | 0.51 | | 0.45 |
-/// | same | 1 | 1.35 | 1.10 | 1.03 | 0.93 | | 0.82 |
-/// | 2-core AVX-512 Xeon (2026-11-29) | 2 | | 0.85 | 0.77 | 0.69 | 0.62 | 0.60 |
-/// | same | 1 | | 1.60 | 1.39 | 1.25 | 1.17 | 1.12 |
+/// | before (two divisions per step) | 2 | 0.85 | 0.77 | 0.69 | 0.62 | 0.60 | |
+/// | same | 1 | 1.60 | 1.39 | 1.25 | 1.17 | 1.12 | |
+/// | after | 2 | | 0.97 | 0.84 | 0.76 | 0.73 | |
+/// | same | 1 | | 1.74 | 1.59 | 1.45 | 1.39 | 1.32 |
 ///
-/// The choice depends on the order only, so that the eigenvalues are bitwise
-/// the same on any thread count. On the Xeon at 512 the one-thread loss (1.7
-/// ms of a 15 ms call) outweighs the two-thread gain (0.4 ms of 10 ms); at
-/// 768 they balance (2.4 ms of 46 ms against 1.4 ms of 26 ms); from 1024 the
-/// two-thread gain is the larger.
-pub const VALUES_DC_FROM: usize = 768;
+/// The choice depends on the order only (so that the eigenvalues are
+/// bitwise the same on any thread count). Where the D&C gains, on two
+/// threads from 1024, it saves 1.4 ms of a 60 ms call at 1024 and 4.4 ms of
+/// 190 ms at 1536, while one thread loses 5 ms of 110 ms and 8 ms of 360 ms;
+/// from 1536 in f64 the two-stage graph runs it on one thread. Set
+/// [`EvdOptions::values_dc_from`] to use it (on a 2-core AVX-512 EPYC,
+/// against the slower `sterf`, two threads gained more: 0.51 at 1024).
+pub const VALUES_DC_FROM: usize = usize::MAX;
 
 /// Tuning parameters of the two-stage symmetric EVD. The defaults
 /// ([`EvdOptions::auto`]) are what the benchmarks found best on a 2-core
@@ -146,8 +149,8 @@ pub struct EvdOptions {
     /// subproblem ([`crate::linalg::stedc::values`], leaves of
     /// [`EvdOptions::leaf_size`]; its top merge split over two threads on the
     /// one-stage path) instead of LAPACK `dsterf`'s QL/QR iteration; `0`
-    /// picks [`VALUES_DC_FROM`] ([`EvdOptions::values_by_dc`]); `usize::MAX`
-    /// never. Both solvers meet the same accuracy tests; each gives the same
+    /// picks [`VALUES_DC_FROM`] (never, on the machines measured;
+    /// [`EvdOptions::values_by_dc`]); `usize::MAX` never. Both solvers meet the same accuracy tests; each gives the same
     /// bits on any thread count.
     pub values_dc_from: usize,
     /// Part of the spectrum: `None` (the default) computes every eigenpair;
