@@ -77,7 +77,8 @@ pub(crate) fn apply_rotation_chain<T: Scalar>(
 /// One rotation of the chain on two columns given as slices of equal length,
 /// with the chain kernel's arithmetic: `x := fma(c, x, s y)`,
 /// `y := fma(-s, x, c y)` (the old `x` in both).
-fn rotate_pair_fused<T: Scalar>(x: &mut [T], y: &mut [T], c: T, s: T) {
+#[inline(always)]
+pub(crate) fn rotate_pair_fused<T: Scalar>(x: &mut [T], y: &mut [T], c: T, s: T) {
     for (u, v) in x.iter_mut().zip(y.iter_mut()) {
         let (p, q) = (*u, *v);
         *u = c.mul_add(p, s * q);

@@ -14,7 +14,7 @@ use super::sterf::{
     block_end, check_tridiag, first_negligible, max_abs, no_convergence, scale, sym2x2, Consts,
 };
 use crate::error::Error;
-use crate::linalg::lasr::{apply_rotation_chain, Chain};
+use crate::linalg::lasr::{apply_rotation_chain, rotate_pair_fused, Chain};
 use crate::scalar::Scalar;
 use faer::reborrow::ReborrowMut;
 use faer::MatMut;
@@ -69,6 +69,17 @@ pub(crate) fn steqr_with_max_iter<T: Scalar>(
     max_iter: usize,
 ) -> Result<(), Error> {
     let mut run = QlRun::new(d, e, z, max_iter);
+    run_sweeps(&mut run)
+}
+
+simd_dispatch! {
+    /// Every sweep of `run`, compiled for the CPU's FMA (the rotations
+    /// applied in the chase use `mul_add`).
+    fn run_sweeps / run_sweeps_simd / run_sweeps_body (run: &mut QlRun<'_, T>) -> Result<(), Error>
+}
+
+#[inline(always)]
+fn run_sweeps_body<T: Scalar>(run: &mut QlRun<'_, T>) -> Result<(), Error> {
     while let Some(mut sweep) = run.next_sweep()? {
         while run.step(&mut sweep) {}
         run.finish_sweep(&sweep);
@@ -94,6 +105,22 @@ pub fn steqr_pair<T: Scalar>(
     let (n1, n2) = (d1.len(), d2.len());
     let mut a = QlRun::new(d1, e1, z1, 30 * n1);
     let mut b = QlRun::new(d2, e2, z2, 30 * n2);
+    run_sweep_pairs(&mut a, &mut b)
+}
+
+simd_dispatch! {
+    /// Every sweep of `a` and `b`, side by side ([`steqr_pair`]).
+    fn run_sweep_pairs / run_sweep_pairs_simd / run_sweep_pairs_body (
+        a: &mut QlRun<'_, T>,
+        b: &mut QlRun<'_, T>
+    ) -> Result<(), Error>
+}
+
+#[inline(always)]
+fn run_sweep_pairs_body<T: Scalar>(
+    a: &mut QlRun<'_, T>,
+    b: &mut QlRun<'_, T>,
+) -> Result<(), Error> {
     loop {
         match (a.next_sweep()?, b.next_sweep()?) {
             (None, None) => return Ok(()),
@@ -115,6 +142,15 @@ pub fn steqr_pair<T: Scalar>(
     }
 }
 
+/// Up to this many rows of `z`, each rotation of a chase is applied to `z`
+/// as soon as it is formed. A step of the chase waits on a square root and
+/// divisions; the two columns' update is independent of the next step and
+/// runs in their shadow, where the chain after the sweep ([`finish_sweep`]
+/// of [`QlRun`]) adds its time to the chase's. Both give the same bits (the
+/// same fused operations per entry, in the same order). Taller `z` keeps the
+/// chain, which loads and stores each column once per sweep, not twice.
+const ROTATE_NOW_ROWS: usize = 64;
+
 /// One QL/QR problem advanced sweep by sweep (the loop of LAPACK `dsteqr`):
 /// [`QlRun::next_sweep`] deflates and splits until a sweep is due and sets
 /// up its chase, [`QlRun::step`] chases one row, [`QlRun::finish_sweep`]
@@ -127,6 +163,9 @@ struct QlRun<'a, T: Scalar> {
     c: Consts<T>,
     /// Rotations of the current sweep, in the order they were generated.
     rots: Vec<(T, T)>,
+    /// Whether each rotation is applied to `z` as the chase generates it
+    /// ([`ROTATE_NOW_ROWS`]) rather than kept for one chain per sweep.
+    rotate_now: bool,
     sweeps: usize,
     max_iter: usize,
     /// First row of the next unreduced block.
@@ -163,12 +202,14 @@ struct Sweep<T> {
 impl<'a, T: Scalar> QlRun<'a, T> {
     fn new(d: &'a mut [T], e: &'a mut [T], z: MatMut<'a, T>, max_iter: usize) -> Self {
         let n = d.len();
+        let rotate_now = z.row_stride() == 1 && z.nrows() <= ROTATE_NOW_ROWS;
         QlRun {
             d,
             e,
             z,
             c: Consts::new(),
             rots: Vec::with_capacity(n.saturating_sub(1)),
+            rotate_now,
             sweeps: 0,
             max_iter,
             next: 0,
@@ -320,7 +361,24 @@ impl<'a, T: Scalar> QlRun<'a, T> {
         w.p = w.s * r;
         d[i + 1] = g + w.p;
         w.g = w.cc * r - b;
-        self.rots.push((w.cc, w.s));
+        if self.rotate_now {
+            // Column i + 1, as left by the rotation before, is the chain's
+            // carried column: the chain's operations in the chain's order,
+            // while this step's divisions are still in flight.
+            let (x, y) = self.z.rb_mut().two_cols_mut(i + 1, i);
+            rotate_pair_fused(
+                x.try_as_col_major_mut()
+                    .expect("unit row stride")
+                    .as_slice_mut(),
+                y.try_as_col_major_mut()
+                    .expect("unit row stride")
+                    .as_slice_mut(),
+                w.cc,
+                w.s,
+            );
+        } else {
+            self.rots.push((w.cc, w.s));
+        }
         true
     }
 
