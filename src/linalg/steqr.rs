@@ -29,9 +29,10 @@ use faer::MatMut;
 /// match. `z` may be any view; column-major (unit row stride) is the fast path.
 ///
 /// The method is implicit QL (or QR, chosen per unreduced block by which end of
-/// its diagonal is larger) with Wilkinson shifts. The rotations of one sweep are
-/// stored and then applied to column pairs of `z`, each a contiguous pass when
-/// `z` is column-major. At most `30 n` sweeps are spent in total.
+/// its diagonal is larger) with Wilkinson shifts. Up to 64 rows of `z` (unit row
+/// stride), each rotation is applied to its column pair of `z` as the chase forms
+/// it; otherwise the rotations of one sweep are stored and applied as one chain
+/// (LAPACK `dlasr`), with the same bits. At most `30 n` sweeps are spent in total.
 ///
 /// On return `e` is overwritten (workspace). On error `d`, `e` and `z` are
 /// unspecified; no partial result is ever reported as a success.

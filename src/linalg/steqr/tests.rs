@@ -374,3 +374,32 @@ fn pair_is_bitwise_two_alone() {
     );
     assert!(matches!(r, Err(Error::NonFinite { .. })), "{r:?}");
 }
+
+/// Up to `ROTATE_NOW_ROWS` rows of `z` each rotation is applied as the chase
+/// forms it; taller `z` takes the rotation chain after each sweep. Rows are
+/// independent, so the top rows of a tall `z` must come out bitwise as a
+/// short `z` holding only them: the two modes give the same bits.
+#[test]
+fn rotations_applied_now_or_chained_give_the_same_bits() {
+    let mut rng = crate::gallery::Rng::new(11);
+    for n in [3usize, 17, 40, ROTATE_NOW_ROWS] {
+        let d: Vec<f64> = (0..n).map(|_| rng.uniform() - 0.5).collect();
+        let e: Vec<f64> = (0..n - 1).map(|_| rng.uniform() - 0.5).collect();
+        let tall = Mat::from_fn(ROTATE_NOW_ROWS + 9, n, |_, _| rng.uniform() - 0.5);
+        let short = tall.as_ref().subrows(0, ROTATE_NOW_ROWS).to_owned();
+        let (mut d1, mut e1, mut z1) = (d.clone(), e.clone(), tall);
+        steqr(&mut d1, &mut e1, z1.as_mut()).unwrap();
+        let (mut d2, mut e2, mut z2) = (d.clone(), e.clone(), short);
+        steqr(&mut d2, &mut e2, z2.as_mut()).unwrap();
+        assert_eq!(d1, d2, "n={n}: eigenvalues");
+        for j in 0..n {
+            for i in 0..ROTATE_NOW_ROWS {
+                assert_eq!(
+                    z1[(i, j)].to_bits(),
+                    z2[(i, j)].to_bits(),
+                    "n={n}: z({i}, {j})"
+                );
+            }
+        }
+    }
+}
