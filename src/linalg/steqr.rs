@@ -147,9 +147,10 @@ fn run_sweep_pairs_body<T: Scalar>(
 /// as soon as it is formed. A step of the chase waits on a square root and
 /// divisions; the two columns' update is independent of the next step and
 /// runs in their shadow, where the chain after the sweep
-/// ([`QlRun::finish_sweep`]) adds its time to the chase's. Both give the same bits (the
-/// same fused operations per entry, in the same order). Taller `z` keeps the
-/// chain, which loads and stores each column once per sweep, not twice.
+/// ([`QlRun::finish_sweep`]) adds its time to the chase's. Both give the
+/// same bits (the same fused operations per entry, in the same order).
+/// Taller `z` keeps the chain, which loads and stores each column once per
+/// sweep, not twice.
 const ROTATE_NOW_ROWS: usize = 64;
 
 /// One QL/QR problem advanced sweep by sweep (the loop of LAPACK `dsteqr`):

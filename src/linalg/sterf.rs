@@ -24,8 +24,9 @@ use crate::scalar::Scalar;
 ///
 /// Follows LAPACK `dsterf` (Pal-Walker-Kahan root-free QL/QR): the matrix is split
 /// where `|e_i| <= eps sqrt(|d_i|) sqrt(|d_i+1|)`, each unreduced block is scaled
-/// (exactly, by a power of two) into a safe range, and QL or QR is chosen per block by which end of its
-/// diagonal is larger in magnitude. At most `30 n` sweeps are spent in total.
+/// (exactly, by a power of two) into a safe range, and QL or QR is chosen per
+/// block by which end of its diagonal is larger in magnitude. At most `30 n`
+/// sweeps are spent in total.
 ///
 /// On return `e` is overwritten (workspace). On error the contents of `d` and `e`
 /// are unspecified; no partial result is ever reported as a success.
