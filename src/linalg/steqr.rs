@@ -11,7 +11,8 @@
 //! rotations are needed for the vectors.
 
 use super::sterf::{
-    block_end, check_tridiag, first_negligible, max_abs, no_convergence, scale, sym2x2, Consts,
+    block_end, check_tridiag, first_negligible, hypot_one, max_abs, no_convergence, scale, sym2x2,
+    Consts,
 };
 use crate::error::Error;
 use crate::linalg::lasr::{apply_rotation_chain, rotate_pair_fused, Chain};
@@ -277,7 +278,7 @@ impl<'a, T: Scalar> QlRun<'a, T> {
             let two = T::of(2.0);
             let p = d[l];
             let g = (d[l + 1] - p) / (two * e[l]);
-            let r = g.hypot(T::one());
+            let r = hypot_one(g);
             let g = d[m] - p + e[l] / (g + r.copysign(g));
             self.rots.clear();
             return Ok(Some(Sweep {

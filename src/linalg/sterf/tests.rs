@@ -244,6 +244,54 @@ fn families_f32() {
     eprintln!("sterf f32 worst max|lam - ref| / (n eps ||T||) = {w:.3} ({name})");
 }
 
+fn hypot_one_matches_hypot<T: Scalar>() {
+    let mut r = rng(7);
+    let eps = T::EPS.f64();
+    let big = 1.0 / eps;
+    // Random magnitudes over the whole exponent range, both signs, and the
+    // switch-over at 1 / eps from both sides.
+    let mut xs: Vec<T> = (0..20_000)
+        .map(|_| {
+            let e: f64 = r.random_range(-1.0..1.0) * (T::max_value().f64().log2() - 1.0);
+            let x = T::of(e.exp2() * r.random_range(1.0..2.0));
+            if r.random_bool(0.5) {
+                -x
+            } else {
+                x
+            }
+        })
+        .collect();
+    for k in [0.25, 0.5, 1.0, 2.0, 4.0] {
+        xs.extend([T::of(k * big), T::of(-k * big)]);
+    }
+    xs.extend([
+        T::zero(),
+        T::max_value(),
+        T::min_value(),
+        T::min_positive_value(),
+    ]);
+    for x in xs {
+        let (got, want) = (hypot_one(x), x.hypot(T::one()));
+        assert!(
+            ((got - want) / want).abs().f64() <= 4.0 * eps,
+            "hypot_one({x:?}) = {got:?}, hypot gives {want:?}"
+        );
+    }
+    assert!(hypot_one(T::nan()).is_nan());
+    assert_eq!(hypot_one(T::infinity()), T::infinity());
+    assert_eq!(hypot_one(T::neg_infinity()), T::infinity());
+}
+
+#[test]
+fn hypot_one_matches_hypot_f64() {
+    hypot_one_matches_hypot::<f64>();
+}
+
+#[test]
+fn hypot_one_matches_hypot_f32() {
+    hypot_one_matches_hypot::<f32>();
+}
+
 #[test]
 fn sym2x2_diagonalises() {
     let cases = [

@@ -178,18 +178,7 @@ fn reduce_and_solve<T: Scalar>(
 /// would, at a fraction of its cost (a 2 x 2 call is dominated by its fixed
 /// costs).
 fn eigh_2x2<T: Scalar>(p: T, q: T, r: T, job: EvdJob) -> (Vec<T>, Option<Mat<T>>) {
-    let (zero, one) = (T::zero(), T::one());
-    let (t, c, s) = if q == zero {
-        (zero, one, zero)
-    } else {
-        let tau = (r - p) / (q + q);
-        // tau^2 + 1 through hypot: no overflow for a tiny q.
-        let root = tau.abs() + tau.hypot(one);
-        let t = if tau >= zero { one / root } else { -one / root };
-        let c = one / t.hypot(one);
-        (t, c, t * c)
-    };
-    let (l0, l1) = (p - t * q, r + t * q);
+    let (l0, l1, c, s) = crate::linalg::sterf::sym2x2(p, q, r);
     // Column k of J is the eigenvector of diagonal entry k.
     let (mut v0, mut v1) = ([c, -s], [s, c]);
     let (mut lo, mut hi) = (l0, l1);
