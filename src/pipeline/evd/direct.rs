@@ -1,6 +1,7 @@
 //! The one-stage path of [`super::eigh`] for small and mid orders, with no task
 //! graph: on the calling thread, its GEMM-rich parts split in two fixed halves
-//! on the runtime's threads (`research/small-mid-evd.md` §1, §3).
+//! on the runtime's threads from order [`THREADS_FROM`] on
+//! (`research/small-mid-evd.md` §1, §3).
 //! LAPACK `dsyevd`'s sequence: scale into the safe range, `dsytrd`
 //! ([`crate::linalg::sytrd::sytrd_on`]), then `dsterf` (values; from
 //! [`EvdOptions::values_by_dc`] on, the values-only divide and conquer
@@ -27,6 +28,17 @@ use std::time::Instant;
 /// Below this many bytes the direct path allocates without asking the system
 /// how much memory is free (reading `/proc` costs more than a tiny solve).
 const UNCHECKED_BYTES: u64 = 16 << 20;
+
+/// Order from which the one-stage path hands halves to the runtime's threads.
+/// Below it every piece runs on the calling thread (the same pieces, so the
+/// same bits): with vectors, the divide and conquer's root forks its halves,
+/// its roots, its `z-hat` and its eigenvector product, and `ormtr` its
+/// columns, each a wake-up of the helper for a few microseconds of work. A
+/// 2-thread runtime against a 1-thread one, one-stage with vectors, f64, on
+/// the Xeon (model 167), medians of 9 alternations, with the helper engaged:
+/// 1.21x the time at n = 48, 1.11x at 64, 0.95x at 72, 0.91x at 80, 0.85x
+/// at 128. Eigenvalues only split nothing before `sytrd`'s splits at 256.
+pub const THREADS_FROM: usize = 72;
 
 /// Bytes the direct path allocates for order `n` on `threads` workers: the
 /// working copy, the eigenvectors, the D&C merge workspaces (`n ceil(n/2)`
@@ -121,7 +133,7 @@ fn reduce_and_solve<T: Scalar>(
     let n = a.nrows();
     let m = n.saturating_sub(1);
     let (mut d, mut e, mut tau) = (vec![T::zero(); n], vec![T::zero(); m], vec![T::zero(); m]);
-    let rt = Some(rt);
+    let rt = (n >= THREADS_FROM).then_some(rt);
     sytrd_on(
         a.as_mut(),
         SYTRD_BLOCK,
