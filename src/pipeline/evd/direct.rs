@@ -18,7 +18,7 @@ use crate::linalg::stedc::forked::stedc_identity;
 use crate::linalg::stedc::merge::APPLY_CHUNK;
 use crate::linalg::stedc::values::stedc_values;
 use crate::linalg::stein::stein_columns;
-use crate::linalg::sytrd::{ormtr_on, sytrd_on, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
+use crate::linalg::sytrd::{ormtr_block_for, ormtr_on, sytrd_on, SYTRD_BLOCK, SYTRD_CROSSOVER};
 use crate::pipeline::task::runtime_bytes;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Result, Scalar};
@@ -153,7 +153,7 @@ fn reduce_and_solve<T: Scalar>(
             EvdJob::Values => None,
             EvdJob::Vectors => {
                 let mut z = stein_columns(&d, &e, &w, 0..w.len())?;
-                ormtr_on(a.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, rt)?;
+                ormtr_on(a.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), rt)?;
                 Some(z)
             }
         };
@@ -171,7 +171,7 @@ fn reduce_and_solve<T: Scalar>(
             }
             EvdJob::Vectors => {
                 let mut z = stedc_identity(&mut d, &mut e, opts.leaf_size, rt)?;
-                ormtr_on(a.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, rt)?;
+                ormtr_on(a.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), rt)?;
                 Some(z)
             }
         }
