@@ -409,17 +409,35 @@ pub fn ormtr<T: Scalar>(a: MatRef<'_, T>, tau: &[T], z: MatMut<'_, T>, nb: usize
 /// Reflector count from which [`ormtr_block_for`] applies them in blocks.
 /// Below it, forming `T` and applying `I - V T V^T` through small GEMMs costs
 /// more than it saves (LAPACK's `dormqr` likewise goes unblocked when the
-/// block is as wide as the reflector count). `ormqr` with `k` reflectors on
-/// a `k x k` identity, f64, one thread, on the Xeon (model 167), time
-/// unblocked / blocked (32): 0.16 at k = 8, 0.37 at 16, 0.63 at 32, 0.80 at
-/// 40, 0.91 at 44, 1.10 at 48, 1.49 at 64.
-pub const ORMTR_BLOCKED_FROM: usize = 46;
+/// block is as wide as the reflector count).
+pub const ORMTR_BLOCKED_FROM: usize = 40;
 
-/// The block size for `dormtr` on an order-`n` reduction: [`ORMTR_BLOCK`], or
-/// one reflector at a time (`dlarf`) below [`ORMTR_BLOCKED_FROM`] reflectors.
+/// Reflector count from which [`ormtr_block_for`] takes blocks of
+/// [`ORMTR_BLOCK`]; below it, blocks of 16.
+pub const ORMTR_WIDE_FROM: usize = 384;
+
+/// The block size for `dormtr` on an order-`n` reduction (`k = n - 1`
+/// reflectors): one at a time (`dlarf`) below [`ORMTR_BLOCKED_FROM`], blocks
+/// of 16 below [`ORMTR_WIDE_FROM`], then [`ORMTR_BLOCK`]. Measured with
+/// `ormqr`, `k` reflectors on a dense `k x k`, f64, one thread, on the Xeon
+/// (model 167), microseconds:
+///
+/// | k | one at a time | 16 | 32 |
+/// |---|---|---|---|
+/// | 8 | 0.2 | 1.5 | 1.5 |
+/// | 32 | 8.3 | 10.6 | 13.1 |
+/// | 40 | 15.5 | 15.4 | 19.0 |
+/// | 64 | 62.9 | 33.6 | 41.2 |
+/// | 128 | 506 | 140 | 161 |
+/// | 256 | 4174 | 740 | 794 |
+/// | 512 | 40791 | 6591 | 6328 |
+/// | 1024 | 376025 | 56587 | 47497 |
 pub fn ormtr_block_for(n: usize) -> usize {
-    if n.saturating_sub(1) < ORMTR_BLOCKED_FROM {
+    let k = n.saturating_sub(1);
+    if k < ORMTR_BLOCKED_FROM {
         1
+    } else if k < ORMTR_WIDE_FROM {
+        16
     } else {
         ORMTR_BLOCK
     }
