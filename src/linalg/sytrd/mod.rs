@@ -42,6 +42,32 @@ mod tests;
 
 /// Default panel width of [`sytrd`] (LAPACK's `ilaenv` gives 32 for `dsytrd`).
 pub const SYTRD_BLOCK: usize = 32;
+/// Order from which [`sytrd_block_for`] takes panels of [`SYTRD_BLOCK`].
+pub const SYTRD_WIDE_FROM: usize = 1536;
+
+/// The panel width for [`sytrd_on`] at order `n`: 12 below
+/// [`SYTRD_WIDE_FROM`], [`SYTRD_BLOCK`] from there. A narrow panel does
+/// fewer of the level-2 corrections `V W^T x` of `dlatrd` per column, and
+/// the SYR2K of rank 24 still runs near the GEMM rate at these orders.
+/// `sytrd_on` with panels of 32 / 12 (crossover 32), microseconds, on the
+/// Xeon (model 167), best of 7 runs (of 2 at n = 2048):
+///
+/// | n | f64, 1 thread | f64, 2 threads | f32, 1 thread |
+/// |---|---|---|---|
+/// | 64 | 51.2 / 41.6 | 49.8 / 42.9 | 40.1 / 33.6 |
+/// | 128 | 285 / 185 | 287 / 191 | 176 / 139 |
+/// | 256 | 1288 / 1062 | 1311 / 1071 | 836 / 717 |
+/// | 512 | 8453 / 7590 | 6387 / 5907 | 4795 / 4429 |
+/// | 1024 | 85913 / 81549 | 39876 / 35618 | 40723 / 38056 |
+/// | 2048 | 654447 / 665619 | 367903 / 377885 | |
+pub fn sytrd_block_for(n: usize) -> usize {
+    if n < SYTRD_WIDE_FROM {
+        12
+    } else {
+        SYTRD_BLOCK
+    }
+}
+
 /// Default order below which [`sytrd`] is unblocked (LAPACK's `NX` = 32).
 pub const SYTRD_CROSSOVER: usize = 32;
 /// Default number of reflectors per compact-WY block in [`ormtr`].

@@ -18,7 +18,7 @@ use crate::linalg::stedc::forked::stedc_identity;
 use crate::linalg::stedc::merge::APPLY_CHUNK;
 use crate::linalg::stedc::values::stedc_values;
 use crate::linalg::stein::stein_columns;
-use crate::linalg::sytrd::{ormtr_block_for, ormtr_on, sytrd_on, SYTRD_BLOCK, SYTRD_CROSSOVER};
+use crate::linalg::sytrd::{ormtr_block_for, ormtr_on, sytrd_block_for, sytrd_on, SYTRD_CROSSOVER};
 use crate::pipeline::task::runtime_bytes;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Result, Scalar};
@@ -136,7 +136,7 @@ fn reduce_and_solve<T: Scalar>(
     let rt = (n >= THREADS_FROM).then_some(rt);
     sytrd_on(
         a.as_mut(),
-        SYTRD_BLOCK,
+        sytrd_block_for(n),
         SYTRD_CROSSOVER,
         &mut d,
         &mut e,
