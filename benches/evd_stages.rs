@@ -16,7 +16,9 @@ use eigenflow::gallery;
 use eigenflow::linalg::stedc::forked::stedc_identity;
 use eigenflow::linalg::stedc::values::stedc_values;
 use eigenflow::linalg::sterf::sterf;
-use eigenflow::linalg::sytrd::{ormtr_on, sytrd_on, ORMTR_BLOCK, SYTRD_BLOCK, SYTRD_CROSSOVER};
+use eigenflow::linalg::sytrd::{
+    ormtr_block_for, ormtr_on, sytrd_block_for, sytrd_on, SYTRD_CROSSOVER,
+};
 use eigenflow::pipeline::EvdOptions;
 use eigenflow::runtime::Runtime;
 use faer::Mat;
@@ -56,7 +58,7 @@ fn main() {
                 let s = Instant::now();
                 sytrd_on(
                     w.as_mut(),
-                    SYTRD_BLOCK,
+                    sytrd_block_for(n),
                     SYTRD_CROSSOVER,
                     &mut d,
                     &mut e,
@@ -77,7 +79,8 @@ fn main() {
                 let mut z = stedc_identity(&mut d, &mut e, leaf, Some(&rt)).expect("stedc");
                 t[3].push(s.elapsed().as_secs_f64());
                 let s = Instant::now();
-                ormtr_on(w.as_ref(), &tau, z.as_mut(), ORMTR_BLOCK, Some(&rt)).expect("ormtr");
+                ormtr_on(w.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), Some(&rt))
+                    .expect("ormtr");
                 t[4].push(s.elapsed().as_secs_f64());
             }
             let [a0, a1, a2, a3, a4] = t.map(median);
