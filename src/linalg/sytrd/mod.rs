@@ -47,10 +47,12 @@ pub const SYTRD_WIDE_FROM: usize = 1536;
 
 /// The panel width for [`sytrd_on`] at order `n`: 12 below
 /// [`SYTRD_WIDE_FROM`], [`SYTRD_BLOCK`] from there. A narrow panel does
-/// fewer of the level-2 corrections `V W^T x` of `dlatrd` per column, and
-/// the SYR2K of rank 24 still runs near the GEMM rate at these orders.
-/// `sytrd_on` with panels of 32 / 12 (crossover 32), microseconds, on the
-/// Xeon (model 167), best of 7 runs (of 2 at n = 2048):
+/// fewer of `dlatrd`'s level-2 corrections `V W^T x` per column (about
+/// `4 nb m` flops for a column of `m` rows), at the price of more, thinner
+/// SYR2K updates; which wins was measured, not derived. `sytrd_on` with
+/// panels of 32 / 12 (crossover 32), microseconds, on the Xeon (model 167),
+/// best of 7 runs (of 2 at n = 2048); panels of 8 to 14 came within a few
+/// percent of 12 up to n = 1024, 16 was 11-18% slower at n = 128 and 256:
 ///
 /// | n | f64, 1 thread | f64, 2 threads | f32, 1 thread |
 /// |---|---|---|---|
