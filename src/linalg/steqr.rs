@@ -211,7 +211,8 @@ impl<'a, T: Scalar> QlRun<'a, T> {
             e,
             z,
             c: Consts::new(),
-            rots: Vec::with_capacity(n.saturating_sub(1)),
+            // Kept only for the chain after each sweep.
+            rots: Vec::with_capacity(if rotate_now { 0 } else { n.saturating_sub(1) }),
             rotate_now,
             sweeps: 0,
             max_iter,

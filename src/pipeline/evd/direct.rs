@@ -181,17 +181,14 @@ fn reduce_and_solve<T: Scalar>(
 
 /// The eigenvalues (ascending) and, for [`EvdJob::Vectors`], the orthonormal
 /// eigenvectors of the symmetric 2 x 2 matrix `[[p, q], [q, r]]` (already
-/// scaled into the safe range), by one Jacobi rotation (the symmetric Schur
-/// decomposition, Golub and Van Loan, *Matrix Computations*, 4th ed., Alg.
-/// 8.5.1): `t = tan(theta)` is the smaller root of `t^2 + 2 tau t - 1 = 0`
-/// with `tau = (r - p) / (2 q)`, so `|theta| <= pi/4`, and then
-/// `J^T A J = diag(p - t q, r + t q)` with `J = [[c, s], [-s, c]]`. Each
-/// eigenvalue carries an error of a few ulps of `||A||`, as the reduction's
-/// would, at a fraction of its cost (a 2 x 2 call is dominated by its fixed
-/// costs).
+/// scaled into the safe range), by the one Jacobi rotation of
+/// [`crate::linalg::sterf::sym2x2`]. Each eigenvalue carries an error of a
+/// few ulps of `||A||`, as the reduction's would, at a fraction of its cost
+/// (a 2 x 2 call is dominated by its fixed costs).
 fn eigh_2x2<T: Scalar>(p: T, q: T, r: T, job: EvdJob) -> (Vec<T>, Option<Mat<T>>) {
     let (l0, l1, c, s) = crate::linalg::sterf::sym2x2(p, q, r);
-    // Column k of J is the eigenvector of diagonal entry k.
+    // Column k of the rotation J = [[c, s], [-s, c]] is the eigenvector of
+    // the eigenvalue k of sym2x2.
     let (mut v0, mut v1) = ([c, -s], [s, c]);
     let (mut lo, mut hi) = (l0, l1);
     if lo > hi {
