@@ -16,7 +16,8 @@ mod task;
 
 pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
 pub use options::{
-    ChaseGrain, EvdOptions, Side, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VALUES_F32,
-    ONE_STAGE_BELOW_VECTORS, ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2, VALUES_DC_FROM,
+    one_stage_below_auto, ChaseGrain, EvdOptions, Side, ONE_STAGE_BELOW_VALUES,
+    ONE_STAGE_BELOW_VALUES_F32, ONE_STAGE_BELOW_VECTORS, ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2,
+    VALUES_DC_FROM,
 };
 pub use svd::{svd, svd_graph, BandPrecision, SvdJob, SvdOptions};

@@ -41,24 +41,68 @@ pub const ONE_STAGE_BELOW_VECTORS: usize = 4608;
 /// The crossover with eigenvectors in f64 where `Q2` runs in place with the
 /// register-blocked kernel of [`crate::linalg::back_transform::chain_strip`]
 /// (f64 on a CPU with AVX-512F), about 1.45x faster than the GEMM path it
-/// replaced. Measured through `pipeline::eigh` (2-core Zen 4 EPYC,
-/// 2026-11-28, min of 2-3 calls, two-stage against one-stage in one run): 2
-/// threads 1.24-1.32 against 1.01-1.07 s at n = 2048, a tie within the noise
-/// at 2560, 3.63-3.71 against 3.94-4.14 s at 3072, 8.0-8.3 against 9.4-10.0 s
-/// at 4096; 1 thread 5.8-6.4 against 6.3-6.5 s at 3072. f32 keeps
-/// [`ONE_STAGE_BELOW_VECTORS`]: with the same kernel, same day, 2 threads,
-/// the one-stage path still won at 2048 (0.37-0.40 against 0.60-0.63 s) and
-/// 3072 (1.37-1.56 against 1.69-1.71 s) and tied at 4096 (4.0-5.1 against
-/// 4.1-4.6 s).
+/// replaced, **on AMD CPUs** (see [`one_stage_below_auto`]). Measured through
+/// `pipeline::eigh` (2-core Zen 4 EPYC, 2026-11-28, min of 2-3 calls,
+/// two-stage against one-stage in one run): 2 threads 1.24-1.32 against
+/// 1.01-1.07 s at n = 2048, a tie within the noise at 2560, 3.63-3.71 against
+/// 3.94-4.14 s at 3072, 8.0-8.3 against 9.4-10.0 s at 4096; 1 thread 5.8-6.4
+/// against 6.3-6.5 s at 3072. f32 keeps [`ONE_STAGE_BELOW_VECTORS`]: with the
+/// same kernel, same day, 2 threads, the one-stage path still won at 2048
+/// (0.37-0.40 against 0.60-0.63 s) and 3072 (1.37-1.56 against 1.69-1.71 s)
+/// and tied at 4096 (4.0-5.1 against 4.1-4.6 s).
 pub const ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2: usize = 3072;
 
-/// Whether `Q2` runs in place with the AVX-512 kernel, where
-/// [`ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2`] was measured (its AVX2 version is
-/// not measured against the one-stage path: AVX2 machines keep
-/// [`ONE_STAGE_BELOW_VECTORS`]).
-fn in_place_q2_avx512() -> bool {
+/// Whether `Q2` runs in place with the AVX-512 kernel on an AMD CPU, where
+/// [`ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2`] was measured. On an Intel CPU with
+/// the same kernel (2-core Xeon, family 6 model 167, AVX-512, one 512-bit FMA
+/// unit per core) the one-stage path stayed faster at 3072 and 4096:
+/// `benches/evd_small.rs`, f64 with vectors, one-stage / two-stage in one
+/// run (2026-11-30), 0.83 (4.18 / 5.01 s) at 3072 and 0.85 (9.74 / 11.42 s)
+/// at 4096 on one thread, 0.86 (2.26 / 2.63 s) and 0.80 (5.12 / 6.40 s) on
+/// two; so other CPUs keep [`ONE_STAGE_BELOW_VECTORS`]. (The two machines
+/// differ in the rate of the in-place `Q2` kernel against the
+/// memory-bound half of `sytrd`; the vendor is a proxy for it, the best one
+/// measured so far.) AVX2 machines keep [`ONE_STAGE_BELOW_VECTORS`] too
+/// (the AVX2 kernel is not measured against the one-stage path).
+fn in_place_q2_crossover_applies() -> bool {
     use crate::linalg::back_transform::chain_strip::Isa;
-    Isa::detect() == Some(Isa::Avx512)
+    Isa::detect() == Some(Isa::Avx512) && cpu_is_amd()
+}
+
+/// Whether the CPU's vendor string (CPUID leaf 0) is AMD's. Read once.
+fn cpu_is_amd() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static AMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *AMD.get_or_init(|| {
+            let r = std::arch::x86_64::__cpuid(0);
+            let mut vendor = [0u8; 12];
+            vendor[..4].copy_from_slice(&r.ebx.to_le_bytes());
+            vendor[4..8].copy_from_slice(&r.edx.to_le_bytes());
+            vendor[8..].copy_from_slice(&r.ecx.to_le_bytes());
+            &vendor == b"AuthenticAMD"
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The automatic crossover of [`EvdOptions::one_stage_for`] on this machine
+/// for `job` in precision `T`: the one-stage path is taken below this order.
+/// [`ONE_STAGE_BELOW_VALUES`] ([`ONE_STAGE_BELOW_VALUES_F32`] in f32) for
+/// eigenvalues; with vectors [`ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2`] in f64
+/// on an AMD CPU with AVX-512F, [`ONE_STAGE_BELOW_VECTORS`] otherwise. It
+/// depends on the machine, never on the thread count.
+pub fn one_stage_below_auto<T: crate::Scalar>(job: super::EvdJob) -> usize {
+    let f64 = std::mem::size_of::<T>() == 8;
+    match job {
+        super::EvdJob::Values if f64 => ONE_STAGE_BELOW_VALUES,
+        super::EvdJob::Values => ONE_STAGE_BELOW_VALUES_F32,
+        super::EvdJob::Vectors if f64 && in_place_q2_crossover_applies() => {
+            ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2
+        }
+        super::EvdJob::Vectors => ONE_STAGE_BELOW_VECTORS,
+    }
 }
 
 /// Automatic order from which the eigenvalues-only job finds the
@@ -207,23 +251,13 @@ impl EvdOptions {
 
     /// Whether [`crate::pipeline::eigh`] takes the one-stage path for order `n`
     /// and job `job` in precision `T` (see [`EvdOptions::one_stage_below`]).
-    /// The automatic crossovers are [`ONE_STAGE_BELOW_VALUES`]
-    /// ([`ONE_STAGE_BELOW_VALUES_F32`] in f32) and [`ONE_STAGE_BELOW_VECTORS`]
-    /// ([`ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2`] in f64 where the CPU runs
-    /// the in-place `Q2` kernel with AVX-512), measured against the two-stage
-    /// graph on the same runtime. The choice never depends on the runtime's
-    /// thread count, so the results are bitwise the same on any runtime.
+    /// The automatic crossovers are [`one_stage_below_auto`]'s, measured
+    /// against the two-stage graph on the same runtime. The choice never
+    /// depends on the runtime's thread count, so the results are bitwise the
+    /// same on any runtime.
     pub fn one_stage_for<T: crate::Scalar>(&self, n: usize, job: super::EvdJob) -> bool {
-        let f64 = std::mem::size_of::<T>() == 8;
         let below = match self.one_stage_below {
-            0 => match job {
-                super::EvdJob::Values if f64 => ONE_STAGE_BELOW_VALUES,
-                super::EvdJob::Values => ONE_STAGE_BELOW_VALUES_F32,
-                super::EvdJob::Vectors if f64 && in_place_q2_avx512() => {
-                    ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2
-                }
-                super::EvdJob::Vectors => ONE_STAGE_BELOW_VECTORS,
-            },
+            0 => one_stage_below_auto::<T>(job),
             v => v,
         };
         n < below

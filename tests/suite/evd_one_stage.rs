@@ -8,8 +8,8 @@ use crate::common;
 use common::{reference, symmetric_f64, to_f64};
 use eigenflow::gallery::{self, Family};
 use eigenflow::pipeline::{
-    eigh, eigh_owned, EvdJob, EvdOptions, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VALUES_F32,
-    ONE_STAGE_BELOW_VECTORS, ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2,
+    eigh, eigh_owned, one_stage_below_auto, EvdJob, EvdOptions, ONE_STAGE_BELOW_VALUES,
+    ONE_STAGE_BELOW_VALUES_F32, ONE_STAGE_BELOW_VECTORS, ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2,
 };
 use eigenflow::runtime::Runtime;
 use eigenflow::{Error, Scalar, Side};
@@ -263,13 +263,23 @@ fn automatic_crossover_from_both_sides() {
     }
     let opts = EvdOptions::auto();
     // f64 takes the lower crossover where the CPU runs the in-place Q2
-    // kernel; f32 keeps the other one (measured, see the constants).
+    // kernel with AVX-512 on an AMD CPU; f32 keeps the other one (measured,
+    // see the constants).
     use eigenflow::linalg::back_transform::chain_strip::Isa;
-    let x64 = if Isa::detect() == Some(Isa::Avx512) {
-        ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2
+    let x64 = one_stage_below_auto::<f64>(EvdJob::Vectors);
+    if Isa::detect() == Some(Isa::Avx512) {
+        assert!([ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2, ONE_STAGE_BELOW_VECTORS].contains(&x64));
     } else {
+        assert_eq!(x64, ONE_STAGE_BELOW_VECTORS);
+    }
+    assert_eq!(
+        one_stage_below_auto::<f32>(EvdJob::Vectors),
         ONE_STAGE_BELOW_VECTORS
-    };
+    );
+    assert_eq!(
+        one_stage_below_auto::<f64>(EvdJob::Values),
+        ONE_STAGE_BELOW_VALUES
+    );
     let x = ONE_STAGE_BELOW_VECTORS;
     assert!(opts.one_stage_for::<f32>(x - 1, EvdJob::Vectors));
     assert!(!opts.one_stage_for::<f32>(x, EvdJob::Vectors));
