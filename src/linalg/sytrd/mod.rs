@@ -444,9 +444,36 @@ pub const ORMTR_BLOCKED_FROM: usize = 40;
 /// [`ORMTR_BLOCK`]; below it, blocks of 16.
 pub const ORMTR_WIDE_FROM: usize = 384;
 
+/// Reflector count from which [`ormtr_block_for`] takes blocks of 64.
+pub const ORMTR_WIDER_FROM: usize = 1535;
+
+/// Reflector count from which [`ormtr_block_for`] takes blocks of 96.
+pub const ORMTR_WIDEST_FROM: usize = 3071;
+
 /// The block size for `dormtr` on an order-`n` reduction (`k = n - 1`
 /// reflectors): one at a time (`dlarf`) below [`ORMTR_BLOCKED_FROM`], blocks
-/// of 16 below [`ORMTR_WIDE_FROM`], then [`ORMTR_BLOCK`]. Measured with
+/// of 16 below [`ORMTR_WIDE_FROM`], [`ORMTR_BLOCK`] below
+/// [`ORMTR_WIDER_FROM`] (n = 1536), 64 below [`ORMTR_WIDEST_FROM`]
+/// (n = 3072), then 96. The wide blocks: `ormtr` of an `n x n` after `sytrd`,
+/// one thread, seconds, best of 2-5 (2026-11-30, same machine):
+///
+/// | n | prec | 32 | 48 | 64 | 96 |
+/// |---|---|---|---|---|---|
+/// | 512 | f64 | 0.0053 | 0.0054 | 0.0056 | 0.0061 |
+/// | 1024 | f64 | 0.0418 | 0.0418 | 0.0413 | 0.0429 |
+/// | 1024 | f32 | 0.0226 | 0.0239 | 0.0217 | 0.0237 |
+/// | 2048 | f64 | 0.317 | 0.303 | 0.300 | 0.311 |
+/// | 2048 | f32 | 0.179 | 0.174 | 0.161 | 0.166 |
+/// | 4096 | f64 | 2.58-2.63 | 2.47 | 2.67-2.79 | 2.37-2.45 |
+/// | 4096 | f32 | 1.42-1.46 | 1.34 | 1.22 | 1.24 |
+///
+/// (At 4096 in f64, 64 was slower than 32 in every repetition; 96 was the
+/// fastest there, and 80 came between.) Whole one-stage `eigh` with vectors
+/// against blocks of 32, alternated: f32 at 4096 on one thread 4.62-4.65 ->
+/// 4.43-4.50 s; f64 at 4096 and both at 2048, one or two threads, within the
+/// noise. The narrower blocks, measured with
+/// `ormqr`, `k` reflectors on a dense `k x k`, f64, one thread, on the Xeon
+/// (model 167), microseconds:
 /// `ormqr`, `k` reflectors on a dense `k x k`, f64, one thread, on the Xeon
 /// (model 167), microseconds:
 ///
@@ -466,8 +493,12 @@ pub fn ormtr_block_for(n: usize) -> usize {
         1
     } else if k < ORMTR_WIDE_FROM {
         16
-    } else {
+    } else if k < ORMTR_WIDER_FROM {
         ORMTR_BLOCK
+    } else if k < ORMTR_WIDEST_FROM {
+        64
+    } else {
+        96
     }
 }
 

@@ -59,7 +59,17 @@ fn check_all<T: Scalar>() {
     for family in Family::ALL {
         for n in [0usize, 1, 2, 3, 8, 31, 33, 64, 100, 131] {
             let a: Mat<T> = family.generate(n, 7);
-            for &(nb, nx, qb) in &[(0, 0, 1), (0, 0, 8), (8, 8, 8), (4, 1, 3), (32, 32, 32)] {
+            // qb = 64 and 96: the blocks `ormtr_block_for` takes from
+            // n = 1536 and 3072 (at n = 131, one full block and a partial one).
+            for &(nb, nx, qb) in &[
+                (0, 0, 1),
+                (0, 0, 8),
+                (8, 8, 8),
+                (4, 1, 3),
+                (32, 32, 32),
+                (12, 32, 64),
+                (32, 32, 96),
+            ] {
                 let (res, orth, _, _) = reduce(&a, nb, nx, qb);
                 assert!(
                     res < 30.0 && orth < 30.0,
