@@ -69,19 +69,14 @@ fn in_place_q2_crossover_applies() -> bool {
     Isa::detect() == Some(Isa::Avx512) && cpu_is_amd()
 }
 
-/// Whether the CPU's vendor string (CPUID leaf 0) is AMD's. Read once.
+/// Whether the CPU is AMD's: it has SSE4a, an extension that AMD CPUs have
+/// had since 2007 (Zen 4 and 5 included) and Intel CPUs never had. (The
+/// vendor string of `cpuid` would say it directly, but `__cpuid` is a safe
+/// function only in compilers newer than the crate's minimum.)
 fn cpu_is_amd() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        static AMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *AMD.get_or_init(|| {
-            let r = std::arch::x86_64::__cpuid(0);
-            let mut vendor = [0u8; 12];
-            vendor[..4].copy_from_slice(&r.ebx.to_le_bytes());
-            vendor[4..8].copy_from_slice(&r.edx.to_le_bytes());
-            vendor[8..].copy_from_slice(&r.ecx.to_le_bytes());
-            &vendor == b"AuthenticAMD"
-        })
+        std::is_x86_feature_detected!("sse4a")
     }
     #[cfg(not(target_arch = "x86_64"))]
     false
