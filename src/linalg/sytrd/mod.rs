@@ -471,11 +471,8 @@ pub const ORMTR_WIDEST_FROM: usize = 3071;
 /// fastest there, and 80 came between.) Whole one-stage `eigh` with vectors
 /// against blocks of 32, alternated: f32 at 4096 on one thread 4.62-4.65 ->
 /// 4.43-4.50 s; f64 at 4096 and both at 2048, one or two threads, within the
-/// noise. The narrower blocks, measured with
-/// `ormqr`, `k` reflectors on a dense `k x k`, f64, one thread, on the Xeon
-/// (model 167), microseconds:
-/// `ormqr`, `k` reflectors on a dense `k x k`, f64, one thread, on the Xeon
-/// (model 167), microseconds:
+/// noise. The narrower blocks, measured with `ormqr`, `k` reflectors on a
+/// dense `k x k`, f64, one thread, on the Xeon (model 167), microseconds:
 ///
 /// | k | one at a time | 16 | 32 |
 /// |---|---|---|---|
