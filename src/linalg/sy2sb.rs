@@ -28,8 +28,10 @@
 //! of `b`): [`trailing_blocks`] gives the row (= column) blocks of `A22`, i.e. the
 //! grid blocks clipped to `[(p+1) b, n)`. The kernels take exactly the views
 //! their task reads or writes, and the vectors `V` (explicit, with its zeros and
-//! unit diagonal) and `X`/`W` live in per-panel `m_p x b` workspaces indexed by
-//! `row - (p+1) b`.
+//! unit diagonal) and `X`/`W` live in per-panel workspaces indexed by
+//! `row - (p+1) b`: `V` in an `m_p x b` one, `X`/`W` in the middle of an
+//! `m_p x 3b` one laid out `[V W V]` by [`form_w`], so that every SYR2K tile
+//! reads its `[V_i W_i]` and `[W_j V_j]` as views of it.
 
 use super::panel_qr::panel_qr;
 use crate::matrix::SymBand;
@@ -274,14 +276,20 @@ pub fn symm_tile_row<T: Scalar>(
 }
 
 /// Turns `X = A22 V T` into `W = X - 1/2 V (T^T V^T X)` in place (task "form_w";
-/// needs all of `X`, `O(m b^2)` work).
+/// needs all of `X`, `O(m b^2)` work) and lays out the panel's `[V W V]`.
 ///
-/// * `x`: the `m x b` `X` workspace, read and overwritten with `W`.
+/// * `vwv`: the `m x 3b` workspace: columns `b..2b` hold `X` on entry and `W`
+///   on return; columns `0..b` and `2b..3b` are written with `V`, so that
+///   [`syr2k_tile`] takes `[V_i W_i]` (columns `0..2b`) and `[W_j V_j]`
+///   (columns `b..3b`) as views instead of packing them per tile.
 /// * `v`: the explicit `V_p` workspace (`m x b`), read.
 /// * `t`: `T_p`, read (upper triangle).
-pub fn form_w<T: Scalar>(mut x: MatMut<'_, T>, v: MatRef<'_, T>, t: MatRef<'_, T>) {
+pub fn form_w<T: Scalar>(mut vwv: MatMut<'_, T>, v: MatRef<'_, T>, t: MatRef<'_, T>) {
     let (m, b) = (v.nrows(), v.ncols());
-    assert!(x.nrows() == m && x.ncols() == b, "form_w: x must be m x b");
+    assert!(
+        vwv.nrows() == m && vwv.ncols() == 3 * b,
+        "form_w: the workspace must be m x 3b"
+    );
     if m == 0 || b == 0 {
         return;
     }
@@ -290,7 +298,7 @@ pub fn form_w<T: Scalar>(mut x: MatMut<'_, T>, v: MatRef<'_, T>, t: MatRef<'_, T
         p.as_mut(),
         Accum::Replace,
         v.transpose(),
-        x.rb(),
+        vwv.rb().subcols(b, b),
         T::one(),
         Par::Seq,
     );
@@ -307,53 +315,49 @@ pub fn form_w<T: Scalar>(mut x: MatMut<'_, T>, v: MatRef<'_, T>, t: MatRef<'_, T
         Par::Seq,
     );
     matmul(
-        x.rb_mut(),
+        vwv.rb_mut().subcols_mut(b, b),
         Accum::Add,
         v,
         mm.as_ref(),
         T::of(-0.5),
         Par::Seq,
     );
+    vwv.rb_mut().subcols_mut(0, b).copy_from(v);
+    vwv.rb_mut().subcols_mut(2 * b, b).copy_from(v);
 }
 
 /// Two-sided update of one lower tile `A_ij -= V_i W_j^T + W_i V_j^T` (task
-/// "syr2k", row block `i` >= column block `j` of [`trailing_blocks`]).
+/// "syr2k", row block `i` >= column block `j` of [`trailing_blocks`]), as one
+/// GEMM of inner dimension `2b`: `A_ij -= [V_i W_i] [W_j V_j]^T`. `C` is read
+/// and written once, and the wider inner dimension runs closer to the GEMM
+/// peak than two products of inner dimension `b`.
 ///
 /// * `a_ij`: the tile `A[rows_i, rows_j]`, read and written. If `diagonal`
 ///   (`i == j`), only its lower triangle (with the diagonal) is read and written.
-/// * `v_i`, `w_i`: rows `rows_i - r0` of the `V` and `W` workspaces, read.
-/// * `v_j`, `w_j`: rows `rows_j - r0` of the `V` and `W` workspaces, read.
+/// * `vw_i`: `[V_i W_i]`, rows `rows_i - r0` of columns `0..2b` of [`form_w`]'s
+///   `[V W V]` workspace, read.
+/// * `wv_j`: `[W_j V_j]`, rows `rows_j - r0` of its columns `b..3b`, read.
 pub fn syr2k_tile<T: Scalar>(
     mut a_ij: MatMut<'_, T>,
-    v_i: MatRef<'_, T>,
-    w_i: MatRef<'_, T>,
-    v_j: MatRef<'_, T>,
-    w_j: MatRef<'_, T>,
+    vw_i: MatRef<'_, T>,
+    wv_j: MatRef<'_, T>,
     diagonal: bool,
 ) {
-    assert!(v_i.nrows() == a_ij.nrows() && w_i.nrows() == a_ij.nrows());
-    assert!(v_j.nrows() == a_ij.ncols() && w_j.nrows() == a_ij.ncols());
-    // One GEMM of inner dimension 2b instead of two of b: [V_i W_i] [W_j V_j]^T.
-    // C is read and written once, and the wider inner dimension runs closer to
-    // the GEMM peak (the packing is O((li + lj) b) against O(li lj b) flops).
-    let b = v_i.ncols();
-    let pack = |first: MatRef<'_, T>, second: MatRef<'_, T>| {
-        let mut p = Mat::<T>::zeros(first.nrows(), 2 * b);
-        p.as_mut().subcols_mut(0, b).copy_from(first);
-        p.as_mut().subcols_mut(b, b).copy_from(second);
-        p
-    };
-    let left = pack(v_i, w_i);
-    let right = pack(w_j, v_j);
+    assert!(vw_i.nrows() == a_ij.nrows() && wv_j.nrows() == a_ij.ncols());
+    assert_eq!(
+        vw_i.ncols(),
+        wv_j.ncols(),
+        "syr2k_tile: [V W] and [W V] widths"
+    );
     if diagonal {
         assert_eq!(a_ij.nrows(), a_ij.ncols(), "diagonal tile must be square");
         tri_matmul(
             a_ij.rb_mut(),
             BlockStructure::TriangularLower,
             Accum::Add,
-            left.as_ref(),
+            vw_i,
             Rect,
-            right.transpose(),
+            wv_j.transpose(),
             Rect,
             -T::one(),
             Par::Seq,
@@ -362,8 +366,8 @@ pub fn syr2k_tile<T: Scalar>(
         matmul(
             a_ij.rb_mut(),
             Accum::Add,
-            left.as_ref(),
-            right.transpose(),
+            vw_i,
+            wv_j.transpose(),
             -T::one(),
             Par::Seq,
         );
@@ -386,7 +390,7 @@ pub fn sy2sb_reference<T: Scalar>(mut a: MatMut<'_, T>, b: usize, nb: usize) -> 
     );
     let np = panel_count(n, b);
     let mut v_ws = Mat::<T>::zeros(n, b);
-    let mut x_ws = Mat::<T>::zeros(n, b);
+    let mut x_ws = Mat::<T>::zeros(n, 3 * b);
     let mut ts = Vec::with_capacity(np);
     for p in 0..np {
         let cols = panel_cols(b, p);
@@ -410,7 +414,7 @@ pub fn sy2sb_reference<T: Scalar>(mut a: MatMut<'_, T>, b: usize, nb: usize) -> 
                 a_col,
                 v.rb(),
                 t.as_ref(),
-                x.rb_mut().subrows_mut(i0, li),
+                x.rb_mut().submatrix_mut(i0, b, li, b),
             );
         }
         form_w(x.rb_mut(), v.rb(), t.as_ref());
@@ -420,10 +424,8 @@ pub fn sy2sb_reference<T: Scalar>(mut a: MatMut<'_, T>, b: usize, nb: usize) -> 
                 syr2k_tile(
                     a.rb_mut()
                         .submatrix_mut(rb.start, cb.start, rb.len(), cb.len()),
-                    v.rb().subrows(i0, rb.len()),
-                    x.rb().subrows(i0, rb.len()),
-                    v.rb().subrows(j0, cb.len()),
-                    x.rb().subrows(j0, cb.len()),
+                    x.rb().submatrix(i0, 0, rb.len(), 2 * b),
+                    x.rb().submatrix(j0, b, cb.len(), 2 * b),
                     rb == cb,
                 );
             }

@@ -187,21 +187,22 @@ fn broken_update_is_detected() {
             t.as_mut(),
             v.as_mut(),
         );
-        let mut x = Mat::<f64>::zeros(m, b);
+        // [V X V], as form_w lays out [V W V].
+        let mut x = Mat::<f64>::zeros(m, 3 * b);
         symm_tile_row(
             a.as_ref().submatrix(r0, r0, m, m),
             a.as_ref().submatrix(n, r0, 0, m),
             v.as_ref(),
             t.as_ref(),
-            x.as_mut(),
+            x.as_mut().subcols_mut(b, b),
         );
+        x.as_mut().subcols_mut(0, b).copy_from(&v);
+        x.as_mut().subcols_mut(2 * b, b).copy_from(&v);
         // (form_w skipped on purpose)
         syr2k_tile(
             a.as_mut().submatrix_mut(r0, r0, m, m),
-            v.as_ref(),
-            x.as_ref(),
-            v.as_ref(),
-            x.as_ref(),
+            x.as_ref().subcols(0, 2 * b),
+            x.as_ref().subcols(b, 2 * b),
             true,
         );
         ts.push(t);

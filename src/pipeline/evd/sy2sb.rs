@@ -154,12 +154,14 @@ pub fn sy2sb<T: Scalar>(
     let band = Arc::new(SharedBand::new(SymBand::zeros(n, b)));
     let mut feed = Vec::new();
     let np = panel_count(n, b);
-    let ws = |rows| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
-    let (vws, xws) = if np > 0 {
-        ([ws(n), ws(n)], [ws(n), ws(n)])
-    } else {
-        ([ws(0), ws(0)], [ws(0), ws(0)])
-    };
+    // Per parity: V (`n x b`) and the `[V W V]` workspace (`n x 3b`) of
+    // `sy2sb::form_w`, X/W in its middle columns.
+    let ws = |rows, cols| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, cols)));
+    let rows = if np > 0 { n } else { 0 };
+    let (vws, xws) = (
+        [ws(rows, b), ws(rows, b)],
+        [ws(rows, 3 * b), ws(rows, 3 * b)],
+    );
     let tf = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, np * b)));
     let (aid, tid) = (a.id(), tf.id());
     let mut flow = DataFlow::new();
@@ -254,7 +256,7 @@ pub fn sy2sb<T: Scalar>(
                         a.read(acc, e..n, s..e),
                         v.read(acc, 0..m, 0..b),
                         tf.read(acc, 0..b, tcols.clone()),
-                        x.write(acc, i0..i0 + li, 0..b),
+                        x.write(acc, i0..i0 + li, b..2 * b),
                     );
                     Ok(())
                 }
@@ -269,7 +271,7 @@ pub fn sy2sb<T: Scalar>(
                             .read(Region::new(aid, e..n, s..e))
                             .read(v_all.clone())
                             .read(t_reg.clone())
-                            .write(Region::new(xid, i0..i0 + li, 0..b)),
+                            .write(Region::new(xid, i0..i0 + li, b..2 * b)),
                     ),
             );
             flow.access(g, t, &reads, &[Key::X(k, s)]);
@@ -282,7 +284,7 @@ pub fn sy2sb<T: Scalar>(
             let (v, x, tf, tcols) = (v.clone(), x.clone(), tf.clone(), tcols.clone());
             move |acc: &Access<'_>| {
                 sy2sb::form_w(
-                    x.write(acc, 0..m, 0..b),
+                    x.write(acc, 0..m, 0..3 * b),
                     v.read(acc, 0..m, 0..b),
                     tf.read(acc, 0..b, tcols.clone()),
                 );
@@ -297,7 +299,7 @@ pub fn sy2sb<T: Scalar>(
                     Footprint::new()
                         .read(v_all.clone())
                         .read(t_reg.clone())
-                        .write(Region::new(xid, 0..m, 0..b)),
+                        .write(Region::new(xid, 0..m, 0..3 * b)),
                 ),
         );
         flow.access(g, t, &[Key::V(k), Key::T(p)], &xkeys);
@@ -310,15 +312,13 @@ pub fn sy2sb<T: Scalar>(
                 let (i0, j0) = (ri.start - r0, rj.start - r0);
                 let (li, lj) = (ri.len(), rj.len());
                 let body = {
-                    let (a, v, x) = (a.clone(), v.clone(), x.clone());
+                    let (a, x) = (a.clone(), x.clone());
                     let (ri, rj) = (ri.clone(), rj.clone());
                     move |acc: &Access<'_>| {
                         sy2sb::syr2k_tile(
                             a.write(acc, ri, rj),
-                            v.read(acc, i0..i0 + li, 0..b),
-                            x.read(acc, i0..i0 + li, 0..b),
-                            v.read(acc, j0..j0 + lj, 0..b),
-                            x.read(acc, j0..j0 + lj, 0..b),
+                            x.read(acc, i0..i0 + li, 0..2 * b),
+                            x.read(acc, j0..j0 + lj, b..3 * b),
                             i == j,
                         );
                         Ok(())
@@ -331,12 +331,15 @@ pub fn sy2sb<T: Scalar>(
                         .footprint(
                             Footprint::new()
                                 .write(Region::new(aid, ri.clone(), rj.clone()))
-                                .read(Region::new(vid, i0..i0 + li, 0..b))
-                                .read(Region::new(vid, j0..j0 + lj, 0..b))
-                                .read(Region::new(xid, i0..i0 + li, 0..b))
-                                .read(Region::new(xid, j0..j0 + lj, 0..b)),
+                                .read(Region::new(xid, i0..i0 + li, 0..2 * b))
+                                .read(Region::new(xid, j0..j0 + lj, b..3 * b)),
                         ),
                 );
+                // The tile reads V from the [V W V] workspace, not from V(k);
+                // the key stays: the X keys name absolute rows, so they
+                // alone do not order these reads before panel p + 2's SYMM
+                // writes to the same workspace rows, and V(k), written by
+                // panel p + 2's QR, does.
                 flow.access(
                     g,
                     t,
