@@ -35,6 +35,7 @@
 
 use super::chase::{self, SweepShape};
 use super::householder;
+use super::simd::Isa;
 use crate::matrix::access::Access;
 use crate::matrix::band::{BandMut, SymBand};
 use crate::matrix::{MatrixId, SharedMatrix};
@@ -576,6 +577,13 @@ fn chase_step_body<T: Scalar>(
         // H = I: steps 2-4 would not change anything (LAPACK dlarfx skips too).
         return;
     }
+    // Steps 2-4 on the register-blocked kernel where the block fits it
+    // (module `apply`, the same bits on every CPU); the loops below do the
+    // rest (`b <= 4` or `b > 64` in f64, `b <= 8` or `b > 128` in f32, and the
+    // last short steps of a sweep).
+    if apply::apply_reflector(Isa::detect(), band, (r0, len, ce, below), v, tau) {
+        return;
+    }
 
     // 2. Left application to the rest of the left block, columns (ce, r0)
     //    (empty for m = 0): col -= tau (v^T col) v.
@@ -660,5 +668,6 @@ pub fn sb2st_reference<T: Scalar>(
     }
 }
 
+mod apply;
 #[cfg(test)]
 pub(crate) mod tests;

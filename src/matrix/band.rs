@@ -197,6 +197,45 @@ impl<T: Copy> BandMut<'_, T> {
         unsafe { *self.ptr.add((r - c) + c * self.ldab) = v }
     }
 
+    /// Panics unless the entries `(r, c)` with `r` in `rows`, `c` in `cols`
+    /// and `r >= c` lie in the band storage and in this view's window (for
+    /// kernels that address a block through [`BandMut::col_ptr`]).
+    #[inline(always)]
+    pub(crate) fn check_block(&self, rows: Range<usize>, cols: Range<usize>) {
+        if rows.is_empty() || cols.is_empty() || rows.end <= cols.start {
+            return;
+        }
+        // The first column reaches furthest from its diagonal.
+        let first = rows.start.max(cols.start);
+        assert!(
+            rows.start >= self.rows.start
+                && rows.end <= self.rows.end
+                && cols.start >= self.cols.start
+                && cols.end <= self.cols.end
+                && rows.end <= self.n
+                && rows.end - cols.start <= self.ldab
+                && first >= cols.start,
+            "band block {rows:?} x {cols:?} outside the view (rows {:?}, cols {:?}, ldab {}, n {})",
+            self.rows,
+            self.cols,
+            self.ldab,
+            self.n
+        );
+    }
+
+    /// A pointer to the diagonal entry of column `c` (entry `(r, c')` is
+    /// `(c' - c) ldab + r - c'` after it), for kernels that address a block
+    /// [`BandMut::check_block`] has checked; valid for that block's entries
+    /// while `self` is borrowed mutably.
+    #[inline(always)]
+    pub(crate) fn col_ptr(&mut self, c: usize) -> *mut T {
+        assert!(
+            self.cols.contains(&c) && c < self.n,
+            "column {c} outside the view"
+        );
+        self.ptr.wrapping_add(c * self.ldab)
+    }
+
     /// Column `c` from row `r0` (`r0 >= c`) for `len` rows, contiguous.
     #[inline(always)]
     pub fn col_mut(&mut self, r0: usize, c: usize, len: usize) -> &mut [T] {
