@@ -158,118 +158,6 @@ mod x86 {
     #[derive(Clone, Copy)]
     pub(super) struct Avx2F32(__m256, __m256);
 
-    impl Lanes<f64> for Avx512F64 {
-        const L: usize = 8;
-        #[inline(always)]
-        unsafe fn zero() -> Self {
-            Self(_mm512_setzero_pd())
-        }
-        #[inline(always)]
-        unsafe fn splat(x: f64) -> Self {
-            Self(_mm512_set1_pd(x))
-        }
-        #[inline(always)]
-        unsafe fn load(p: *const f64, lo: usize, hi: usize) -> Self {
-            Self(_mm512_maskz_loadu_pd(lane_mask(lo, hi, 8) as __mmask8, p))
-        }
-        #[inline(always)]
-        unsafe fn store(self, p: *mut f64, lo: usize, hi: usize) {
-            _mm512_mask_storeu_pd(p, lane_mask(lo, hi, 8) as __mmask8, self.0)
-        }
-        #[inline(always)]
-        unsafe fn keep_from(self, lo: usize) -> Self {
-            Self(_mm512_maskz_mov_pd(lane_mask(lo, 8, 8) as __mmask8, self.0))
-        }
-        #[inline(always)]
-        unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
-            Self(_mm512_fmadd_pd(a.0, b.0, c.0))
-        }
-        #[inline(always)]
-        unsafe fn fnma(a: Self, b: Self, c: Self) -> Self {
-            Self(_mm512_fnmadd_pd(a.0, b.0, c.0))
-        }
-        #[inline(always)]
-        unsafe fn mul(a: Self, b: Self) -> Self {
-            Self(_mm512_mul_pd(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn add(a: Self, b: Self) -> Self {
-            Self(_mm512_add_pd(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sum(self) -> f64 {
-            // Halves 4, 2, 1, as `reduce_lanes`.
-            let h = _mm256_add_pd(
-                _mm512_castpd512_pd256(self.0),
-                _mm512_extractf64x4_pd::<1>(self.0),
-            );
-            Avx2F64::sum4(h)
-        }
-        #[inline(always)]
-        unsafe fn lane(self, l: usize) -> f64 {
-            let mut a = [0.0; 8];
-            _mm512_storeu_pd(a.as_mut_ptr(), self.0);
-            a[l]
-        }
-    }
-
-    impl Lanes<f32> for Avx512F32 {
-        const L: usize = 16;
-        #[inline(always)]
-        unsafe fn zero() -> Self {
-            Self(_mm512_setzero_ps())
-        }
-        #[inline(always)]
-        unsafe fn splat(x: f32) -> Self {
-            Self(_mm512_set1_ps(x))
-        }
-        #[inline(always)]
-        unsafe fn load(p: *const f32, lo: usize, hi: usize) -> Self {
-            Self(_mm512_maskz_loadu_ps(lane_mask(lo, hi, 16) as __mmask16, p))
-        }
-        #[inline(always)]
-        unsafe fn store(self, p: *mut f32, lo: usize, hi: usize) {
-            _mm512_mask_storeu_ps(p, lane_mask(lo, hi, 16) as __mmask16, self.0)
-        }
-        #[inline(always)]
-        unsafe fn keep_from(self, lo: usize) -> Self {
-            Self(_mm512_maskz_mov_ps(
-                lane_mask(lo, 16, 16) as __mmask16,
-                self.0,
-            ))
-        }
-        #[inline(always)]
-        unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
-            Self(_mm512_fmadd_ps(a.0, b.0, c.0))
-        }
-        #[inline(always)]
-        unsafe fn fnma(a: Self, b: Self, c: Self) -> Self {
-            Self(_mm512_fnmadd_ps(a.0, b.0, c.0))
-        }
-        #[inline(always)]
-        unsafe fn mul(a: Self, b: Self) -> Self {
-            Self(_mm512_mul_ps(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn add(a: Self, b: Self) -> Self {
-            Self(_mm512_add_ps(a.0, b.0))
-        }
-        #[inline(always)]
-        unsafe fn sum(self) -> f32 {
-            // Halves 8, 4, 2, 1, as `reduce_lanes` (the upper eight lanes
-            // through the f64 view: AVX-512F has no f32x8 extract).
-            let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(self.0)));
-            let h = _mm256_add_ps(_mm512_castps512_ps256(self.0), hi);
-            Avx2F32::sum8(h)
-        }
-        #[inline(always)]
-        unsafe fn lane(self, l: usize) -> f32 {
-            let mut a = [0.0; 16];
-            _mm512_storeu_ps(a.as_mut_ptr(), self.0);
-            a[l]
-        }
-    }
-
     /// All ones in the 64-bit lanes `lo..hi` of lanes `base..base + 4`.
     #[inline(always)]
     unsafe fn mask_pd(lo: usize, hi: usize, base: i64) -> __m256i {
@@ -310,135 +198,219 @@ mod x86 {
         }
     }
 
-    impl Lanes<f64> for Avx2F64 {
-        const L: usize = 8;
-        #[inline(always)]
-        unsafe fn zero() -> Self {
-            Self(_mm256_setzero_pd(), _mm256_setzero_pd())
-        }
-        #[inline(always)]
-        unsafe fn splat(x: f64) -> Self {
-            Self(_mm256_set1_pd(x), _mm256_set1_pd(x))
-        }
-        #[inline(always)]
-        unsafe fn load(p: *const f64, lo: usize, hi: usize) -> Self {
-            Self(
-                _mm256_maskload_pd(p, mask_pd(lo, hi, 0)),
-                _mm256_maskload_pd(p.wrapping_add(4), mask_pd(lo, hi, 4)),
-            )
-        }
-        #[inline(always)]
-        unsafe fn store(self, p: *mut f64, lo: usize, hi: usize) {
-            _mm256_maskstore_pd(p, mask_pd(lo, hi, 0), self.0);
-            _mm256_maskstore_pd(p.wrapping_add(4), mask_pd(lo, hi, 4), self.1);
-        }
-        #[inline(always)]
-        unsafe fn keep_from(self, lo: usize) -> Self {
-            let (m0, m1) = (mask_pd(lo, 8, 0), mask_pd(lo, 8, 4));
-            Self(
-                _mm256_and_pd(self.0, _mm256_castsi256_pd(m0)),
-                _mm256_and_pd(self.1, _mm256_castsi256_pd(m1)),
-            )
-        }
-        #[inline(always)]
-        unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
-            Self(
-                _mm256_fmadd_pd(a.0, b.0, c.0),
-                _mm256_fmadd_pd(a.1, b.1, c.1),
-            )
-        }
-        #[inline(always)]
-        unsafe fn fnma(a: Self, b: Self, c: Self) -> Self {
-            Self(
-                _mm256_fnmadd_pd(a.0, b.0, c.0),
-                _mm256_fnmadd_pd(a.1, b.1, c.1),
-            )
-        }
-        #[inline(always)]
-        unsafe fn mul(a: Self, b: Self) -> Self {
-            Self(_mm256_mul_pd(a.0, b.0), _mm256_mul_pd(a.1, b.1))
-        }
-        #[inline(always)]
-        unsafe fn add(a: Self, b: Self) -> Self {
-            Self(_mm256_add_pd(a.0, b.0), _mm256_add_pd(a.1, b.1))
-        }
-        #[inline(always)]
-        unsafe fn sum(self) -> f64 {
-            Self::sum4(_mm256_add_pd(self.0, self.1))
-        }
-        #[inline(always)]
-        unsafe fn lane(self, l: usize) -> f64 {
-            let mut a = [0.0; 8];
-            _mm256_storeu_pd(a.as_mut_ptr(), self.0);
-            _mm256_storeu_pd(a.as_mut_ptr().add(4), self.1);
-            a[l]
-        }
+    /// [`Lanes`] for one AVX-512 register of `$t` (`$l` lanes), with
+    /// that type's intrinsics; `$sum` reduces it pairwise.
+    macro_rules! avx512_lanes {
+        ($name:ident, $t:ty, $l:literal, $m:ty, $set1:ident, $zero:ident, $load:ident,
+         $store:ident, $mov:ident, $storeu:ident, $fmadd:ident, $fnmadd:ident, $mul:ident,
+         $add:ident, $sum:ident) => {
+            impl Lanes<$t> for $name {
+                const L: usize = $l;
+                #[inline(always)]
+                unsafe fn zero() -> Self {
+                    Self($zero())
+                }
+                #[inline(always)]
+                unsafe fn splat(x: $t) -> Self {
+                    Self($set1(x))
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const $t, lo: usize, hi: usize) -> Self {
+                    Self($load(lane_mask(lo, hi, $l) as $m, p))
+                }
+                #[inline(always)]
+                unsafe fn store(self, p: *mut $t, lo: usize, hi: usize) {
+                    $store(p, lane_mask(lo, hi, $l) as $m, self.0)
+                }
+                #[inline(always)]
+                unsafe fn keep_from(self, lo: usize) -> Self {
+                    Self($mov(lane_mask(lo, $l, $l) as $m, self.0))
+                }
+                #[inline(always)]
+                unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+                    Self($fmadd(a.0, b.0, c.0))
+                }
+                #[inline(always)]
+                unsafe fn fnma(a: Self, b: Self, c: Self) -> Self {
+                    Self($fnmadd(a.0, b.0, c.0))
+                }
+                #[inline(always)]
+                unsafe fn mul(a: Self, b: Self) -> Self {
+                    Self($mul(a.0, b.0))
+                }
+                #[inline(always)]
+                unsafe fn add(a: Self, b: Self) -> Self {
+                    Self($add(a.0, b.0))
+                }
+                #[inline(always)]
+                unsafe fn sum(self) -> $t {
+                    $sum(self.0)
+                }
+                #[inline(always)]
+                unsafe fn lane(self, l: usize) -> $t {
+                    let mut a = [0.0; $l];
+                    $storeu(a.as_mut_ptr(), self.0);
+                    a[l]
+                }
+            }
+        };
     }
 
-    impl Lanes<f32> for Avx2F32 {
-        const L: usize = 16;
-        #[inline(always)]
-        unsafe fn zero() -> Self {
-            Self(_mm256_setzero_ps(), _mm256_setzero_ps())
-        }
-        #[inline(always)]
-        unsafe fn splat(x: f32) -> Self {
-            Self(_mm256_set1_ps(x), _mm256_set1_ps(x))
-        }
-        #[inline(always)]
-        unsafe fn load(p: *const f32, lo: usize, hi: usize) -> Self {
-            Self(
-                _mm256_maskload_ps(p, mask_ps(lo, hi, 0)),
-                _mm256_maskload_ps(p.wrapping_add(8), mask_ps(lo, hi, 8)),
-            )
-        }
-        #[inline(always)]
-        unsafe fn store(self, p: *mut f32, lo: usize, hi: usize) {
-            _mm256_maskstore_ps(p, mask_ps(lo, hi, 0), self.0);
-            _mm256_maskstore_ps(p.wrapping_add(8), mask_ps(lo, hi, 8), self.1);
-        }
-        #[inline(always)]
-        unsafe fn keep_from(self, lo: usize) -> Self {
-            let (m0, m1) = (mask_ps(lo, 16, 0), mask_ps(lo, 16, 8));
-            Self(
-                _mm256_and_ps(self.0, _mm256_castsi256_ps(m0)),
-                _mm256_and_ps(self.1, _mm256_castsi256_ps(m1)),
-            )
-        }
-        #[inline(always)]
-        unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
-            Self(
-                _mm256_fmadd_ps(a.0, b.0, c.0),
-                _mm256_fmadd_ps(a.1, b.1, c.1),
-            )
-        }
-        #[inline(always)]
-        unsafe fn fnma(a: Self, b: Self, c: Self) -> Self {
-            Self(
-                _mm256_fnmadd_ps(a.0, b.0, c.0),
-                _mm256_fnmadd_ps(a.1, b.1, c.1),
-            )
-        }
-        #[inline(always)]
-        unsafe fn mul(a: Self, b: Self) -> Self {
-            Self(_mm256_mul_ps(a.0, b.0), _mm256_mul_ps(a.1, b.1))
-        }
-        #[inline(always)]
-        unsafe fn add(a: Self, b: Self) -> Self {
-            Self(_mm256_add_ps(a.0, b.0), _mm256_add_ps(a.1, b.1))
-        }
-        #[inline(always)]
-        unsafe fn sum(self) -> f32 {
-            Self::sum8(_mm256_add_ps(self.0, self.1))
-        }
-        #[inline(always)]
-        unsafe fn lane(self, l: usize) -> f32 {
-            let mut a = [0.0; 16];
-            _mm256_storeu_ps(a.as_mut_ptr(), self.0);
-            _mm256_storeu_ps(a.as_mut_ptr().add(8), self.1);
-            a[l]
-        }
+    avx512_lanes!(
+        Avx512F64,
+        f64,
+        8,
+        __mmask8,
+        _mm512_set1_pd,
+        _mm512_setzero_pd,
+        _mm512_maskz_loadu_pd,
+        _mm512_mask_storeu_pd,
+        _mm512_maskz_mov_pd,
+        _mm512_storeu_pd,
+        _mm512_fmadd_pd,
+        _mm512_fnmadd_pd,
+        _mm512_mul_pd,
+        _mm512_add_pd,
+        sum_512d
+    );
+    avx512_lanes!(
+        Avx512F32,
+        f32,
+        16,
+        __mmask16,
+        _mm512_set1_ps,
+        _mm512_setzero_ps,
+        _mm512_maskz_loadu_ps,
+        _mm512_mask_storeu_ps,
+        _mm512_maskz_mov_ps,
+        _mm512_storeu_ps,
+        _mm512_fmadd_ps,
+        _mm512_fnmadd_ps,
+        _mm512_mul_ps,
+        _mm512_add_ps,
+        sum_512s
+    );
+
+    /// Halves 4, 2, 1 of eight f64 lanes, as `reduce_lanes`.
+    #[inline(always)]
+    unsafe fn sum_512d(x: __m512d) -> f64 {
+        Avx2F64::sum4(_mm256_add_pd(
+            _mm512_castpd512_pd256(x),
+            _mm512_extractf64x4_pd::<1>(x),
+        ))
     }
+
+    /// Halves 8, 4, 2, 1 of sixteen f32 lanes, as `reduce_lanes` (the upper
+    /// eight lanes through the f64 view: AVX-512F has no f32x8 extract).
+    #[inline(always)]
+    unsafe fn sum_512s(x: __m512) -> f32 {
+        Avx2F32::sum8(_mm256_add_ps(
+            _mm512_castps512_ps256(x),
+            _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x))),
+        ))
+    }
+
+    /// [`Lanes`] for two AVX2 registers of `$t` (`$r` lanes each), with
+    /// that type's intrinsics; `$mask(lo, hi, base)` selects lanes `lo..hi`
+    /// of those from `base`, and `$sum` reduces one register pairwise.
+    macro_rules! avx2_lanes {
+        ($name:ident, $t:ty, $r:literal, $set1:ident, $zero:ident, $load:ident, $store:ident,
+         $and:ident, $cast:ident, $storeu:ident, $fmadd:ident, $fnmadd:ident, $mul:ident,
+         $add:ident, $mask:ident, $sum:path) => {
+            impl Lanes<$t> for $name {
+                const L: usize = 2 * $r;
+                #[inline(always)]
+                unsafe fn zero() -> Self {
+                    Self($zero(), $zero())
+                }
+                #[inline(always)]
+                unsafe fn splat(x: $t) -> Self {
+                    Self($set1(x), $set1(x))
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const $t, lo: usize, hi: usize) -> Self {
+                    Self(
+                        $load(p, $mask(lo, hi, 0)),
+                        $load(p.wrapping_add($r), $mask(lo, hi, $r)),
+                    )
+                }
+                #[inline(always)]
+                unsafe fn store(self, p: *mut $t, lo: usize, hi: usize) {
+                    $store(p, $mask(lo, hi, 0), self.0);
+                    $store(p.wrapping_add($r), $mask(lo, hi, $r), self.1);
+                }
+                #[inline(always)]
+                unsafe fn keep_from(self, lo: usize) -> Self {
+                    let (m0, m1) = ($mask(lo, 2 * $r, 0), $mask(lo, 2 * $r, $r));
+                    Self($and(self.0, $cast(m0)), $and(self.1, $cast(m1)))
+                }
+                #[inline(always)]
+                unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+                    Self($fmadd(a.0, b.0, c.0), $fmadd(a.1, b.1, c.1))
+                }
+                #[inline(always)]
+                unsafe fn fnma(a: Self, b: Self, c: Self) -> Self {
+                    Self($fnmadd(a.0, b.0, c.0), $fnmadd(a.1, b.1, c.1))
+                }
+                #[inline(always)]
+                unsafe fn mul(a: Self, b: Self) -> Self {
+                    Self($mul(a.0, b.0), $mul(a.1, b.1))
+                }
+                #[inline(always)]
+                unsafe fn add(a: Self, b: Self) -> Self {
+                    Self($add(a.0, b.0), $add(a.1, b.1))
+                }
+                #[inline(always)]
+                unsafe fn sum(self) -> $t {
+                    $sum($add(self.0, self.1))
+                }
+                #[inline(always)]
+                unsafe fn lane(self, l: usize) -> $t {
+                    let mut a = [0.0; 2 * $r];
+                    $storeu(a.as_mut_ptr(), self.0);
+                    $storeu(a.as_mut_ptr().add($r), self.1);
+                    a[l]
+                }
+            }
+        };
+    }
+
+    avx2_lanes!(
+        Avx2F64,
+        f64,
+        4,
+        _mm256_set1_pd,
+        _mm256_setzero_pd,
+        _mm256_maskload_pd,
+        _mm256_maskstore_pd,
+        _mm256_and_pd,
+        _mm256_castsi256_pd,
+        _mm256_storeu_pd,
+        _mm256_fmadd_pd,
+        _mm256_fnmadd_pd,
+        _mm256_mul_pd,
+        _mm256_add_pd,
+        mask_pd,
+        Avx2F64::sum4
+    );
+    avx2_lanes!(
+        Avx2F32,
+        f32,
+        8,
+        _mm256_set1_ps,
+        _mm256_setzero_ps,
+        _mm256_maskload_ps,
+        _mm256_maskstore_ps,
+        _mm256_and_ps,
+        _mm256_castsi256_ps,
+        _mm256_storeu_ps,
+        _mm256_fmadd_ps,
+        _mm256_fnmadd_ps,
+        _mm256_mul_ps,
+        _mm256_add_ps,
+        mask_ps,
+        Avx2F32::sum8
+    );
 }
 
 /// Where a step works, in the band storage: `base` points to the diagonal
