@@ -669,5 +669,6 @@ pub fn sb2st_reference<T: Scalar>(
 }
 
 mod apply;
+mod lanes;
 #[cfg(test)]
 pub(crate) mod tests;
