@@ -206,15 +206,13 @@ impl<T: Copy> BandMut<'_, T> {
             return;
         }
         // The first column reaches furthest from its diagonal.
-        let first = rows.start.max(cols.start);
         assert!(
             rows.start >= self.rows.start
                 && rows.end <= self.rows.end
                 && cols.start >= self.cols.start
                 && cols.end <= self.cols.end
                 && rows.end <= self.n
-                && rows.end - cols.start <= self.ldab
-                && first >= cols.start,
+                && rows.end - cols.start <= self.ldab,
             "band block {rows:?} x {cols:?} outside the view (rows {:?}, cols {:?}, ldab {}, n {})",
             self.rows,
             self.cols,

@@ -61,12 +61,11 @@ impl<T> Window<T> {
     }
 }
 
-/// The step's geometry and reflector.
+/// The step's geometry (its `ce` is the [`Window`]'s) and reflector.
 #[derive(Clone, Copy)]
 struct Step<'a, T> {
     r0: usize,
     len: usize,
-    ce: usize,
     below: usize,
     v: &'a [T],
     tau: T,
@@ -84,12 +83,11 @@ unsafe fn apply<T: Scalar, V: Lanes<T>, const CH: usize>(w: Window<T>, st: Step<
     let Step {
         r0,
         len,
-        ce,
         below,
         v,
         tau,
     } = st;
-    let l = V::L;
+    let (ce, l) = (w.ce, V::L);
     // SAFETY (every block below): the loads and stores touch rows `lo..hi`
     // of one column of one of the three blocks, lanes outside them masked
     // off (the caller's contract).
@@ -140,11 +138,15 @@ unsafe fn apply<T: Scalar, V: Lanes<T>, const CH: usize>(w: Window<T>, st: Step<
         }
         let half = T::of(0.5);
         let alpha = V::splat(-(half * tau * pd.sum()));
+        // w = p + alpha v, in registers and (for its entries one at a time)
+        // in the dots' buffer, which is free again.
+        let wbuf = &mut dots;
         for q in 0..CH {
             pv[q] = V::fma(alpha, vv[q], pv[q]);
+            pv[q].store(wbuf.as_mut_ptr().wrapping_add(q * l), 0, l);
         }
         for j in 0..len {
-            let (vj, wj) = (V::splat(v[j]), V::splat(pv[j / l].lane(j % l)));
+            let (vj, wj) = (V::splat(v[j]), V::splat(wbuf[j]));
             for q in j / l..CH {
                 let lo = j.saturating_sub(q * l);
                 let p = w.at(r0 + q * l, r0 + j);
@@ -227,7 +229,6 @@ mod compiled {
 /// left block (rows `r0..r0 + len`, columns `ce + 1..r0`), the diagonal
 /// block (rows and columns `r0..r0 + len`) and the block below (rows
 /// `r0 + len..r0 + len + below`, columns `r0..r0 + len`).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn apply_reflector<T: Scalar>(
     isa: Option<Isa>,
     band: &mut BandMut<'_, T>,
@@ -256,7 +257,6 @@ pub(super) fn apply_reflector<T: Scalar>(
     let st = Step {
         r0,
         len,
-        ce,
         below,
         v,
         tau,
@@ -278,7 +278,6 @@ pub(super) fn apply_reflector<T: Scalar>(
                     Step {
                         r0,
                         len,
-                        ce,
                         below,
                         v: std::slice::from_raw_parts(v.as_ptr() as *const $t, len),
                         tau: *(&tau as *const T as *const $t),

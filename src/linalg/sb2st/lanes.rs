@@ -31,8 +31,6 @@ pub(super) trait Lanes<T: Scalar>: Copy {
     unsafe fn add(a: Self, b: Self) -> Self;
     /// The lanes summed pairwise, as [`reduce_lanes`].
     unsafe fn sum(self) -> T;
-    /// Lane `l`.
-    unsafe fn lane(self, l: usize) -> T;
 }
 
 /// The portable version: an array of lanes, `mul_add` for the fused
@@ -91,10 +89,6 @@ impl<T: Scalar, const L: usize> Lanes<T> for Portable<T, L> {
     #[inline(always)]
     unsafe fn sum(self) -> T {
         reduce_lanes(self.0)
-    }
-    #[inline(always)]
-    unsafe fn lane(self, l: usize) -> T {
-        self.0[l]
     }
 }
 
@@ -168,7 +162,7 @@ pub(super) mod x86 {
     /// that type's intrinsics; `$sum` reduces it pairwise.
     macro_rules! avx512_lanes {
         ($name:ident, $t:ty, $l:literal, $m:ty, $set1:ident, $zero:ident, $load:ident,
-         $store:ident, $mov:ident, $storeu:ident, $fmadd:ident, $fnmadd:ident, $mul:ident,
+         $store:ident, $mov:ident, $fmadd:ident, $fnmadd:ident, $mul:ident,
          $add:ident, $sum:ident) => {
             impl Lanes<$t> for $name {
                 const L: usize = $l;
@@ -212,12 +206,6 @@ pub(super) mod x86 {
                 unsafe fn sum(self) -> $t {
                     $sum(self.0)
                 }
-                #[inline(always)]
-                unsafe fn lane(self, l: usize) -> $t {
-                    let mut a = [0.0; $l];
-                    $storeu(a.as_mut_ptr(), self.0);
-                    a[l]
-                }
             }
         };
     }
@@ -232,7 +220,6 @@ pub(super) mod x86 {
         _mm512_maskz_loadu_pd,
         _mm512_mask_storeu_pd,
         _mm512_maskz_mov_pd,
-        _mm512_storeu_pd,
         _mm512_fmadd_pd,
         _mm512_fnmadd_pd,
         _mm512_mul_pd,
@@ -249,7 +236,6 @@ pub(super) mod x86 {
         _mm512_maskz_loadu_ps,
         _mm512_mask_storeu_ps,
         _mm512_maskz_mov_ps,
-        _mm512_storeu_ps,
         _mm512_fmadd_ps,
         _mm512_fnmadd_ps,
         _mm512_mul_ps,
@@ -281,7 +267,7 @@ pub(super) mod x86 {
     /// of those from `base`, and `$sum` reduces one register pairwise.
     macro_rules! avx2_lanes {
         ($name:ident, $t:ty, $r:literal, $set1:ident, $zero:ident, $load:ident, $store:ident,
-         $and:ident, $cast:ident, $storeu:ident, $fmadd:ident, $fnmadd:ident, $mul:ident,
+         $and:ident, $cast:ident, $fmadd:ident, $fnmadd:ident, $mul:ident,
          $add:ident, $mask:ident, $sum:path) => {
             impl Lanes<$t> for $name {
                 const L: usize = 2 * $r;
@@ -330,13 +316,6 @@ pub(super) mod x86 {
                 unsafe fn sum(self) -> $t {
                     $sum($add(self.0, self.1))
                 }
-                #[inline(always)]
-                unsafe fn lane(self, l: usize) -> $t {
-                    let mut a = [0.0; 2 * $r];
-                    $storeu(a.as_mut_ptr(), self.0);
-                    $storeu(a.as_mut_ptr().add($r), self.1);
-                    a[l]
-                }
             }
         };
     }
@@ -351,7 +330,6 @@ pub(super) mod x86 {
         _mm256_maskstore_pd,
         _mm256_and_pd,
         _mm256_castsi256_pd,
-        _mm256_storeu_pd,
         _mm256_fmadd_pd,
         _mm256_fnmadd_pd,
         _mm256_mul_pd,
@@ -369,7 +347,6 @@ pub(super) mod x86 {
         _mm256_maskstore_ps,
         _mm256_and_ps,
         _mm256_castsi256_ps,
-        _mm256_storeu_ps,
         _mm256_fmadd_ps,
         _mm256_fnmadd_ps,
         _mm256_mul_ps,
