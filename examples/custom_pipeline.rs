@@ -13,7 +13,7 @@ use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::prelude::Reborrow;
 use faer::{Accum, Mat, Par, Side};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[path = "common/args.rs"]
@@ -38,8 +38,9 @@ struct Args {
     /// Stream lanes for the GEMM tiles.
     #[arg(long, default_value_t = 2)]
     streams: usize,
-    /// Chrome trace output (open in ui.perfetto.dev).
-    #[arg(long, default_value = "traces/custom_pipeline.json")]
+    /// Chrome trace output (open in ui.perfetto.dev). Its directory must
+    /// exist, except the default's `traces/`, which is created.
+    #[arg(long, default_value = DEFAULT_TRACE)]
     trace: PathBuf,
     /// Seed of the random SPD matrix.
     #[arg(long, default_value_t = 1)]
@@ -78,8 +79,17 @@ fn main() {
     }
 }
 
+/// Where the trace goes without `--trace`.
+const DEFAULT_TRACE: &str = "traces/custom_pipeline.json";
+
 fn run() -> eigenflow::Result<()> {
     let args = Args::parse();
+    if args.trace == Path::new(DEFAULT_TRACE) {
+        // The default's directory is this example's own; a path given with
+        // --trace must have its directory already (the trace refuses a
+        // missing one rather than creating it).
+        std::fs::create_dir_all("traces")?;
+    }
     args::choose_device(args.device, "custom Cholesky", false)?;
     let (n, nb) = (args.n, args.tile.max(1));
     let a0 = spd(n, args.seed);

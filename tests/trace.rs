@@ -44,8 +44,11 @@ fn stage_of(i: usize, n: usize) -> &'static str {
     }
 }
 
+/// A fresh directory for a test's traces (a trace's directory must exist).
 fn temp_dir(tag: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("eigenflow-trace-{tag}-{}", std::process::id()))
+    let dir = std::env::temp_dir().join(format!("eigenflow-trace-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// The whole file as JSON, checked for the object form
@@ -373,12 +376,44 @@ fn unwritable_trace_path_is_an_error() {
     let mut g = TaskGraph::new();
     g.task("a", |_| Ok(()));
     let err = Runtime::builder()
-        .trace("/proc/definitely/not/here.json", TraceLevel::Task)
+        .trace("/proc/not-here.json", TraceLevel::Task)
         .build()
         .run(g)
         .unwrap_err();
     assert!(matches!(err, eigenflow::Error::Io { .. }), "{err}");
 }
+
+/// Issue 58: a trace path whose directory does not exist is refused, naming
+/// the directory, and nothing is created (the trace used to make every
+/// missing directory, `/nonexistent/dir` included); no task runs.
+#[test]
+fn trace_path_in_a_missing_directory_is_refused_not_created() {
+    let dir = temp_dir("missing");
+    let missing = dir.join("not").join("here");
+    let path = missing.join("t.json");
+    let ran = std::sync::atomic::AtomicBool::new(false);
+    let mut g = TaskGraph::new();
+    g.task("a", |_| {
+        ran.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    });
+    let err = Runtime::builder()
+        .build()
+        .run_with(g, &RunOptions::new().trace(&path, TraceLevel::Task))
+        .unwrap_err();
+    assert!(
+        matches!(&err, eigenflow::Error::InvalidArgument(m) if m.contains("does not exist")),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains(&missing.display().to_string()),
+        "{err}"
+    );
+    assert!(!ran.load(std::sync::atomic::Ordering::SeqCst), "a task ran");
+    assert!(!dir.join("not").exists(), "a directory was created");
+    std::fs::remove_dir_all(dir).ok();
+}
+
 
 #[test]
 fn every_traced_run_records_every_cpu_task() {

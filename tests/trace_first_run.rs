@@ -25,6 +25,7 @@ fn first_traced_run_of_a_process_has_every_cpu_task() {
         g.add(Task::new(format!("task{i}"), |_| Ok(())).lane(lane));
     }
     let dir = std::env::temp_dir().join(format!("eigenflow-first-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("run.json");
     Runtime::builder()
         .threads(2)

@@ -250,6 +250,7 @@ impl RuntimeBuilder {
 ///
 /// let rt = Runtime::builder().threads(2).build();
 /// let dir = std::env::temp_dir().join(format!("eigenflow-doc-runopts-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?; // a trace's directory must exist
 /// for step in 0..2 {
 ///     let mut g = TaskGraph::new();
 ///     g.task(format!("step{step}"), |_| Ok(()));

@@ -182,6 +182,26 @@ impl DeviceSlices {
     }
 }
 
+/// Creates the trace file at `path`. Its directory must exist: a missing one
+/// is refused with [`Error::InvalidArgument`] naming it (as the examples'
+/// `--output` refuses a missing parent), not created, so a mistyped path
+/// makes no directories anywhere.
+fn create(path: &Path) -> Result<File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(Error::InvalidArgument(format!(
+                "trace file {}: its directory {} does not exist (create it first)",
+                path.display(),
+                dir.display()
+            )));
+        }
+    }
+    File::create(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// A trace being recorded for one run.
 pub(crate) struct TraceSession {
     path: PathBuf,
@@ -207,10 +227,7 @@ impl TraceSession {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let mut file = File::create(path).map_err(io)?;
+        let mut file = create(path)?;
         let level = level.resolve(tasks);
         let header = writer::header(threads, streams);
         file.write_all(header.as_bytes()).map_err(io)?;

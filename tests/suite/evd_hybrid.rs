@@ -387,6 +387,7 @@ fn device_operations_are_slices_of_the_trace() {
     use eigenflow::runtime::RunOptions;
     use eigenflow::trace::TraceLevel;
     let dir = std::env::temp_dir().join(format!("eigenflow-hybrid-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("hybrid.json");
     let dev = Arc::new(HostBlas::new());
     let rt = Runtime::builder().threads(2).streams(1).build();
