@@ -411,9 +411,99 @@ fn trace_path_in_a_missing_directory_is_refused_not_created() {
     );
     assert!(!ran.load(std::sync::atomic::Ordering::SeqCst), "a task ran");
     assert!(!dir.join("not").exists(), "a directory was created");
+    // The one-stage paths' phase trace follows the same rule.
+    let err = eigenflow::trace::record_phases(&path, || Ok(())).unwrap_err();
+    assert!(matches!(err, eigenflow::Error::InvalidArgument(_)), "{err}");
+    assert!(!dir.join("not").exists(), "a directory was created");
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// Issue 58: the one-stage EVD and SVD (no task graph) write a trace of
+/// their phases, in the same form as a run's, with the same bits as an
+/// untraced call.
+#[test]
+fn one_stage_paths_trace_their_phases() {
+    use eigenflow::pipeline::{eigh, svd, EvdJob, EvdOptions, SvdJob, SvdOptions};
+    let dir = temp_dir("phases");
+    let rt = Runtime::builder().threads(2).build();
+    let a = eigenflow::gallery::random_symmetric_uniform::<f64>(300, 5);
+    let opts = EvdOptions::auto();
+    assert!(opts.one_stage_for::<f64>(300, EvdJob::Vectors));
+    let cases: [(&str, EvdJob, &[&str]); 2] = [
+        ("evd-vectors", EvdJob::Vectors, &["sytrd", "stedc", "ormtr"]),
+        ("evd-values", EvdJob::Values, &["sytrd", "sterf"]),
+    ];
+    for (tag, job, want) in cases {
+        let path = dir.join(format!("{tag}.json"));
+        let plain = eigh(a.as_ref(), job, &opts, &rt).unwrap();
+        let traced =
+            eigenflow::trace::record_phases(&path, || eigh(a.as_ref(), job, &opts, &rt)).unwrap();
+        assert_eq!(plain.values, traced.values, "{tag}: same bits");
+        let bits = |v: Option<faer::Mat<f64>>| {
+            v.map(|v| {
+                let (m, n) = (v.nrows(), v.ncols());
+                (0..n)
+                    .flat_map(|j| (0..m).map(move |i| (i, j)))
+                    .map(|(i, j)| v[(i, j)].to_bits())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            bits(plain.vectors),
+            bits(traced.vectors),
+            "{tag}: same bits"
+        );
+        check_phases(&load(&path), tag, want);
+    }
+    let b = eigenflow::gallery::random_uniform::<f64>(400, 300, 5);
+    let sopts = SvdOptions::auto();
+    let cases: [(&str, SvdJob, &[&str]); 2] = [
+        (
+            "svd-vectors",
+            SvdJob::Vectors,
+            &["gebrd", "bdsdc", "ormbr_q", "ormbr_p"],
+        ),
+        ("svd-values", SvdJob::Values, &["gebrd", "dqds"]),
+    ];
+    for (tag, job, want) in cases {
+        assert!(sopts.one_stage_for::<f64>(400, 300, job));
+        let path = dir.join(format!("{tag}.json"));
+        let plain = svd(b.as_ref(), job, &sopts, &rt).unwrap();
+        let traced =
+            eigenflow::trace::record_phases(&path, || svd(b.as_ref(), job, &sopts, &rt)).unwrap();
+        assert_eq!(plain.values, traced.values, "{tag}: same bits");
+        check_phases(&load(&path), tag, want);
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// The phase events of `doc`, in time order on track cpu-0: the phases
+/// `want` in that order, each with its stage and a duration.
+fn check_phases(doc: &Value, tag: &str, want: &[&str]) {
+    let spans = tracks(events(doc));
+    assert_eq!(spans.len(), 1, "{tag}: one track");
+    let (key, events) = spans.iter().next().unwrap();
+    assert_eq!(*key, (1, 0), "{tag}: track cpu-0");
+    let names: Vec<&str> = events
+        .iter()
+        .map(|(_, _, e)| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, want, "{tag}");
+    for (_, _, e) in events {
+        let stage = e["args"]["stage"].as_str().unwrap();
+        assert!(
+            ["reduce", "solve", "back_transform"].contains(&stage),
+            "{tag}: {e}"
+        );
+    }
+    assert_eq!(doc["otherData"]["trace_level"], "phase");
+    assert_eq!(doc["otherData"]["tasks"], want.len());
+    let total: f64 = events
+        .iter()
+        .map(|(_, _, e)| e["dur"].as_f64().unwrap())
+        .sum();
+    assert!(total > 0.0, "{tag}: timed");
+}
 
 #[test]
 fn every_traced_run_records_every_cpu_task() {

@@ -10,6 +10,7 @@ pub mod columns;
 pub mod device;
 pub mod evd;
 mod options;
+mod phase;
 mod scale;
 pub mod svd;
 mod task;

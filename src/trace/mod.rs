@@ -315,6 +315,134 @@ impl TraceSession {
     }
 }
 
+/// The phase trace open on this thread ([`record_phases`]), if any.
+struct PhaseTrace {
+    path: PathBuf,
+    file: File,
+    track: Track,
+    t0: Instant,
+    phases: usize,
+}
+
+thread_local! {
+    static PHASES: std::cell::RefCell<Option<PhaseTrace>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` on the calling thread with a Chrome trace open at `path` for the
+/// solves that run without a task graph: the one-stage paths of
+/// [`crate::pipeline::eigh`], [`crate::pipeline::eigh_owned`] and
+/// [`crate::pipeline::svd`] below their crossovers. Each phase such a solve
+/// runs on this thread (the reduction, the tridiagonal or bidiagonal solve,
+/// each back-transformation) becomes one complete (`X`) event on track
+/// `cpu-0` of process "cpu workers", titled by its LAPACK name (`sytrd`,
+/// `stedc`, `ormtr`, `gebrd`, `bdsdc`, `ormbr_q`, ...) with its stage
+/// (`reduce`, `solve`, `back_transform`) as for a task, times in
+/// microseconds from the start of `f`; `otherData` says
+/// `"trace_level":"phase"` and counts the phases as `tasks`. Task graphs
+/// that `f` runs are not recorded here (give them their own file with
+/// [`crate::runtime::RunOptions::trace`]), so a call above the crossover
+/// leaves a trace without events. The file is closed when `f` returns,
+/// whatever it returns; a run nested inside (another `record_phases` on the
+/// same thread) keeps the outer file.
+///
+/// ```
+/// use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
+/// use eigenflow::runtime::Runtime;
+/// let a = faer::Mat::<f64>::from_fn(100, 100, |i, j| 1.0 / (1.0 + i.abs_diff(j) as f64));
+/// let path = std::env::temp_dir().join(format!("eigenflow-doc-phases-{}.json", std::process::id()));
+/// let rt = Runtime::builder().threads(2).build();
+/// let r = eigenflow::trace::record_phases(&path, || {
+///     eigh(a.as_ref(), EvdJob::Vectors, &EvdOptions::auto(), &rt)
+/// })?;
+/// let text = std::fs::read_to_string(&path).unwrap();
+/// assert!(text.contains("\"sytrd\"") && text.contains("\"ormtr\""));
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidArgument`] if the directory of `path` does not exist (it
+/// is not created), [`Error::Io`] if the file cannot be created or written
+/// (`f` does not run when the file cannot be created); otherwise `f`'s own
+/// error, which takes precedence over a write error at the close.
+pub fn record_phases<R>(path: impl AsRef<Path>, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    let path = path.as_ref();
+    if PHASES.with(|p| p.borrow().is_some()) {
+        return f();
+    }
+    let mut file = create(path)?;
+    file.write_all(writer::header(1, 0).as_bytes())
+        .map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    PHASES.with(|p| {
+        *p.borrow_mut() = Some(PhaseTrace {
+            path: path.to_path_buf(),
+            file,
+            track: Track::new(1, 0, false),
+            t0: Instant::now(),
+            phases: 0,
+        })
+    });
+    /// Closes the file when `f` returns ([`Open::close`]) or unwinds (drop).
+    struct Open(bool);
+    impl Open {
+        fn close(mut self) -> Result<()> {
+            self.0 = true;
+            close_phases()
+        }
+    }
+    impl Drop for Open {
+        fn drop(&mut self) {
+            if !self.0 {
+                let _ = close_phases();
+            }
+        }
+    }
+    let open = Open(false);
+    let result = f();
+    let closed = open.close();
+    let r = result?;
+    closed.map(|()| r)
+}
+
+/// Writes the open phase trace's events and footer, and closes it.
+fn close_phases() -> Result<()> {
+    let Some(mut t) = PHASES.with(|p| p.borrow_mut().take()) else {
+        return Ok(());
+    };
+    let footer = writer::footer("phase", t.phases);
+    let written = t
+        .file
+        .write_all(t.track.bytes())
+        .and_then(|()| t.file.write_all(footer.as_bytes()));
+    written.map_err(|source| Error::Io {
+        path: t.path,
+        source,
+    })
+}
+
+/// Records one phase of a graph-free solve, from `start` to now, into the
+/// phase trace open on this thread ([`record_phases`]); nothing without one.
+pub(crate) fn record_phase(name: &str, stage: &str, start: Instant) {
+    PHASES.with(|p| {
+        if let Some(t) = p.borrow_mut().as_mut() {
+            let ns = |i: Instant| i.saturating_duration_since(t.t0).as_nanos() as u64;
+            let (s, e) = (ns(start), ns(Instant::now()));
+            t.track
+                .record(Lane::Cpu, name, stage, Cost::default(), s, e);
+            t.phases += 1;
+            if t.track.buffered() >= TRACK_BUFFER {
+                // A write error here shows again at the close.
+                if t.file.write_all(t.track.bytes()).is_ok() {
+                    t.track.clear();
+                }
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

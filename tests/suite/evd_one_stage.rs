@@ -438,3 +438,53 @@ fn two_by_two_closed_form_f64() {
 fn two_by_two_closed_form_f32() {
     check_2x2::<f32>();
 }
+
+/// Issue 58: a one-stage solve run as a task of a submitted graph stops
+/// between its phases when that run is cancelled, and returns the error the
+/// graph path returns (`Cancelled`), instead of computing to the end (an
+/// abandoned call kept burning a core). EVD with vectors and SVD with
+/// vectors, cancelled while their reduction runs.
+#[test]
+fn one_stage_solve_stops_between_phases_when_its_run_is_cancelled() {
+    use eigenflow::graph::TaskGraph;
+    use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
+    use std::sync::{mpsc, Arc, Mutex};
+    type Outcome = Arc<Mutex<Option<eigenflow::Result<()>>>>;
+    let rt = Runtime::builder().threads(2).build();
+    let n = 1200;
+    assert!(EvdOptions::auto().one_stage_for::<f64>(n, EvdJob::Vectors));
+    assert!(SvdOptions::auto().one_stage_for::<f64>(n, n, SvdJob::Vectors));
+    for which in ["eigh", "svd"] {
+        let a: Mat<f64> = gallery::random_symmetric_uniform(n, 11);
+        let outcome: Outcome = Arc::default();
+        let (started, wait) = mpsc::channel();
+        let mut g = TaskGraph::new();
+        let (out, inner) = (outcome.clone(), rt.clone());
+        g.task("one-stage", move |_| {
+            started.send(()).unwrap();
+            let r = match which {
+                "eigh" => eigh_owned(a, EvdJob::Vectors, &EvdOptions::auto(), &inner).map(drop),
+                _ => svd(a.as_ref(), SvdJob::Vectors, &SvdOptions::auto(), &inner).map(drop),
+            };
+            *out.lock().unwrap() = Some(r);
+            Ok(())
+        });
+        let handle = rt.submit(g);
+        wait.recv().unwrap();
+        // The reduction of order 1200 takes a good part of a second; the
+        // request lands during it (or before it starts).
+        handle.request_cancel();
+        // The run itself may end `Ok`: its one task was running when the
+        // cancel came, and no other was left to skip.
+        let _ = handle.wait();
+        let got = outcome.lock().unwrap().take().expect("the task ran");
+        assert!(
+            matches!(got, Err(Error::Cancelled)),
+            "{which}: the solve went on to the end: {got:?}"
+        );
+    }
+    // The runtime serves the next call, with the usual result.
+    let b: Mat<f64> = gallery::random_symmetric_uniform(100, 3);
+    let r = eigh(b.as_ref(), EvdJob::Values, &EvdOptions::auto(), &rt).unwrap();
+    assert_eq!(r.values.len(), 100);
+}

@@ -10,7 +10,12 @@
 //! ([`crate::linalg::stedc::forked::stedc_identity`]) followed by `dormtr`
 //! (vectors).
 //! The same contract as the graph: values ascending and unscaled, vectors
-//! orthonormal, errors as [`crate::Error`]s.
+//! orthonormal, errors as [`crate::Error`]s. Each phase (`sytrd`; `sterf`,
+//! `stedc`, or `stebz` and `stein`; `ormtr`) runs through
+//! [`crate::pipeline::phase::phase`]: the solve stops between phases with
+//! [`crate::Error::Cancelled`] when the run it is a task of was cancelled,
+//! and each phase is an event of the calling thread's phase trace, if any
+//! ([`crate::trace::record_phases`]).
 
 use super::{prepare, EvdJob, EvdOptions, SymmetricEigen};
 use crate::linalg::stebz::Sturm;
@@ -19,6 +24,7 @@ use crate::linalg::stedc::merge::APPLY_CHUNK;
 use crate::linalg::stedc::values::stedc_values;
 use crate::linalg::stein::stein_columns;
 use crate::linalg::sytrd::{ormtr_block_for, ormtr_on, sytrd_block_for, sytrd_on, SYTRD_CROSSOVER};
+use crate::pipeline::phase::{phase, BACK_TRANSFORM, REDUCE, SOLVE};
 use crate::pipeline::task::runtime_bytes;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Result, Scalar};
@@ -99,7 +105,9 @@ pub(super) fn run<T: Scalar>(
     let start = Instant::now();
     let (scale, _) = prepare(&mut a)?;
     let (mut d, vectors) = if a.nrows() == 2 && opts.selection.is_none() {
-        eigh_2x2(a[(0, 0)], a[(1, 0)], a[(1, 1)], job)
+        phase("sym2x2", SOLVE, || {
+            Ok(eigh_2x2(a[(0, 0)], a[(1, 0)], a[(1, 1)], job))
+        })?
     } else {
         reduce_and_solve(&mut a, scale, job, opts, rt)?
     };
@@ -134,26 +142,35 @@ fn reduce_and_solve<T: Scalar>(
     let m = n.saturating_sub(1);
     let (mut d, mut e, mut tau) = (vec![T::zero(); n], vec![T::zero(); m], vec![T::zero(); m]);
     let rt = (n >= THREADS_FROM).then_some(rt);
-    sytrd_on(
-        a.as_mut(),
-        sytrd_block_for(n),
-        SYTRD_CROSSOVER,
-        &mut d,
-        &mut e,
-        &mut tau,
-        rt,
-    )?;
+    phase("sytrd", REDUCE, || {
+        sytrd_on(
+            a.as_mut(),
+            sytrd_block_for(n),
+            SYTRD_CROSSOVER,
+            &mut d,
+            &mut e,
+            &mut tau,
+            rt,
+        )
+    })?;
+    let ormtr = |z: &mut Mat<T>| {
+        phase("ormtr", BACK_TRANSFORM, || {
+            ormtr_on(a.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), rt)
+        })
+    };
     let vectors = if let Some(sel) = &opts.selection {
         // The selective path on the one-stage tridiagonal: bisection
         // (dstebz), inverse iteration (dstein) and dormtr on the k columns.
-        let sturm = Sturm::new(&d, &e)?;
-        let range = sel.resolve(&sturm, scale)?;
-        let w = sturm.bisect(range, T::zero())?;
+        let w = phase("stebz", SOLVE, || {
+            let sturm = Sturm::new(&d, &e)?;
+            let range = sel.resolve(&sturm, scale)?;
+            sturm.bisect(range, T::zero())
+        })?;
         let z = match job {
             EvdJob::Values => None,
             EvdJob::Vectors => {
-                let mut z = stein_columns(&d, &e, &w, 0..w.len())?;
-                ormtr_on(a.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), rt)?;
+                let mut z = phase("stein", SOLVE, || stein_columns(&d, &e, &w, 0..w.len()))?;
+                ormtr(&mut z)?;
                 Some(z)
             }
         };
@@ -162,16 +179,22 @@ fn reduce_and_solve<T: Scalar>(
     } else {
         match job {
             EvdJob::Values if opts.values_by_dc(n) => {
-                stedc_values(&mut d, &mut e, opts.leaf_size, rt)?;
+                phase("stedc_values", SOLVE, || {
+                    stedc_values(&mut d, &mut e, opts.leaf_size, rt)
+                })?;
                 None
             }
             EvdJob::Values => {
-                crate::linalg::sterf::sterf(&mut d, &mut e)?;
+                phase("sterf", SOLVE, || {
+                    crate::linalg::sterf::sterf(&mut d, &mut e)
+                })?;
                 None
             }
             EvdJob::Vectors => {
-                let mut z = stedc_identity(&mut d, &mut e, opts.leaf_size, rt)?;
-                ormtr_on(a.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), rt)?;
+                let mut z = phase("stedc", SOLVE, || {
+                    stedc_identity(&mut d, &mut e, opts.leaf_size, rt)
+                })?;
+                ormtr(&mut z)?;
                 Some(z)
             }
         }

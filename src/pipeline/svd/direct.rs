@@ -17,12 +17,19 @@
 //! and `V^T` with orthonormal columns and rows, errors as [`crate::Error`]s,
 //! the caller's matrix untouched. Every split of the work into tasks depends
 //! on the shape only, so the bits do not depend on the runtime's threads.
+//! Each phase (`gebrd`; `dqds` or `bdsdc`; `ormbr_q`, `ormbr_p`; below the
+//! small sizes, `small_svd` as one) runs through
+//! [`crate::pipeline::phase::phase`]: the solve stops between phases with
+//! [`crate::Error::Cancelled`] when the run it is a task of was cancelled,
+//! and each phase is an event of the calling thread's phase trace, if any
+//! ([`crate::trace::record_phases`]).
 
 use super::{bdsdc, prepare, Bidiagonal, Svd, SvdJob, SvdOptions};
 use crate::graph::TaskGraph;
 use crate::linalg::bdsdc::BdTree;
 use crate::linalg::gebrd::{gebrd_on, ormbr_p_on, ormbr_q_on, GEBRD_BLOCK};
 use crate::linalg::gebrd_small::{small_svd, GebrdWorkspace};
+use crate::pipeline::phase::{phase, BACK_TRANSFORM, REDUCE, SOLVE};
 use crate::pipeline::task::runtime_bytes;
 use crate::runtime::{RunReport, Runtime};
 use crate::{Result, Scalar};
@@ -125,7 +132,7 @@ pub(super) fn run<T: Scalar>(
         SvdJob::Values => SMALL_BELOW_VALUES,
     };
     let (values, u, vt) = if a.nrows().min(a.ncols()) < small {
-        solve_small(a, job)?
+        phase("small_svd", SOLVE, || solve_small(a, job))?
     } else {
         reduce_and_solve(a, job, opts, rt)?
     };
@@ -184,35 +191,46 @@ fn reduce_and_solve<T: Scalar>(
     let z = T::zero();
     let (mut d, mut e) = (vec![z; n], vec![z; n.saturating_sub(1)]);
     let (mut tauq, mut taup) = (vec![z; n], vec![z; n]);
-    gebrd_on(
-        w.as_mut(),
-        GEBRD_BLOCK,
-        &mut d,
-        &mut e,
-        &mut tauq,
-        &mut taup,
-        Some(rt),
-    )?;
+    phase("gebrd", REDUCE, || {
+        gebrd_on(
+            w.as_mut(),
+            GEBRD_BLOCK,
+            &mut d,
+            &mut e,
+            &mut tauq,
+            &mut taup,
+            Some(rt),
+        )
+    })?;
     let unscale = |s: Vec<T>| -> Vec<T> { s.into_iter().map(|x| x / scale).collect() };
     if job == SvdJob::Values {
-        let s = crate::linalg::dqds::singular_values(&d, &e)?;
+        let s = phase("dqds", SOLVE, || {
+            crate::linalg::dqds::singular_values(&d, &e)
+        })?;
         return Ok((unscale(s), None, None));
     }
-    let mut g = TaskGraph::new();
-    let st = bdsdc(
-        &mut g,
-        Bidiagonal::from_vectors(d, e)?,
-        &opts.bdsdc_params(),
-    )?;
-    let (values, ub, vb) = (st.values, st.u.into_result(), st.v.into_result());
-    rt.run(g)?;
-    let s = unscale(values.get()?);
+    let (values, ub, vb) = phase("bdsdc", SOLVE, || {
+        let mut g = TaskGraph::new();
+        let st = bdsdc(
+            &mut g,
+            Bidiagonal::from_vectors(d, e)?,
+            &opts.bdsdc_params(),
+        )?;
+        let (values, ub, vb) = (st.values, st.u.into_result(), st.v.into_result());
+        rt.run(g)?;
+        Ok((values.get()?, ub.get()?, vb.get()?))
+    })?;
+    let s = unscale(values);
     // U = Q [U_bd; 0], V = P V_bd.
     let mut u = Mat::<T>::zeros(m, n);
-    u.as_mut().subrows_mut(0, n).copy_from(ub.get()?);
-    ormbr_q_on(w.as_ref(), &tauq, u.as_mut(), ORMBR_BLOCK, Some(rt))?;
-    let mut v = vb.get()?;
-    ormbr_p_on(w.as_ref(), &taup, v.as_mut(), ORMBR_BLOCK, Some(rt))?;
+    u.as_mut().subrows_mut(0, n).copy_from(ub);
+    phase("ormbr_q", BACK_TRANSFORM, || {
+        ormbr_q_on(w.as_ref(), &tauq, u.as_mut(), ORMBR_BLOCK, Some(rt))
+    })?;
+    let mut v = vb;
+    phase("ormbr_p", BACK_TRANSFORM, || {
+        ormbr_p_on(w.as_ref(), &taup, v.as_mut(), ORMBR_BLOCK, Some(rt))
+    })?;
     drop(w);
     // A wide a was reduced as a^T = U' S V'^T: U = V', V^T = U'^T.
     let (u, vt) = if transposed {
