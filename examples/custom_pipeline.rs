@@ -32,8 +32,8 @@ struct Args {
     /// Tile size.
     #[arg(long, default_value_t = 128)]
     tile: usize,
-    /// CPU worker threads (default: all cores).
-    #[arg(long)]
+    /// CPU worker threads, 1 to 1024 (default: all cores).
+    #[arg(long, value_parser = args::thread_count)]
     threads: Option<usize>,
     /// Stream lanes for the GEMM tiles.
     #[arg(long, default_value_t = 2)]

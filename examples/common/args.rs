@@ -79,18 +79,17 @@ pub trait RunScalar: eigenflow::Scalar {}
 impl RunScalar for f64 {}
 impl RunScalar for f32 {}
 
-/// Most worker threads accepted: far above any machine this runs on, and low
-/// enough that a typo (`--threads 50000`) is an error, not 50000 threads.
-pub const MAX_THREADS: usize = 1024;
+/// Most worker threads accepted: the runtime's own limit, far above any
+/// machine this runs on, and low enough that a typo (`--threads 50000`) is an
+/// error, not 50000 threads.
+pub const MAX_THREADS: usize = eigenflow::runtime::MAX_THREADS;
 
-/// Parses `--threads`: 1 to [`MAX_THREADS`].
+/// Parses `--threads` by the runtime's one rule and message
+/// ([`eigenflow::runtime::check_threads`]: 1 to [`MAX_THREADS`]); negative
+/// and huge counts get that message too, not a parse error.
 pub fn thread_count(s: &str) -> std::result::Result<usize, String> {
-    let t: usize = s.parse().map_err(|e| format!("{e}"))?;
-    if (1..=MAX_THREADS).contains(&t) {
-        Ok(t)
-    } else {
-        Err(format!("must be between 1 and {MAX_THREADS}"))
-    }
+    let t: i128 = s.parse().map_err(|e| format!("{e}"))?;
+    eigenflow::runtime::check_threads(t).map_err(|e| e.to_string())
 }
 
 /// Parses a tuning option: at least 1 (omit the option for the default).

@@ -69,6 +69,34 @@ pub const MAX_THREADS: usize = 1024;
 /// thread).
 pub const MAX_STREAMS: usize = 1024;
 
+/// The one rule for a CPU worker count, wherever it comes from (a
+/// [`RuntimeBuilder::threads`] reaching a run, a fork-join of the one-stage
+/// paths, the Python binding's `threads=`, the examples' `--threads`): at
+/// least 1 and at most [`MAX_THREADS`]. Returns the count.
+///
+/// ```
+/// use eigenflow::runtime::check_threads;
+/// assert_eq!(check_threads(8usize)?, 8);
+/// assert!(check_threads(1025usize).is_err());
+/// assert!(check_threads(-1i64).is_err());
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+///
+/// # Errors
+/// [`crate::Error::InvalidArgument`], with the one message for every path:
+/// `threads = 1025: the runtime runs 1 to 1024 CPU worker threads`.
+pub fn check_threads<N>(threads: N) -> Result<usize>
+where
+    N: TryInto<usize> + std::fmt::Display + Copy,
+{
+    match threads.try_into() {
+        Ok(t) if (1..=MAX_THREADS).contains(&t) => Ok(t),
+        _ => Err(crate::Error::InvalidArgument(format!(
+            "threads = {threads}: the runtime runs 1 to {MAX_THREADS} CPU worker threads"
+        ))),
+    }
+}
+
 /// Configuration of a [`Runtime`].
 #[derive(Clone, Debug)]
 pub struct RuntimeBuilder {
@@ -147,8 +175,9 @@ impl Default for RuntimeBuilder {
 
 impl RuntimeBuilder {
     /// Number of CPU worker threads (at least 1; default: the machine's cores). A
-    /// run with more than [`MAX_THREADS`] is refused with
-    /// [`crate::Error::InvalidArgument`].
+    /// count above [`MAX_THREADS`] is refused, by [`check_threads`], with
+    /// [`crate::Error::InvalidArgument`] by every run, fork-join and pipeline
+    /// call on the runtime, before anything is allocated or started.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
         self
@@ -345,6 +374,7 @@ impl Runtime {
         a: impl FnOnce() -> Result<()> + Send + 's,
         b: impl FnOnce() -> Result<()> + Send + 's,
     ) -> Result<()> {
+        self.check_threads()?;
         if self.cfg.threads <= 1 {
             fork::run_caught(a)?;
             return fork::run_caught(b);
@@ -390,6 +420,7 @@ impl Runtime {
     /// `f`'s own; [`Error::ThreadSpawn`](crate::Error::ThreadSpawn) if the
     /// threads cannot start (`f` does not run then).
     pub fn team<R>(&self, f: impl FnOnce(&Team<'_>) -> Result<R>) -> Result<R> {
+        self.check_threads()?;
         if self.cfg.threads <= 1 {
             return f(&Team::serial());
         }
@@ -427,6 +458,7 @@ impl Runtime {
     /// * [`Error::Cancelled`](crate::Error::Cancelled) for a submitted run
     ///   cancelled before it finished.
     pub fn run(&self, graph: TaskGraph<'_>) -> Result<RunReport> {
+        self.check_threads()?;
         self.check_gpu()?;
         executor::run(&self.cfg, &self.pool, graph, self.cfg.trace.as_ref(), None)
     }
@@ -437,6 +469,7 @@ impl Runtime {
     /// one runtime can each keep a file of their own. Errors are those of
     /// [`Self::run`].
     pub fn run_with(&self, graph: TaskGraph<'_>, options: &RunOptions) -> Result<RunReport> {
+        self.check_threads()?;
         self.check_gpu()?;
         let trace = options.trace.as_ref().or(self.cfg.trace.as_ref());
         executor::run(&self.cfg, &self.pool, graph, trace, None)
@@ -457,9 +490,21 @@ impl Runtime {
         let rt = self.clone();
         let trace = options.trace.clone().or_else(|| rt.cfg.trace.clone());
         RunHandle::spawn(move |cancel| {
+            rt.check_threads()?;
             rt.check_gpu()?;
             executor::run(&rt.cfg, &rt.pool, graph, trace.as_ref(), Some(cancel))
         })
+    }
+
+    /// [`check_threads`] of this runtime's CPU worker count: what every run,
+    /// fork-join and pipeline call checks first, so that a count out of
+    /// range gets the same error on every path (and not, say, a memory
+    /// figure computed for that many threads).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] for more than [`MAX_THREADS`].
+    pub fn check_threads(&self) -> Result<()> {
+        check_threads(self.cfg.threads).map(drop)
     }
 
     /// With [`RuntimeBuilder::gpu_streams`], opens the lanes' CUDA streams

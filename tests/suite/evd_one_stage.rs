@@ -488,3 +488,61 @@ fn one_stage_solve_stops_between_phases_when_its_run_is_cancelled() {
     let r = eigh(b.as_ref(), EvdJob::Values, &EvdOptions::auto(), &rt).unwrap();
     assert_eq!(r.values.len(), 100);
 }
+
+/// Issue 58: one rule and one message for the thread count on every path.
+/// A runtime of 1025 threads used to start 1025 threads on the one-stage
+/// path (refused only on the graph path), and one of 100000 threads was
+/// refused on a 10 x 10 as "does not fit (195 GiB)".
+#[test]
+fn thread_count_out_of_range_is_refused_alike_on_every_path() {
+    use eigenflow::pipeline::{svd, svd_graph, SvdJob, SvdOptions};
+    use eigenflow::runtime::{check_threads, MAX_THREADS};
+    let small: Mat<f64> = gallery::random_symmetric_uniform(10, 1);
+    let mid: Mat<f64> = gallery::random_symmetric_uniform(300, 1);
+    let want =
+        |t: usize| format!("threads = {t}: the runtime runs 1 to {MAX_THREADS} CPU worker threads");
+    for t in [MAX_THREADS + 1, 100_000] {
+        let rt = Runtime::builder().threads(t).build();
+        let mut graph_opts = EvdOptions::auto();
+        graph_opts.one_stage_below = 1;
+        let errors = [
+            (
+                "eigh one-stage 10",
+                eigh(small.as_ref(), EvdJob::Vectors, &EvdOptions::auto(), &rt).map(drop),
+            ),
+            (
+                "eigh one-stage 300",
+                eigh(mid.as_ref(), EvdJob::Vectors, &EvdOptions::auto(), &rt).map(drop),
+            ),
+            (
+                "eigh_owned",
+                eigh_owned(mid.clone(), EvdJob::Values, &EvdOptions::auto(), &rt).map(drop),
+            ),
+            (
+                "eigh graph",
+                eigh(mid.as_ref(), EvdJob::Vectors, &graph_opts, &rt).map(drop),
+            ),
+            (
+                "svd one-stage",
+                svd(small.as_ref(), SvdJob::Vectors, &SvdOptions::auto(), &rt).map(drop),
+            ),
+            ("svd graph run", {
+                let (g, _) = svd_graph(mid.as_ref(), SvdJob::Values, &SvdOptions::auto())
+                    .unwrap()
+                    .into_parts();
+                rt.run(g).map(drop)
+            }),
+            ("join", rt.join(|| Ok(()), || Ok(()))),
+            ("check_threads", check_threads(t).map(drop)),
+        ];
+        for (what, r) in errors {
+            let err = r.unwrap_err();
+            assert!(
+                matches!(&err, Error::InvalidArgument(m) if *m == want(t)),
+                "{what}, {t} threads: {err}"
+            );
+        }
+    }
+    assert_eq!(check_threads(MAX_THREADS).unwrap(), MAX_THREADS);
+    assert!(check_threads(0usize).is_err() && check_threads(-1i64).is_err());
+}

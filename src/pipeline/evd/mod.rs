@@ -603,6 +603,7 @@ pub fn eigh<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
+    rt.check_threads()?;
     if one_stage::<T>(a.nrows(), a.ncols(), job, opts) {
         check_selection(a.nrows(), opts)?;
         direct::admit::<T>(a.nrows(), job, rt.threads())?;
@@ -628,6 +629,7 @@ pub fn eigh_owned<T: Scalar>(
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
+    rt.check_threads()?;
     if one_stage::<T>(a.nrows(), a.ncols(), job, opts) {
         check_selection(a.nrows(), opts)?;
         direct::admit::<T>(a.nrows(), job, rt.threads())?;

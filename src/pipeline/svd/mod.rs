@@ -391,6 +391,7 @@ pub fn svd<T: Scalar>(
     opts: &SvdOptions,
     rt: &Runtime,
 ) -> Result<Svd<T>> {
+    rt.check_threads()?;
     if opts.one_stage_for::<T>(a.nrows(), a.ncols(), job) {
         direct::admit::<T>(a.nrows(), a.ncols(), job, opts, rt.threads())?;
         return direct::run(a, job, opts, rt);
