@@ -391,3 +391,40 @@ fn tiny_and_huge_matrices_are_scaled_safely() {
         assert!(r <= C, "scale {s}: ratio {r}");
     }
 }
+
+/// Issue 58: a NaN in the matrix given to a hand-built pipeline (sy2sb,
+/// sb2st, sterf) was reported by the tridiagonal solver at (1, 1), the
+/// tridiagonal's position; the stage that takes the matrix reports it where
+/// it is, when the graph is built.
+#[test]
+fn nan_fed_to_a_hand_built_pipeline_is_reported_where_it_is() {
+    use eigenflow::pipeline::evd::sterf as sterf_stage;
+    let n = 300;
+    for (i, j, bad) in [
+        (200, 100, f64::NAN),
+        (299, 0, f64::INFINITY),
+        (7, 7, f64::NAN),
+    ] {
+        let mut a: Mat<f64> = gallery::random_symmetric_uniform(n, 5);
+        a[(i, j)] = bad;
+        let run = || -> eigenflow::Result<Vec<f64>> {
+            let mut g = TaskGraph::new();
+            let s1 = sy2sb(&mut g, a.clone(), 16, 32)?;
+            let s2 = sb2st(&mut g, s1.band, Sb2stGrain::Fine, false)?;
+            let values = sterf_stage(&mut g, s2.tridiagonal)?;
+            Runtime::builder().threads(2).build().run(g)?;
+            values.get()
+        };
+        let err = run().unwrap_err();
+        assert!(
+            matches!(&err, Error::NonFinite { row, col, .. } if (*row, *col) == (i, j)),
+            "({i}, {j}): {err}"
+        );
+    }
+    // Only the lower triangle is read: a NaN above it changes nothing.
+    let mut a: Mat<f64> = gallery::random_symmetric_uniform(n, 5);
+    a[(100, 200)] = f64::NAN;
+    let mut g = TaskGraph::new();
+    let s1 = sy2sb(&mut g, a, 16, 32).unwrap();
+    drop(s1);
+}

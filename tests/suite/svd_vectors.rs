@@ -256,3 +256,35 @@ fn non_finite_input_is_named() {
         }
     }
 }
+
+/// Issue 58: a NaN in the matrix given to a hand-built SVD pipeline (ge2gb,
+/// gb2bd, dqds; geqrf first for a tall one) is reported where it is, when
+/// the graph is built, not at the bidiagonal's position by its solver.
+#[test]
+fn nan_fed_to_a_hand_built_svd_pipeline_is_reported_where_it_is() {
+    use eigenflow::graph::TaskGraph;
+    use eigenflow::pipeline::svd::{gb2bd, ge2gb, geqrf, singular_values};
+    for (m, n, i, j) in [(300, 250, 200, 100), (600, 100, 550, 40)] {
+        let mut a: Mat<f64> = gallery::random_uniform(m, n, 5);
+        a[(i, j)] = f64::NAN;
+        let run = || -> eigenflow::Result<Vec<f64>> {
+            let mut g = TaskGraph::new();
+            let s1 = if m > 2 * n {
+                geqrf(&mut g, a.clone(), 16, 32)?
+                    .r
+                    .ge2gb(&mut g, 16, 32, 16)?
+            } else {
+                ge2gb(&mut g, a.clone(), 16, 32, 16)?
+            };
+            let s2 = gb2bd(&mut g, s1.band)?;
+            let values = singular_values(&mut g, s2.bidiagonal)?;
+            Runtime::builder().threads(2).build().run(g)?;
+            values.get()
+        };
+        let err = run().unwrap_err();
+        assert!(
+            matches!(&err, Error::NonFinite { row, col, .. } if (*row, *col) == (i, j)),
+            "{m} x {n}, ({i}, {j}): {err}"
+        );
+    }
+}

@@ -130,7 +130,9 @@ enum Key {
 ///
 /// Errors: [`Error::Shape`] for a non-square `a`, [`Error::InvalidArgument`]
 /// for `b = 0`, `b >= n` (n > 1) or a tile size that is not a positive multiple
-/// of `b`.
+/// of `b`, [`Error::NonFinite`] naming the first non-finite entry of the lower
+/// triangle at its position in `a` (checked here: later stages only see the
+/// band and the tridiagonal, and would name a position in those).
 pub fn sy2sb<T: Scalar>(
     g: &mut TaskGraph<'static>,
     a: Mat<T>,
@@ -150,6 +152,7 @@ pub fn sy2sb<T: Scalar>(
             "sy2sb: bandwidth {b} and tile {nb} for order {n} (need 1 <= b < n and a tile that is a multiple of b)"
         )));
     }
+    crate::matrix::check_finite(a.as_ref(), true)?;
     let a = Arc::new(SharedMatrix::new(a));
     let band = Arc::new(SharedBand::new(SymBand::zeros(n, b)));
     let mut feed = Vec::new();

@@ -93,7 +93,9 @@ pub(super) enum Key {
 ///
 /// Errors: [`Error::Shape`] for `m < n`, [`Error::InvalidArgument`] for
 /// `b = 0`, `b >= n` (n > 1), a tile that is not a positive multiple of `b`,
-/// or `tw = 0`.
+/// or `tw = 0`, [`Error::NonFinite`] naming the first non-finite entry
+/// (column by column) at its position in `a`: checked here, as later stages
+/// only see the band and the bidiagonal and would name a position in those.
 pub fn ge2gb<T: Scalar>(
     g: &mut TaskGraph<'static>,
     a: Mat<T>,
@@ -101,6 +103,7 @@ pub fn ge2gb<T: Scalar>(
     nb: usize,
     tw: usize,
 ) -> Result<Ge2gbStage<T>> {
+    crate::matrix::check_finite(a.as_ref(), false)?;
     ge2gb_produced(g, Arc::new(SharedMatrix::new(a)), None, b, nb, tw)
 }
 

@@ -61,7 +61,9 @@ impl<T: Scalar> RFactor<T> {
 /// `a[..n, ..n]` into a fresh `n x n` `R` (zeros below).
 ///
 /// Errors: [`Error::Shape`] for `m < n` or `n = 0`, [`Error::InvalidArgument`]
-/// for `ib = 0` or a tile that is not a positive multiple of `ib`.
+/// for `ib = 0` or a tile that is not a positive multiple of `ib`,
+/// [`Error::NonFinite`] naming the first non-finite entry (column by column)
+/// at its position in `a`.
 pub fn geqrf<T: Scalar>(
     g: &mut TaskGraph<'static>,
     a: Mat<T>,
@@ -79,6 +81,7 @@ pub fn geqrf<T: Scalar>(
             "geqrf: panel width {ib}, tile {nb} (need a tile that is a positive multiple of the panel width)"
         )));
     }
+    crate::matrix::check_finite(a.as_ref(), false)?;
     let qr = QrSweep::new(Arc::new(SharedMatrix::new(a)), ib, nb, GEQRF);
     let mut flow = DataFlow::new();
     let mut ids = Vec::new();
