@@ -288,3 +288,27 @@ fn nan_fed_to_a_hand_built_svd_pipeline_is_reported_where_it_is() {
         );
     }
 }
+
+/// Issue 58: every task of the SVD graph belongs to a stage of the
+/// pipeline; the closing `svd.complete` task was in `Task::new`'s
+/// "default", a stray stage of one task in the report and the trace.
+#[test]
+fn svd_graph_has_no_default_stage() {
+    use eigenflow::pipeline::svd_graph;
+    let rt = Runtime::builder().threads(2).build();
+    let a: Mat<f64> = gallery::random_uniform(300, 200, 3);
+    for job in [SvdJob::Values, SvdJob::Vectors] {
+        let (graph, results) = svd_graph(a.as_ref(), job, &SvdOptions::auto())
+            .unwrap()
+            .into_parts();
+        let report = rt.run(graph).unwrap();
+        results.into_results().unwrap();
+        let stages: std::collections::BTreeSet<_> =
+            report.tasks.iter().map(|t| t.stage.to_string()).collect();
+        assert!(!stages.contains("default"), "{job:?}: {stages:?}");
+        assert!(
+            report.tasks.iter().any(|t| t.name == "svd.complete"),
+            "{job:?}: the completion task is still there"
+        );
+    }
+}

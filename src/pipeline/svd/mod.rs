@@ -166,8 +166,15 @@ impl<T: Scalar> SvdGraph<T> {
         vectors: Option<(VectorsResult<T>, VectorsResult<T>)>,
         (scale, transposed): (T, bool),
     ) -> Self {
-        // Stage "default", as `Task::new` gives.
-        let values = FinalValues::after(&mut g, "svd.complete", "default", done, values, scale);
+        // The stage of the last results it waits for (as the EVD's
+        // `evd.complete`), not `Task::new`'s "default", which would show as a
+        // stage of its own in the report and the trace.
+        let stage = if vectors.is_some() {
+            back_transform::Q1V
+        } else {
+            BDSVD
+        };
+        let values = FinalValues::after(&mut g, "svd.complete", stage, done, values, scale);
         SvdGraph {
             graph: g,
             results: SvdValues {
