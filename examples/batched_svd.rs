@@ -2,7 +2,7 @@
 //!
 //! `cargo run --release --example batched_svd -- --batch 10000 --m 32 --n 32
 //!     [--precision f64|f32] [--values-only] [--method jacobi|gebrd|auto]
-//!     [--threads T] [--json] [--trace FILE] [--input FILE.npy] [--output DIR]`
+//!     [--threads T] [--json] [--quiet] [--trace FILE] [--input FILE.npy] [--output DIR]`
 //!
 //! Generates `--batch` random Gaussian `m x n` matrices from `--seed`, or
 //! reads `--input FILE.npy`, a 3-D array `batch x m x n` as numpy writes it
@@ -11,7 +11,9 @@
 //! [`eigenflow::pipeline::batched::svd_batched_graph`] (one task per chunk of
 //! the batch) and prints the time (or one JSON line with `--json`: `batch`,
 //! `m`, `n`, `precision`, `job`, `method` (the route used), `threads`,
-//! `chunks`, `seconds` for the whole job, `failed`, `files`, `trace`).
+//! `chunks`, `seconds` for the whole job, `failed`, `files`, `trace`). While
+//! the batch runs, its progress is shown on stderr as by `evd` and `svd` (a
+//! bar in a terminal, else a line every 10 s); `--quiet` silences it.
 //!
 //! `--output DIR` writes `singular_values.npy` (`batch x k`, descending),
 //! and with vectors `u.npy` (`batch x m x k`) and `vt.npy` (`batch x k x n`),
@@ -32,11 +34,11 @@ use eigenflow::pipeline::batched::{
 };
 use eigenflow::pipeline::SvdJob;
 use eigenflow::results::{InputFile, OutputDir};
-use eigenflow::runtime::{RunOptions, Runtime};
+use eigenflow::runtime::{Progress, RunOptions, Runtime};
 use eigenflow::trace::TraceLevel;
 use eigenflow::{sysinfo, Error, Result, Scalar};
 use std::path::PathBuf;
-use watch::Stop;
+use watch::{show_progress_until, Stop};
 
 #[path = "common/args.rs"]
 #[allow(dead_code)]
@@ -87,6 +89,9 @@ struct Args {
     /// Print one machine-readable JSON line on stdout.
     #[arg(long)]
     json: bool,
+    /// No progress display.
+    #[arg(long)]
+    quiet: bool,
     /// Where to run: auto (a GPU if usable and the job has a GPU path, the
     /// batched Jacobi kernel for --values-only; else the CPU), cpu, or gpu
     /// (exits non-zero, saying why, without one or for vectors).
@@ -218,7 +223,11 @@ fn run<T: RunScalar>(args: &Args, stop: &Stop, gpu: bool) -> Result<()> {
     }
     let method = args.method.resolve(m, n, job == SvdJob::Vectors);
     let method_name = if gpu { "jacobi (gpu)" } else { method.name() };
-    let rt = Runtime::builder().threads(threads).build();
+    let progress = Progress::new();
+    let rt = Runtime::builder()
+        .threads(threads)
+        .progress(progress.clone())
+        .build();
     let mut run_options = RunOptions::new();
     if let Some(path) = &args.trace {
         run_options = run_options.trace(path, TraceLevel::Task);
@@ -230,7 +239,15 @@ fn run<T: RunScalar>(args: &Args, stop: &Stop, gpu: bool) -> Result<()> {
     } else {
         let mut g = TaskGraph::new();
         let h = svd_batched_graph(&mut g, b, job, &opts)?;
-        rt.run_with(g, &run_options)?;
+        // The graph borrows the batch, so it runs on a scoped thread (not a
+        // submitted run) while this one shows the progress; a SIGINT or
+        // SIGTERM is acted on after the run.
+        std::thread::scope(|s| {
+            let run = s.spawn(|| rt.run_with(g, &run_options));
+            let finished = || run.is_finished();
+            show_progress_until(finished, || {}, &progress, args.quiet, stop, t0);
+            run.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })?;
         // A matrix that did not converge: an error naming it.
         let svd = h.collect()?.into_result()?;
         (

@@ -1,4 +1,4 @@
-//! How a run of the `evd` and `svd` examples is watched: its progress on
+//! How a run of the `evd`, `svd` and `batched_svd` examples is watched: its progress on
 //! stderr, and SIGINT / SIGTERM turned into a cancellation of the run.
 
 use eigenflow::runtime::{Progress, RunHandle};
@@ -57,6 +57,22 @@ pub fn show_progress(
     stop: &Stop,
     t0: Instant,
 ) {
+    let finished = || handle.is_finished();
+    let cancel = || handle.request_cancel();
+    show_progress_until(finished, cancel, progress, quiet, stop, t0);
+}
+
+/// [`show_progress`] for a run known by `finished` (it says whether the run
+/// is over) and stopped by `cancel` (called once, at the first SIGINT or
+/// SIGTERM; a run that cannot be stopped passes a closure that does nothing).
+pub fn show_progress_until(
+    finished: impl Fn() -> bool,
+    cancel: impl Fn(),
+    progress: &Progress,
+    quiet: bool,
+    stop: &Stop,
+    t0: Instant,
+) {
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -72,9 +88,9 @@ pub fn show_progress(
     let plain = !quiet && bar.is_hidden();
     let mut last_line = Instant::now();
     let mut cancelled = false;
-    while !handle.is_finished() {
+    while !finished() {
         if !cancelled && stop.signal().is_some() {
-            handle.request_cancel();
+            cancel();
             cancelled = true;
         }
         let fraction = progress.fraction();

@@ -94,7 +94,8 @@ struct Args {
     /// n (one leaf), with a note.
     #[arg(long, value_parser = positive)]
     leaf_size: Option<usize>,
-    /// Read the matrix from a 2-D .npy file (f64 or f32, C or Fortran order; the
+    /// Read the matrix from a 2-D .npy file (f64, f32 or f16, C or Fortran
+    /// order; an f16 file is computed in f32 unless --precision says f64; the
     /// lower triangle is used).
     #[arg(long)]
     input: Option<PathBuf>,
