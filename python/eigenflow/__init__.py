@@ -18,8 +18,12 @@ MemoryError (the problem does not fit; the message has the figures),
 numpy.linalg.LinAlgError (no convergence).
 
 ``threads=None`` runs on one process-wide runtime using every core, started
-at the first call and reused; ``threads=k`` on a runtime of k threads, also
-kept for the life of the process.
+at the first call and reused; ``threads=k`` (an integer, 1 to 1024: the
+crate's one rule, ValueError outside it; TypeError for a bool or a
+non-integer) on a runtime of k threads, also kept for the life of the
+process. ``trace=path`` writes a Chrome trace of the call (the task graph's
+tasks, or the one-stage path's phases below the crossovers) into an existing
+directory, and changes nothing else: the same path, the same bits.
 """
 
 from __future__ import annotations
@@ -113,6 +117,32 @@ def _trace(trace) -> Optional[str]:
     return None if trace is None else os.fspath(trace)
 
 
+# The native side takes the count as a signed 64-bit integer and applies the
+# crate's rule (1 to 1024) with its message; larger magnitudes are out of
+# range anyway and are sent as the nearest 64-bit value.
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def _threads(threads) -> Optional[int]:
+    """``threads`` as an integer for the native side (which checks its
+    range), or None. A bool is refused (``threads=True`` is not a count), as
+    is anything that is not an integer."""
+    if threads is None:
+        return None
+    if isinstance(threads, (bool, np.bool_)):
+        raise TypeError(
+            f"threads must be an integer thread count or None, got the bool {threads!r}"
+        )
+    try:
+        t = operator.index(threads)
+    except TypeError:
+        raise TypeError(
+            f"threads must be an integer thread count or None, got {type(threads).__name__} "
+            f"{threads!r}"
+        ) from None
+    return min(max(t, _I64_MIN), _I64_MAX)
+
+
 def eigh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace=None) -> EighResult:
     """Eigenvalues and eigenvectors of the real symmetric matrix ``a``.
 
@@ -126,14 +156,17 @@ def eigh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace=Non
     eigenvalues plus the ``n x k`` back-transformation. ``threads``: ``None``
     for the process-wide runtime on every core, or a thread count.
     ``trace``: a path where a Chrome trace (``chrome://tracing``, Perfetto) of
-    the run's task graph is written.
+    the call is written: the task graph's tasks, or below the one-stage
+    crossover the phases of the one-stage path (``sytrd``, ``stedc``,
+    ``ormtr``, ...). The call takes the same path and computes the same bits
+    as without it. Its directory must exist (ValueError otherwise).
     """
     a = _square(a, "eigh")
     n = a.shape[0]
     sub = _subset(subset_by_index, n)
     if n == 0:
         return EighResult(np.empty(0, a.dtype), np.empty((0, 0), a.dtype, order="F"))
-    w, v = _native.eigh(a, bool(lower), True, sub, threads, _trace(trace))
+    w, v = _native.eigh(a, bool(lower), True, sub, _threads(threads), _trace(trace))
     return EighResult(w, v.reshape((n, w.shape[0]), order="F"))
 
 
@@ -145,7 +178,7 @@ def eigvalsh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace
     sub = _subset(subset_by_index, n)
     if n == 0:
         return np.empty(0, a.dtype)
-    w, _ = _native.eigh(a, bool(lower), False, sub, threads, _trace(trace))
+    w, _ = _native.eigh(a, bool(lower), False, sub, _threads(threads), _trace(trace))
     return w
 
 
@@ -181,7 +214,7 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True, *, threads=None
         u = np.eye(m, dtype=a.dtype) if full_matrices else np.empty((m, 0), a.dtype)
         vh = np.eye(n, dtype=a.dtype) if full_matrices else np.empty((0, n), a.dtype)
         return SVDResult(u, s, vh)
-    s, uv = _native.svd(a, bool(compute_uv), threads, _trace(trace))
+    s, uv = _native.svd(a, bool(compute_uv), _threads(threads), _trace(trace))
     if not compute_uv:
         return s
     u = uv[0].reshape((m, k), order="F")
@@ -200,7 +233,10 @@ def svdvals(a, *, threads=None, trace=None) -> np.ndarray:
 
 def batched_svd(stack, *, compute_uv: bool = True, threads=None):
     """Thin SVDs of a stack of small matrices (``batch x m x n``) by the
-    crate's batched one-sided Jacobi solver, all in one task graph.
+    crate's batched solver (``svd_batched``), all in one task graph: each
+    matrix is bidiagonalised and its bidiagonal solved, LAPACK ``dgesdd``'s
+    sequence (the crate's default route, faster than its blocked one-sided
+    Jacobi at every shape measured).
 
     Returns ``SVDResult(U, S, Vh)`` with ``U`` ``batch x m x k``, ``S``
     ``batch x k`` (each row descending) and ``Vh`` ``batch x k x n``,
@@ -224,7 +260,7 @@ def batched_svd(stack, *, compute_uv: bool = True, threads=None):
         flat, row_major = x.transpose(0, 2, 1).reshape(-1), False
     else:
         flat, row_major = np.ascontiguousarray(x).reshape(-1), True
-    s, uv = _native.batched_svd(flat, b, m, n, row_major, bool(compute_uv), threads)
+    s, uv = _native.batched_svd(flat, b, m, n, row_major, bool(compute_uv), _threads(threads))
     s = s.reshape(b, k)
     if not compute_uv:
         return s

@@ -2,7 +2,10 @@
 //! (`python/eigenflow/__init__.py` is the public half: numpy's names, named
 //! tuples, dtype handling and argument checks). Every function here takes
 //! float32 or float64 arrays, releases the GIL while it computes, and answers
-//! Ctrl-C by cancelling the run (see [`run::run_graph`]).
+//! Ctrl-C by cancelling the run (see [`run::run_graph`] and, for the
+//! one-stage paths, [`run::run_stoppable`]). The path taken (one-stage or
+//! task graph) depends on the order, the precision and the CPU only, never
+//! on `trace=`: a traced call computes the same bits as an untraced one.
 
 mod errors;
 mod run;
@@ -44,7 +47,8 @@ fn col_major<T: Copy>(m: &Mat<T>) -> Vec<T> {
 }
 
 /// Orders below which a one-stage EVD runs inline (a few milliseconds: no
-/// thread start, and Ctrl-C waits for it).
+/// thread start, and Ctrl-C waits for it); from there it runs as a
+/// stoppable task ([`run::run_stoppable`]).
 const INLINE_BELOW: usize = 256;
 
 /// Flat column-major buffer of a result matrix as a 1-D array (numpy owns the
@@ -58,10 +62,10 @@ fn eigh_impl<'py, T: Scalar + Element>(
     lower: bool,
     vectors: bool,
     subset: Option<(usize, usize)>,
-    threads: Option<usize>,
+    threads: Option<i64>,
     trace: Option<PathBuf>,
 ) -> PyResult<(Flat<'py, T>, Option<Flat<'py, T>>)> {
-    let rt = run::runtime(threads)?;
+    let rt = run::runtime(py, threads)?;
     let mut opts = EvdOptions::auto();
     opts.side = if lower { Side::Lower } else { Side::Upper };
     // numpy/scipy's subset_by_index is inclusive: (lo, hi) is the half-open
@@ -74,18 +78,24 @@ fn eigh_impl<'py, T: Scalar + Element>(
     };
     let n = a.shape()[0];
     let mat = view(&a);
-    let (values, z) = if trace.is_none() && opts.one_stage_for::<T>(n, job) {
-        // Below the crate's crossover: the one-stage path, with no graph to
-        // cancel. Tiny orders run inline; larger ones on a thread of their
-        // own with a copy of the matrix, so that Ctrl-C returns at once (the
-        // abandoned solve finishes in the background).
+    let (values, z) = if opts.one_stage_for::<T>(n, job) {
+        // Below the crate's crossover: the one-stage path (whether traced
+        // or not: its phases go to the trace). Tiny orders run inline;
+        // larger ones as a stoppable task with a copy of the matrix, so that
+        // Ctrl-C returns at once and the solve stops at its next phase.
         let r = if n < INLINE_BELOW {
-            py.detach(|| eigenflow::pipeline::eigh(mat, job, &opts, rt))
-                .map_err(|e| to_py(py, e))?
+            py.detach(|| {
+                run::traced(trace.as_deref(), || {
+                    eigenflow::pipeline::eigh(mat, job, &opts, rt)
+                })
+            })
+            .map_err(|e| to_py(py, e))?
         } else {
             let owned = py.detach(|| mat.to_owned());
-            run::run_detached(py, move || {
-                eigenflow::pipeline::eigh_owned(owned, job, &opts, rt)
+            run::run_stoppable(py, rt, move || {
+                run::traced(trace.as_deref(), || {
+                    eigenflow::pipeline::eigh_owned(owned, job, &opts, rt)
+                })
             })?
         };
         (r.values, r.vectors)
@@ -110,10 +120,10 @@ fn svd_impl<'py, T: Scalar + Element>(
     py: Python<'py>,
     a: PyReadonlyArray2<'py, T>,
     compute_uv: bool,
-    threads: Option<usize>,
+    threads: Option<i64>,
     trace: Option<PathBuf>,
 ) -> PyResult<(Flat<'py, T>, Option<(Flat<'py, T>, Flat<'py, T>)>)> {
-    let rt = run::runtime(threads)?;
+    let rt = run::runtime(py, threads)?;
     let job = if compute_uv {
         SvdJob::Vectors
     } else {
@@ -122,17 +132,22 @@ fn svd_impl<'py, T: Scalar + Element>(
     let mat = view(&a);
     let opts = SvdOptions::auto();
     let (m, n) = (mat.nrows(), mat.ncols());
-    let (s, u, vt) = if trace.is_none() && opts.one_stage_for::<T>(m, n, job) {
-        // Below the crate's crossover: the one-stage path, as for eigh
-        // (inline when small, else on a thread of its own with a copy, so
-        // that Ctrl-C returns at once).
+    let (s, u, vt) = if opts.one_stage_for::<T>(m, n, job) {
+        // Below the crate's crossover: the one-stage path, traced or not, as
+        // for eigh (inline when small, else a stoppable task with a copy).
         let r = if m.min(n) < INLINE_BELOW {
-            py.detach(|| eigenflow::pipeline::svd(mat, job, &opts, rt))
-                .map_err(|e| to_py(py, e))?
+            py.detach(|| {
+                run::traced(trace.as_deref(), || {
+                    eigenflow::pipeline::svd(mat, job, &opts, rt)
+                })
+            })
+            .map_err(|e| to_py(py, e))?
         } else {
             let owned = py.detach(|| mat.to_owned());
-            run::run_detached(py, move || {
-                eigenflow::pipeline::svd(owned.as_ref(), job, &opts, rt)
+            run::run_stoppable(py, rt, move || {
+                run::traced(trace.as_deref(), || {
+                    eigenflow::pipeline::svd(owned.as_ref(), job, &opts, rt)
+                })
             })?
         };
         (r.values, r.u, r.vt)
@@ -163,9 +178,9 @@ fn batched_impl<'py, T: Scalar + Element>(
     n: usize,
     row_major: bool,
     compute_uv: bool,
-    threads: Option<usize>,
+    threads: Option<i64>,
 ) -> PyResult<(Flat<'py, T>, Option<(Flat<'py, T>, Flat<'py, T>)>)> {
-    let rt = run::runtime(threads)?;
+    let rt = run::runtime(py, threads)?;
     let slice = data.as_slice()?;
     // SAFETY: the graph's tasks borrow the numpy buffer. `data` (the readonly
     // borrow, holding a reference to the array) lives until this function
@@ -226,7 +241,7 @@ fn eigh(
     lower: bool,
     vectors: bool,
     subset: Option<(usize, usize)>,
-    threads: Option<usize>,
+    threads: Option<i64>,
     trace: Option<PathBuf>,
 ) -> PyResult<Py<PyAny>> {
     by_dtype!(py, a, |x: PyReadonlyArray2| eigh_impl(
@@ -247,7 +262,7 @@ fn svd(
     py: Python<'_>,
     a: &Bound<'_, PyAny>,
     compute_uv: bool,
-    threads: Option<usize>,
+    threads: Option<i64>,
     trace: Option<PathBuf>,
 ) -> PyResult<Py<PyAny>> {
     by_dtype!(py, a, |x: PyReadonlyArray2| svd_impl(
@@ -272,7 +287,7 @@ fn batched_svd(
     n: usize,
     row_major: bool,
     compute_uv: bool,
-    threads: Option<usize>,
+    threads: Option<i64>,
 ) -> PyResult<Py<PyAny>> {
     by_dtype!(py, data, |x: PyReadonlyArray1| batched_impl(
         py, x, batch, m, n, row_major, compute_uv, threads

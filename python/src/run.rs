@@ -8,8 +8,8 @@ use eigenflow::runtime::{RunHandle, RunOptions, Runtime};
 use eigenflow::trace::TraceLevel;
 use pyo3::prelude::*;
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// How often the waiting call takes the GIL back to run Python's signal
@@ -18,16 +18,15 @@ const SIGNAL_PERIOD: Duration = Duration::from_millis(50);
 
 /// The runtime of a call: the crate's process-wide default for
 /// `threads=None`, else one runtime per thread count, made on first use and
-/// kept for the life of the process (no thread start per call).
-pub fn runtime(threads: Option<usize>) -> PyResult<&'static Runtime> {
+/// kept for the life of the process (no thread start per call). The count
+/// is checked by the crate's one rule ([`eigenflow::runtime::check_threads`]:
+/// 1 to 1024, the same message as every other path), a `ValueError` when
+/// out of range; the Python side has refused non-integers and booleans.
+pub fn runtime(py: Python<'_>, threads: Option<i64>) -> PyResult<&'static Runtime> {
     let Some(t) = threads else {
         return Ok(eigenflow::default_runtime());
     };
-    if t == 0 {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "threads must be at least 1 (or None for every core)",
-        ));
-    }
+    let t = eigenflow::runtime::check_threads(t).map_err(|e| to_py(py, e))?;
     static BY_COUNT: OnceLock<Mutex<HashMap<usize, &'static Runtime>>> = OnceLock::new();
     let mut map = BY_COUNT
         .get_or_init(Default::default)
@@ -82,35 +81,55 @@ pub fn run_graph(
     }
 }
 
-/// Runs `job` on a thread of its own and waits for its result with the GIL
-/// released, checking Python signals every [`SIGNAL_PERIOD`]. For work with
-/// no graph to cancel (the one-stage EVD of a small order): on an exception
-/// (Ctrl-C) the call returns at once and the thread finishes in the
-/// background, its result dropped; `job` owns everything it uses.
-pub fn run_detached<R: Send + 'static>(
+/// `f` with the crate's phase trace open at `trace`
+/// ([`eigenflow::trace::record_phases`]: the one-stage paths write their
+/// phases there), or `f` alone without a path.
+pub fn traced<R>(
+    trace: Option<&Path>,
+    f: impl FnOnce() -> eigenflow::Result<R>,
+) -> eigenflow::Result<R> {
+    match trace {
+        Some(path) => eigenflow::trace::record_phases(path, f),
+        None => f(),
+    }
+}
+
+/// Runs `job` (a one-stage solve, which builds no graph) as the one task of
+/// a graph submitted to `rt`, and waits for its result with the GIL
+/// released, checking Python signals every [`SIGNAL_PERIOD`]. On an
+/// exception (Ctrl-C) the run is cancelled without waiting and the call
+/// returns at once: the solve notices the cancel between its phases and
+/// stops there with `Cancelled` (its result dropped), instead of computing
+/// to the end in the background. `job` owns everything it uses.
+pub fn run_stoppable<R: Send + 'static>(
     py: Python<'_>,
+    rt: &'static Runtime,
     job: impl FnOnce() -> eigenflow::Result<R> + Send + 'static,
 ) -> PyResult<R> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("eigenflow-py".into())
-        .spawn(move || {
-            let _ = tx.send(job());
-        })
-        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-    let mut rx = rx;
+    let slot: Arc<Mutex<Option<eigenflow::Result<R>>>> = Arc::default();
+    let out = Arc::clone(&slot);
+    let mut graph = TaskGraph::new();
+    graph.task("one-stage", move |_| {
+        let r = job();
+        *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+        Ok(())
+    });
+    let handle = rt.submit(graph);
     loop {
-        // The receiver is Send but not Sync: it travels into the closure and back.
-        let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_PERIOD), rx));
-        rx = back;
-        match got {
-            Ok(r) => return r.map_err(|e| to_py(py, e)),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => py.check_signals()?,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                    "the eigenflow worker thread ended without a result",
-                ))
-            }
+        if py.detach(|| handle.wait_timeout(SIGNAL_PERIOD)) {
+            py.detach(|| handle.wait()).map_err(|e| to_py(py, e))?;
+            let r = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+            return match r {
+                Some(r) => r.map_err(|e| to_py(py, e)),
+                None => Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "the eigenflow solve ended without a result",
+                )),
+            };
+        }
+        if let Err(e) = py.check_signals() {
+            // Detached: dropping the handle leaves the run to stop by itself.
+            handle.request_cancel();
+            return Err(e);
         }
     }
 }
