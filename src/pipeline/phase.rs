@@ -1,5 +1,5 @@
 //! The phases of the graph-free solves (the one-stage paths of
-//! [`super::eigh`] and [`super::svd`]): each phase runs through [`phase`],
+//! [`super::eigh()`] and [`super::svd()`]): each phase runs through [`phase`],
 //! which is where such a solve can be stopped and where it is traced.
 //!
 //! * Stopping: a graph run stops by starting no new task; a graph-free solve

@@ -331,7 +331,7 @@ thread_local! {
 /// Runs `f` on the calling thread with a Chrome trace open at `path` for the
 /// solves that run without a task graph: the one-stage paths of
 /// [`crate::pipeline::eigh`], [`crate::pipeline::eigh_owned`] and
-/// [`crate::pipeline::svd`] below their crossovers. Each phase such a solve
+/// [`crate::pipeline::svd()`] below their crossovers. Each phase such a solve
 /// runs on this thread (the reduction, the tridiagonal or bidiagonal solve,
 /// each back-transformation) becomes one complete (`X`) event on track
 /// `cpu-0` of process "cpu workers", titled by its LAPACK name (`sytrd`,
