@@ -173,9 +173,12 @@ fn lower_col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
 /// Checks an owned input and scales it in place into the safe range like LAPACK
 /// `dsyevd`: by `rmin / anrm` when `0 < anrm < rmin`, by `rmax / anrm` when
 /// `anrm > rmax`, with `rmin = sqrt(safmin / eps)`, `rmax = sqrt(eps / safmin)`
-/// and `anrm` the largest magnitude in the lower triangle. Returns the factor
-/// and the largest magnitude after scaling.
-fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
+/// and `anrm` the largest magnitude in the lower triangle; for a selection
+/// (`selective`), into the narrower range of `dsyevx`
+/// ([`crate::pipeline::scale::selection_range_factor`]), which inverse
+/// iteration needs. Returns the factor and the largest magnitude after
+/// scaling.
+fn prepare<T: Scalar>(a: &mut Mat<T>, selective: bool) -> Result<(T, T)> {
     check_square(a.nrows(), a.ncols())?;
     let n = a.nrows();
     // One pass over the lower triangle's column slices (the working copy is
@@ -189,7 +192,11 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
     if !finite {
         crate::matrix::check_finite(a.as_ref(), true)?;
     }
-    let scale = crate::pipeline::scale::safe_range_factor(anrm);
+    let scale = if selective {
+        crate::pipeline::scale::selection_range_factor(anrm)
+    } else {
+        crate::pipeline::scale::safe_range_factor(anrm)
+    };
     if scale == T::one() {
         return Ok((scale, anrm));
     }
@@ -545,7 +552,7 @@ fn reduce_to_tridiagonal<T: Scalar>(
     job: EvdJob,
     opts: &EvdOptions,
 ) -> Result<Reduced<T>> {
-    let (scale, anrm) = prepare(&mut a)?;
+    let (scale, anrm) = prepare(&mut a, opts.selection.is_some())?;
     let n = a.nrows();
     let b = opts.bandwidth_for(n, job);
     let nb = opts.tile_for(n, b);

@@ -179,7 +179,7 @@ fn reduce_and_solve<T: Scalar>(
     rt: &Runtime,
 ) -> Result<Factors<T>> {
     let transposed = a.nrows() < a.ncols();
-    let (mut w, scale) = prepare(a)?;
+    let (mut w, scale) = prepare(a, false)?;
     let (m, n) = (w.nrows(), w.ncols());
     let z = T::zero();
     let (mut d, mut e) = (vec![z; n], vec![z; n.saturating_sub(1)]);

@@ -168,7 +168,7 @@ fn build<T: Scalar, D: GraphDevice<T>>(
     let b = opts.bandwidth_for(n, job).max(1);
     check_device_memory::<T, D>(dev, n, b)?;
     let mut a = side::lower_copy(a, opts.side);
-    let scaling = prepare(&mut a)?;
+    let scaling = prepare(&mut a, false)?;
 
     let mut g = TaskGraph::new();
     let state: Shared<D::Buffer> = Arc::new(Mutex::new(None));

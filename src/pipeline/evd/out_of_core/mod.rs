@@ -153,7 +153,7 @@ pub fn evd_graph_out_of_core<T: Scalar>(
         )));
     };
     let mut a = owned_lower(a, opts)?;
-    let (scale, anrm) = prepare(&mut a)?;
+    let (scale, anrm) = prepare(&mut a, false)?;
     let job = EvdJob::Vectors;
     let b = opts.bandwidth_for(n, job);
     let nb = opts.tile_for(n, b);

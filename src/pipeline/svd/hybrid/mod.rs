@@ -176,7 +176,7 @@ where
     }
     memory::admit::<T>(a.nrows(), a.ncols(), job, opts)?;
     let transposed = a.nrows() < a.ncols();
-    let (w, scale) = prepare(a)?;
+    let (w, scale) = prepare(a, false)?;
     let (m, n) = (w.nrows(), w.ncols());
     let b = opts.bandwidth_for(n).max(1);
     check_device_memory::<T, D>(dev, m, n, b)?;
