@@ -204,7 +204,13 @@ fn reduce_and_solve<T: Scalar>(
         Bidiagonal::from_vectors(d, e)?,
         &opts.bdsdc_params(),
     )?;
-    let (values, ub, vb) = (st.values, st.u.into_result(), st.v.into_result());
+    // The bidiagonal was given whole: its vectors are this path's to
+    // back-transform (with `dormbr` below).
+    let (values, mut ub, mut vb) = (
+        st.values,
+        st.u.into_result_given_whole()?,
+        st.v.into_result_given_whole()?,
+    );
     rt.run(g)?;
     let s = unscale(values.get()?);
     // U = Q [U_bd; 0], V = P V_bd.

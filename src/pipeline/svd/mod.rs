@@ -206,7 +206,7 @@ impl<T: Scalar> SvdValues<T> {
     /// [`Error::NotRun`] before that.
     pub fn into_results(self) -> Result<SvdFactors<T>> {
         let values = self.collect()?;
-        let Some((u, v)) = self.vectors else {
+        let Some((mut u, mut v)) = self.vectors else {
             return Ok((values, None, None));
         };
         let (u, v) = (u.get()?, v.get()?);
