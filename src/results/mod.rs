@@ -445,7 +445,10 @@ fn hex(bytes: &[u8]) -> String {
 /// itself with SIGKILL at the point named by `EIGENFLOW_FAULT`
 /// (`after-first-file`, `mid-second-file`, `before-manifest`, `before-commit`,
 /// `after-commit`), so the integration tests can check what a kill at exactly
-/// that moment leaves on disk. Without the feature the variable is ignored.
+/// that moment leaves on disk. With `EIGENFLOW_FAULT_GATE=<path>` as well, the
+/// process pauses there instead (see [`wait_at_gate`]), so a test can act at
+/// exactly that moment (signal it, run another process). Without the feature
+/// the variables are ignored.
 mod fault {
     /// Whether `EIGENFLOW_FAULT` names `point` (always false without the feature).
     pub(super) fn armed(point: &str) -> bool {
@@ -468,9 +471,36 @@ mod fault {
         }
     }
 
-    /// Kills the process here if `point` is armed.
+    /// Creates `<gate>.reached`, then waits until `gate` exists.
+    fn wait_at_gate(gate: &std::path::Path) {
+        let mut reached = gate.as_os_str().to_owned();
+        reached.push(".reached");
+        let _ = std::fs::write(&reached, b"");
+        while !gate.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// With `EIGENFLOW_READ_GATE=<path>` (and the feature), pauses at the
+    /// gate (see [`wait_at_gate`]) after an input file is read and before it
+    /// is checked unchanged, so a test can rewrite the input in between.
+    pub(super) fn read_gate() {
+        if !cfg!(feature = "fault-injection") {
+            return;
+        }
+        if let Some(gate) = std::env::var_os("EIGENFLOW_READ_GATE") {
+            wait_at_gate(std::path::Path::new(&gate));
+        }
+    }
+
+    /// Kills the process here if `point` is armed (pauses at
+    /// `EIGENFLOW_FAULT_GATE` instead when that is set).
     pub(super) fn point(point: &str) {
         if armed(point) {
+            if let Some(gate) = std::env::var_os("EIGENFLOW_FAULT_GATE") {
+                wait_at_gate(std::path::Path::new(&gate));
+                return;
+            }
             // SAFETY: plain libc calls; SIGKILL ends the process at once, as
             // the kill being simulated would.
             unsafe {
