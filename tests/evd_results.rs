@@ -442,3 +442,60 @@ fn the_dtype_follows_the_input_unless_precision_says_otherwise() {
         }
     }
 }
+
+/// Waits until `child` reaches the fault gate `gate` (it creates
+/// `<gate>.reached`); fails if it exits first or takes over a minute.
+#[cfg(feature = "fault-injection")]
+fn wait_for_gate(child: &mut Child, gate: &Path) {
+    let mut reached = gate.as_os_str().to_owned();
+    reached.push(".reached");
+    let reached = PathBuf::from(reached);
+    let t0 = Instant::now();
+    while !reached.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("exited ({status:?}) before reaching {}", gate.display());
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "{} never reached",
+            gate.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Issue 58: deleting `.eigenflow.lock` while a run holds the directory used
+/// to let a second run in, whose clean-up deleted the first run's unfinished
+/// set. The directory itself is locked: the second run is refused.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_deleted_lock_file_does_not_let_a_second_run_in() {
+    let Some(bin) = example("evd") else { return };
+    let tmp = TempDir::new("lock-deleted");
+    let (p1, p2) = (tmp.path("a1.npy"), tmp.path("a2.npy"));
+    let (a1, a2) = (write_matrix(&p1, 60, 1), write_matrix(&p2, 80, 2));
+    let inputs = [(p1.as_path(), &a1), (p2.as_path(), &a2)];
+    let out = tmp.path("out");
+    let gate = tmp.path("gate");
+    // The first run pauses with its set written, before its switch.
+    let mut first = evd_command(&bin, &p1, &out, &[])
+        .env("EIGENFLOW_FAULT", "before-commit")
+        .env("EIGENFLOW_FAULT_GATE", &gate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_gate(&mut first, &gate);
+    std::fs::remove_file(out.join(".eigenflow.lock")).unwrap();
+    let o = run(evd_command(&bin, &p2, &out, &[]));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "the second run got in: {err}");
+    assert!(err.contains("is in use by another eigenflow run"), "{err}");
+    assert_eq!(sets_in_store(&out), 1, "the first run's set was touched");
+    std::fs::write(&gate, b"").unwrap();
+    let status = wait_at_most(&mut first, Duration::from_secs(60), "the first run");
+    let o = first.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(check_set(&out, &inputs), (p1.clone(), "vectors".into()));
+    assert_eq!(sets_in_store(&out), 1);
+}

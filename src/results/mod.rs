@@ -8,7 +8,7 @@
 //! # Layout
 //!
 //! ```text
-//! DIR/.eigenflow.lock                 the lock (holds the pid of its holder)
+//! DIR/.eigenflow.lock                 the lock file (holds the pid of the lock's holder)
 //! DIR/.eigenflow/set-<pid>-<nanos>/   one complete result set: the arrays and result.json
 //! DIR/.eigenflow/current              symbolic link to the committed set
 //! DIR/eigenvalues.npy                 symbolic link to .eigenflow/current/eigenvalues.npy
@@ -17,9 +17,10 @@
 //!
 //! # Protocol
 //!
-//! 1. [`OutputDir::lock`] takes an exclusive `flock` on `DIR/.eigenflow.lock`
-//!    before anything is computed (a second run is refused at once, naming
-//!    the directory and the holder's pid), and removes the sets of killed runs.
+//! 1. [`OutputDir::lock`] takes an exclusive `flock` on `DIR` itself and on
+//!    `DIR/.eigenflow.lock` before anything is computed (a second run is
+//!    refused at once, naming the directory and the holder's pid, even if the
+//!    lock file was deleted), and removes the sets of killed runs.
 //!    [`OutputDir::check_space`] refuses a result that will not fit.
 //! 2. [`OutputDir::begin`] creates a fresh set directory; each array is written
 //!    into it through a SHA-256 digest, flushed and `fsync`ed.
