@@ -464,6 +464,55 @@ fn wait_for_gate(child: &mut Child, gate: &Path) {
     }
 }
 
+/// Issue 58: a values-only rerun killed between its switch and its clean-up
+/// used to leave `eigenvectors.npy` as a dangling link. No link into the
+/// store dangles at any kill point, and the next run to take the directory
+/// repairs the links of one left by an older version (or a missing one).
+#[cfg(feature = "fault-injection")]
+#[test]
+fn no_dangling_link_after_a_kill_and_the_next_lock_repairs_the_links() {
+    let Some(bin) = example("evd") else { return };
+    let tmp = TempDir::new("dangling");
+    let (p1, p2) = (tmp.path("a1.npy"), tmp.path("a2.npy"));
+    let (a1, a2) = (write_matrix(&p1, 40, 1), write_matrix(&p2, 50, 2));
+    let inputs = [(p1.as_path(), &a1), (p2.as_path(), &a2)];
+    let out = tmp.path("out");
+    let dangling = |name: &str| {
+        let p = out.join(name);
+        std::fs::symlink_metadata(&p).is_ok() && std::fs::metadata(&p).is_err()
+    };
+    let o = run(evd_command(&bin, &p1, &out, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for point in ["before-commit", "after-commit"] {
+        for (input, extra) in [(&p2, &["--values-only"][..]), (&p1, &[][..])] {
+            let mut c = evd_command(&bin, input, &out, extra);
+            c.env("EIGENFLOW_FAULT", point);
+            assert_eq!(run(c).status.signal(), Some(9), "{point} {extra:?}");
+            for name in ["eigenvalues.npy", "eigenvectors.npy", "result.json"] {
+                assert!(!dangling(name), "{name} dangles after a kill at {point}");
+            }
+            check_set(&out, &inputs);
+        }
+    }
+    // The state an older version's kill left: a values-only set with a
+    // dangling `eigenvectors.npy`, and a name of the set without its link.
+    let o = run(evd_command(&bin, &p2, &out, &["--values-only"]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::os::unix::fs::symlink(
+        ".eigenflow/current/eigenvectors.npy",
+        out.join("eigenvectors.npy"),
+    )
+    .unwrap();
+    std::fs::remove_file(out.join("eigenvalues.npy")).unwrap();
+    assert!(dangling("eigenvectors.npy"));
+    // A run that takes the directory and is killed before its switch.
+    let mut c = evd_command(&bin, &p1, &out, &[]);
+    c.env("EIGENFLOW_FAULT", "after-first-file");
+    assert_eq!(run(c).status.signal(), Some(9));
+    assert!(std::fs::symlink_metadata(out.join("eigenvectors.npy")).is_err());
+    assert_eq!(check_set(&out, &inputs), (p2.clone(), "values".into()));
+}
+
 /// Issue 58: deleting `.eigenflow.lock` while a run holds the directory used
 /// to let a second run in, whose clean-up deleted the first run's unfinished
 /// set. The directory itself is locked: the second run is refused.

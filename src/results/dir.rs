@@ -216,7 +216,8 @@ impl OutputDir {
 
     /// Removes every set in the store but the current one (sets of killed
     /// runs, and a replaced set whose removal was interrupted) and stray
-    /// temporary links. Safe only under the lock.
+    /// temporary links, and repairs the links of the directory's names (see
+    /// [`repair_links`](Self::repair_links)). Safe only under the lock.
     fn remove_leftovers(&self) -> Result<()> {
         let store = self.store();
         let current = self.current_set();
@@ -241,7 +242,45 @@ impl OutputDir {
                 }
             }
         }
-        Ok(())
+        self.repair_links(current.as_deref())
+    }
+
+    /// Gives every file of the current set its link in the directory, and
+    /// removes the links into the store's current set whose file that set
+    /// does not have (what a run killed around its switch, or a version
+    /// before issue 58 killed after it, leaves: a missing or a dangling
+    /// link).
+    fn repair_links(&self, current: Option<&str>) -> Result<()> {
+        let mut names = Vec::new();
+        if let Some(set) = current {
+            let set = self.store().join(set);
+            let entries = std::fs::read_dir(&set).map_err(|e| io_err(&set, e))?;
+            for entry in entries.flatten() {
+                if let Ok(name) = entry.file_name().into_string() {
+                    names.push(name);
+                }
+            }
+        }
+        let prefix = Path::new(STORE).join("current");
+        let entries = std::fs::read_dir(&self.dir).map_err(|e| io_err(&self.dir, e))?;
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            let into_store = std::fs::read_link(entry.path()).is_ok_and(|t| t.starts_with(&prefix));
+            if into_store && !names.contains(&name) {
+                let path = entry.path();
+                std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+            }
+        }
+        for name in &names {
+            let link = self.dir.join(name);
+            if std::fs::symlink_metadata(&link).is_err() {
+                std::os::unix::fs::symlink(prefix.join(name), &link)
+                    .map_err(|e| io_err(&link, e))?;
+            }
+        }
+        sync_dir(&self.dir)
     }
 }
 
