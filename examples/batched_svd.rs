@@ -285,7 +285,7 @@ fn run<T: RunScalar>(args: &Args, stop: &Stop, gpu: bool) -> Result<()> {
         fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
         fields.insert("job".into(), format!("batched svd {job_name}").into());
         fields.insert("method".into(), method_name.into());
-        written = set.commit(fields)?;
+        written = stop.commit(|| set.commit(fields))?;
     }
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     if args.json {

@@ -464,6 +464,46 @@ fn wait_for_gate(child: &mut Child, gate: &Path) {
     }
 }
 
+/// Issue 58: two SIGINTs just after the switch (the new set is committed)
+/// used to end the process with 130, the exit status of a run that wrote
+/// nothing. A committed set is reported as written, exit 0.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn two_sigints_after_the_switch_report_the_committed_set() {
+    let Some(bin) = example("evd") else { return };
+    let tmp = TempDir::new("sigint-after-switch");
+    let (p1, p2) = (tmp.path("a1.npy"), tmp.path("a2.npy"));
+    let (a1, a2) = (write_matrix(&p1, 60, 1), write_matrix(&p2, 80, 2));
+    let inputs = [(p1.as_path(), &a1), (p2.as_path(), &a2)];
+    let out = tmp.path("out");
+    let o = run(evd_command(&bin, &p1, &out, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let gate = tmp.path("gate");
+    // The run pauses just after its switch, before the clean-up.
+    let mut child = evd_command(&bin, &p2, &out, &[])
+        .env("EIGENFLOW_FAULT", "after-commit")
+        .env("EIGENFLOW_FAULT_GATE", &gate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_gate(&mut child, &gate);
+    for _ in 0..2 {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::fs::write(&gate, b"").unwrap();
+    let status = wait_at_most(&mut child, Duration::from_secs(60), "the signalled run");
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(status.code(), Some(0), "{status:?}: {err}");
+    assert!(!err.contains("nothing was written"), "{err}");
+    assert!(err.contains("committed"), "{err}");
+    assert_eq!(check_set(&out, &inputs), (p2.clone(), "vectors".into()));
+    assert_eq!(sets_in_store(&out), 1, "the replaced set is left");
+}
+
 /// Issue 58: a values-only rerun killed between its switch and its clean-up
 /// used to leave `eigenvectors.npy` as a dangling link. No link into the
 /// store dangles at any kill point, and the next run to take the directory
