@@ -212,11 +212,15 @@ fn check_selection<T: Scalar>(kind: Kind, n: usize, anorm: f64, seed: u64) {
                     d < 30.0,
                     "{what}: eigenvalue {j} differs by {d} ulps of the norm"
                 );
-                assert_eq!(
-                    got.values[k].f64().to_bits(),
-                    vals[k].f64().to_bits(),
-                    "{what}: values-only and vectors runs differ at {j}"
-                );
+                if !two_stage {
+                    // One reduction for both jobs (the graph reduces to a
+                    // narrower band for values only, so its bits differ).
+                    assert_eq!(
+                        got.values[k].f64().to_bits(),
+                        vals[k].f64().to_bits(),
+                        "{what}: values-only and vectors runs differ at {j}"
+                    );
+                }
             }
             if is_diagonal(kind) && !needs_scaling::<T>(anorm) {
                 for (k, j) in range.clone().enumerate() {
