@@ -198,7 +198,12 @@ fn run<T: RunScalar>(args: &Args, stop: &Stop, gpu: bool) -> Result<()> {
         .threads
         .unwrap_or_else(|| sysinfo::default_threads().min(MAX_THREADS));
     let out = args.output.as_deref().map(OutputDir::lock).transpose()?;
+    // The input as it was before the read, refused if it changed during it.
+    let input = args.input.as_deref().map(InputFile::stat).transpose()?;
     let (data, batch, m, n, layout) = load::<T>(args)?;
+    if let Some(file) = &input {
+        file.check_unchanged()?;
+    }
     let b = BatchRef::new(&data, batch, m, n, layout)?;
     let k = m.min(n);
     if let Some(out) = &out {
@@ -302,7 +307,12 @@ fn run<T: RunScalar>(args: &Args, stop: &Stop, gpu: bool) -> Result<()> {
         fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
         fields.insert("job".into(), format!("batched svd {job_name}").into());
         fields.insert("method".into(), method_name.into());
-        written = set.commit(fields)?;
+        let source = match &input {
+            Some(file) => file.to_json(),
+            None => serde_json::json!({ "generated": "gaussian", "seed": args.seed }),
+        };
+        fields.insert("input".into(), source);
+        written = stop.commit(|| set.commit(fields))?;
     }
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     if args.json {

@@ -120,8 +120,14 @@ pub enum Error {
         /// What failed to converge.
         detail: String,
     },
-    /// The computation needs more memory than the machine has.
-    #[error("needs {needed_gib:.1} GiB but {available_gib:.1} GiB is available; {suggestion}")]
+    /// The computation needs more memory than the machine has. The message
+    /// gives the two figures with one decimal, or as many more as it takes to
+    /// tell them apart.
+    #[error(
+        "needs {} GiB but {} GiB is available; {suggestion}",
+        gib_apart(.needed_gib, .available_gib),
+        gib_apart(.available_gib, .needed_gib)
+    )]
     OutOfMemory {
         /// Bytes needed, in GiB.
         needed_gib: f64,
@@ -260,6 +266,17 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "non-string panic payload".into())
+}
+
+/// `gib` with one decimal, or with as many more (up to 12) as it takes to
+/// tell it from `other` (so that "needs 0.11 GiB but 0.10 GiB" never reads
+/// "needs 0.1 GiB but 0.1 GiB").
+fn gib_apart(gib: &f64, other: &f64) -> String {
+    let mut digits = 1;
+    while digits < 12 && gib != other && format!("{gib:.digits$}") == format!("{other:.digits$}") {
+        digits += 1;
+    }
+    format!("{gib:.digits$}")
 }
 
 /// `a -> b -> c ... and N more`: the listed names of a sequence of `len` items.

@@ -434,3 +434,61 @@ fn a_memory_limit_sends_vectors_out_of_core_with_the_same_files() {
     };
     assert_refused(&o, 1, &["out of core", "raise the memory limit"]);
 }
+
+/// The two figures at the start of an out-of-memory refusal, "needs X GiB
+/// but Y GiB is available".
+fn refusal_figures(msg: &str) -> (f64, f64) {
+    let rest = msg
+        .strip_prefix("needs ")
+        .unwrap_or_else(|| panic!("{msg}"));
+    let (needed, rest) = rest
+        .split_once(" GiB but ")
+        .unwrap_or_else(|| panic!("{msg}"));
+    let (available, _) = rest
+        .split_once(" GiB is available")
+        .unwrap_or_else(|| panic!("{msg}"));
+    (needed.parse().unwrap(), available.parse().unwrap())
+}
+
+/// Issue 58: the out-of-core refusal began "needs 0.1 GiB but 0.1 GiB is
+/// available". The figures are printed with the digits that tell them apart.
+#[test]
+fn a_refusal_prints_figures_that_differ_when_the_amounts_do() {
+    use eigenflow::pipeline::evd::out_of_core::{plan, DiskSpace};
+    use eigenflow::pipeline::EvdOptions;
+    let n = 3000;
+    let disk = DiskSpace {
+        scratch_free: u64::MAX / 4,
+        output_free: None,
+        output_bytes: 0,
+    };
+    // A few MiB under the smallest limit the out-of-core plan accepts.
+    let limit = tightest_out_of_core_limit(n, 0) - (4 << 20);
+    let e = plan::<f64>(n, &EvdOptions::default(), 2, limit, 0, 0, disk).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("raise the memory limit"), "{msg}");
+    let (needed, available) = refusal_figures(&msg);
+    assert!(needed > available, "{msg}");
+    assert!(
+        available * (1u64 << 30) as f64 >= limit as f64 * 0.99,
+        "{msg}"
+    );
+    // The same for the error built by hand, 110 MiB against 100 MiB.
+    let e = eigenflow::Error::OutOfMemory {
+        needed_gib: 110.0 / 1024.0,
+        available_gib: 100.0 / 1024.0,
+        suggestion: "x".into(),
+    };
+    let (needed, available) = refusal_figures(&e.to_string());
+    assert!(needed > available, "{e}");
+    // Equal amounts, and amounts apart at the first digit, read as before.
+    let e = eigenflow::Error::OutOfMemory {
+        needed_gib: 3.0,
+        available_gib: 1.0,
+        suggestion: "x".into(),
+    };
+    assert!(
+        e.to_string().starts_with("needs 3.0 GiB but 1.0 GiB"),
+        "{e}"
+    );
+}

@@ -442,3 +442,149 @@ fn the_dtype_follows_the_input_unless_precision_says_otherwise() {
         }
     }
 }
+
+/// Waits until `child` reaches the fault gate `gate` (it creates
+/// `<gate>.reached`); fails if it exits first or takes over a minute.
+#[cfg(feature = "fault-injection")]
+fn wait_for_gate(child: &mut Child, gate: &Path) {
+    let mut reached = gate.as_os_str().to_owned();
+    reached.push(".reached");
+    let reached = PathBuf::from(reached);
+    let t0 = Instant::now();
+    while !reached.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("exited ({status:?}) before reaching {}", gate.display());
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "{} never reached",
+            gate.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Issue 58: two SIGINTs just after the switch (the new set is committed)
+/// used to end the process with 130, the exit status of a run that wrote
+/// nothing. A committed set is reported as written, exit 0.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn two_sigints_after_the_switch_report_the_committed_set() {
+    let Some(bin) = example("evd") else { return };
+    let tmp = TempDir::new("sigint-after-switch");
+    let (p1, p2) = (tmp.path("a1.npy"), tmp.path("a2.npy"));
+    let (a1, a2) = (write_matrix(&p1, 60, 1), write_matrix(&p2, 80, 2));
+    let inputs = [(p1.as_path(), &a1), (p2.as_path(), &a2)];
+    let out = tmp.path("out");
+    let o = run(evd_command(&bin, &p1, &out, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let gate = tmp.path("gate");
+    // The run pauses just after its switch, before the clean-up.
+    let mut child = evd_command(&bin, &p2, &out, &[])
+        .env("EIGENFLOW_FAULT", "after-commit")
+        .env("EIGENFLOW_FAULT_GATE", &gate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_gate(&mut child, &gate);
+    for _ in 0..2 {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::fs::write(&gate, b"").unwrap();
+    let status = wait_at_most(&mut child, Duration::from_secs(60), "the signalled run");
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(status.code(), Some(0), "{status:?}: {err}");
+    assert!(!err.contains("nothing was written"), "{err}");
+    assert!(err.contains("committed"), "{err}");
+    assert_eq!(check_set(&out, &inputs), (p2.clone(), "vectors".into()));
+    assert_eq!(sets_in_store(&out), 1, "the replaced set is left");
+}
+
+/// Issue 58: a values-only rerun killed between its switch and its clean-up
+/// used to leave `eigenvectors.npy` as a dangling link. No link into the
+/// store dangles at any kill point, and the next run to take the directory
+/// repairs the links of one left by an older version (or a missing one).
+#[cfg(feature = "fault-injection")]
+#[test]
+fn no_dangling_link_after_a_kill_and_the_next_lock_repairs_the_links() {
+    let Some(bin) = example("evd") else { return };
+    let tmp = TempDir::new("dangling");
+    let (p1, p2) = (tmp.path("a1.npy"), tmp.path("a2.npy"));
+    let (a1, a2) = (write_matrix(&p1, 40, 1), write_matrix(&p2, 50, 2));
+    let inputs = [(p1.as_path(), &a1), (p2.as_path(), &a2)];
+    let out = tmp.path("out");
+    let dangling = |name: &str| {
+        let p = out.join(name);
+        std::fs::symlink_metadata(&p).is_ok() && std::fs::metadata(&p).is_err()
+    };
+    let o = run(evd_command(&bin, &p1, &out, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for point in ["before-commit", "after-commit"] {
+        for (input, extra) in [(&p2, &["--values-only"][..]), (&p1, &[][..])] {
+            let mut c = evd_command(&bin, input, &out, extra);
+            c.env("EIGENFLOW_FAULT", point);
+            assert_eq!(run(c).status.signal(), Some(9), "{point} {extra:?}");
+            for name in ["eigenvalues.npy", "eigenvectors.npy", "result.json"] {
+                assert!(!dangling(name), "{name} dangles after a kill at {point}");
+            }
+            check_set(&out, &inputs);
+        }
+    }
+    // The state an older version's kill left: a values-only set with a
+    // dangling `eigenvectors.npy`, and a name of the set without its link.
+    let o = run(evd_command(&bin, &p2, &out, &["--values-only"]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::os::unix::fs::symlink(
+        ".eigenflow/current/eigenvectors.npy",
+        out.join("eigenvectors.npy"),
+    )
+    .unwrap();
+    std::fs::remove_file(out.join("eigenvalues.npy")).unwrap();
+    assert!(dangling("eigenvectors.npy"));
+    // A run that takes the directory and is killed before its switch.
+    let mut c = evd_command(&bin, &p1, &out, &[]);
+    c.env("EIGENFLOW_FAULT", "after-first-file");
+    assert_eq!(run(c).status.signal(), Some(9));
+    assert!(std::fs::symlink_metadata(out.join("eigenvectors.npy")).is_err());
+    assert_eq!(check_set(&out, &inputs), (p2.clone(), "values".into()));
+}
+
+/// Issue 58: deleting `.eigenflow.lock` while a run holds the directory used
+/// to let a second run in, whose clean-up deleted the first run's unfinished
+/// set. The directory itself is locked: the second run is refused.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_deleted_lock_file_does_not_let_a_second_run_in() {
+    let Some(bin) = example("evd") else { return };
+    let tmp = TempDir::new("lock-deleted");
+    let (p1, p2) = (tmp.path("a1.npy"), tmp.path("a2.npy"));
+    let (a1, a2) = (write_matrix(&p1, 60, 1), write_matrix(&p2, 80, 2));
+    let inputs = [(p1.as_path(), &a1), (p2.as_path(), &a2)];
+    let out = tmp.path("out");
+    let gate = tmp.path("gate");
+    // The first run pauses with its set written, before its switch.
+    let mut first = evd_command(&bin, &p1, &out, &[])
+        .env("EIGENFLOW_FAULT", "before-commit")
+        .env("EIGENFLOW_FAULT_GATE", &gate)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_gate(&mut first, &gate);
+    std::fs::remove_file(out.join(".eigenflow.lock")).unwrap();
+    let o = run(evd_command(&bin, &p2, &out, &[]));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "the second run got in: {err}");
+    assert!(err.contains("is in use by another eigenflow run"), "{err}");
+    assert_eq!(sets_in_store(&out), 1, "the first run's set was touched");
+    std::fs::write(&gate, b"").unwrap();
+    let status = wait_at_most(&mut first, Duration::from_secs(60), "the first run");
+    let o = first.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(check_set(&out, &inputs), (p1.clone(), "vectors".into()));
+    assert_eq!(sets_in_store(&out), 1);
+}

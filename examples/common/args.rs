@@ -103,11 +103,14 @@ pub fn positive(s: &str) -> std::result::Result<usize, String> {
 }
 
 /// Installs the SIGINT/SIGTERM handlers, runs `body`, and ends the process
-/// the documented way (docs/cli.md): 0 on success; 128 + the signal, with a
-/// one-line message, when a signal stopped the run (the previous result in
-/// `output` is intact); 1 with `error: ...` otherwise.
+/// the documented way (docs/cli.md): 0 on success (with a note when a signal
+/// came too late to stop the run); 128 + the signal, with a one-line
+/// message, when a signal stopped the run (the previous result in `output`
+/// is intact: `body` commits its result through [`Stop::commit`], and an
+/// error after a successful commit is not possible); 1 with `error: ...`
+/// otherwise.
 pub fn run_main(output: Option<&Path>, body: impl FnOnce(&Stop) -> eigenflow::Result<()>) {
-    let stop = Stop::install().unwrap_or_else(|e| {
+    let stop = Stop::install(output).unwrap_or_else(|e| {
         eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
         std::process::exit(1);
     });
@@ -122,6 +125,12 @@ pub fn run_main(output: Option<&Path>, body: impl FnOnce(&Stop) -> eigenflow::Re
         }
         eprintln!("error: {e}");
         std::process::exit(1);
+    }
+    if let Some(sig) = stop.signal() {
+        eprintln!(
+            "{} came after the result was complete: the run finished",
+            Stop::name(sig)
+        );
     }
 }
 

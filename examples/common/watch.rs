@@ -3,30 +3,103 @@
 
 use eigenflow::runtime::{Progress, RunHandle};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The number of the first SIGINT or SIGTERM received (0 while none was).
+/// Where the run is with its result set: a second signal ends it with 128 +
+/// the signal's number while `RUNNING`, waits for the commit's outcome while
+/// `COMMITTING`, and ends it with 0 once `COMMITTED` (see [`Stop::commit`]).
+const RUNNING: u8 = 0;
+const COMMITTING: u8 = 1;
+const COMMITTED: u8 = 2;
+
+/// The first SIGINT or SIGTERM received, and what a second one does.
 #[derive(Clone)]
-pub struct Stop(Arc<AtomicUsize>);
+pub struct Stop {
+    /// The number of the first signal (0 while none was).
+    signal: Arc<AtomicUsize>,
+    /// `RUNNING`, `COMMITTING` or `COMMITTED`.
+    phase: Arc<AtomicU8>,
+    /// A second signal came while `COMMITTING`.
+    pending: Arc<AtomicBool>,
+    /// What a second signal after the commit says, per signal (SIGINT, SIGTERM).
+    committed_note: Arc<[String; 2]>,
+}
 
 impl Stop {
     /// From now on SIGINT and SIGTERM set the flag instead of killing the
-    /// process (a second one still ends it at once, with 128 + its number).
-    pub fn install() -> std::io::Result<Stop> {
+    /// process. A second one still ends it at once: with 128 + its number
+    /// before the result set into `output` is committed, with 0 and a line
+    /// saying so after (the result is written: [`Stop::commit`]).
+    pub fn install(output: Option<&Path>) -> std::io::Result<Stop> {
         use signal_hook::consts::{SIGINT, SIGTERM};
-        let signal = Arc::new(AtomicUsize::new(0));
+        let dir = output.map_or_else(String::new, |d| format!(" in {}", d.display()));
+        let note = |sig| {
+            format!(
+                "stopped by {} after the new result{dir} was committed: it is written and complete\n",
+                Stop::name(sig)
+            )
+        };
+        let stop = Stop {
+            signal: Arc::new(AtomicUsize::new(0)),
+            phase: Arc::new(AtomicU8::new(RUNNING)),
+            pending: Arc::new(AtomicBool::new(false)),
+            committed_note: Arc::new([note(SIGINT), note(SIGTERM)]),
+        };
         let again = Arc::new(AtomicBool::new(false));
-        for sig in [SIGINT, SIGTERM] {
+        for (k, sig) in [SIGINT, SIGTERM].into_iter().enumerate() {
             let code = 128 + sig;
-            signal_hook::flag::register_conditional_shutdown(sig, code, again.clone())
+            let (again2, phase, pending) =
+                (again.clone(), stop.phase.clone(), stop.pending.clone());
+            let notes = stop.committed_note.clone();
+            let second = move || {
+                if !again2.load(Ordering::SeqCst) {
+                    return;
+                }
+                match phase.load(Ordering::SeqCst) {
+                    RUNNING => signal_hook::low_level::exit(code),
+                    COMMITTING => pending.store(true, Ordering::SeqCst),
+                    _ => {
+                        let note = notes[k].as_bytes();
+                        // SAFETY: write(2) of a buffer that outlives the
+                        // call; async-signal-safe, as is _exit below.
+                        unsafe { libc::write(2, note.as_ptr().cast(), note.len()) };
+                        signal_hook::low_level::exit(0)
+                    }
+                }
+            };
+            // SAFETY: the action only loads and stores atomics, writes a
+            // prepared buffer with write(2) and calls _exit, all
+            // async-signal-safe.
+            unsafe { signal_hook::low_level::register(sig, second) }
                 .and_then(|_| signal_hook::flag::register(sig, again.clone()))
                 .and_then(|_| {
-                    signal_hook::flag::register_usize(sig, signal.clone(), sig as usize)
+                    signal_hook::flag::register_usize(sig, stop.signal.clone(), sig as usize)
                 })?;
         }
-        Ok(Stop(signal))
+        Ok(stop)
+    }
+
+    /// Runs `commit`, the commit of a result set (its switch is the moment
+    /// the new result replaces the old one), so that a signal never ends the
+    /// process with the status of a stopped run once the result is written:
+    /// a second signal during `commit` waits for its outcome. When `commit`
+    /// succeeded, such a signal (or any later one) ends the process at once
+    /// with 0, saying that the result was committed; when it failed, the
+    /// error is returned (a failed commit leaves the previous result).
+    pub fn commit<R>(&self, commit: impl FnOnce() -> eigenflow::Result<R>) -> eigenflow::Result<R> {
+        self.phase.store(COMMITTING, Ordering::SeqCst);
+        let result = commit();
+        let phase = if result.is_ok() { COMMITTED } else { RUNNING };
+        self.phase.store(phase, Ordering::SeqCst);
+        if phase == COMMITTED && self.pending.load(Ordering::SeqCst) {
+            let k = usize::from(self.signal() != Some(signal_hook::consts::SIGINT));
+            eprint!("{}", self.committed_note[k]);
+            std::process::exit(0);
+        }
+        result
     }
 
     /// The name of signal `sig` (SIGINT or SIGTERM, the two handled).
@@ -40,7 +113,7 @@ impl Stop {
 
     /// The signal received, if any.
     pub fn signal(&self) -> Option<i32> {
-        match self.0.load(Ordering::SeqCst) {
+        match self.signal.load(Ordering::SeqCst) {
             0 => None,
             s => Some(s as i32),
         }

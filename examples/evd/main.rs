@@ -380,23 +380,6 @@ fn square_order(path: &Path, header: &npy::Header) -> Result<usize> {
     }
 }
 
-/// Test only (feature `fault-injection`): with `EIGENFLOW_READ_GATE=PATH`,
-/// after the input is read, creates `PATH.reached` and waits until `PATH`
-/// exists, so a test can rewrite the input between the read and the check.
-fn read_gate() {
-    if !cfg!(feature = "fault-injection") {
-        return;
-    }
-    if let Some(gate) = std::env::var_os("EIGENFLOW_READ_GATE").map(PathBuf::from) {
-        let mut reached = gate.clone().into_os_string();
-        reached.push(".reached");
-        let _ = std::fs::write(&reached, b"");
-        while !gate.exists() {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    }
-}
-
 /// The matrix of `--input` (checked unchanged since it was looked at) or of
 /// `--seed`.
 fn load_matrix<T: Scalar>(
@@ -407,7 +390,6 @@ fn load_matrix<T: Scalar>(
     Ok(match input {
         Some((file, _)) => {
             let a = npy::read_square_matrix::<T>(&file.path)?;
-            read_gate();
             file.check_unchanged()?;
             a
         }
@@ -583,7 +565,7 @@ fn run<T: RunScalar>(
             }
         };
         fields.insert("input".into(), source);
-        written = set.commit(fields)?;
+        written = stop.commit(|| set.commit(fields))?;
     }
     if args.json {
         let stage_obj: serde_json::Map<String, serde_json::Value> = stages

@@ -210,7 +210,7 @@ pub fn run<T: Scalar>(
             }
         };
         fields.insert("input".into(), source);
-        paths = s.commit(fields)?;
+        paths = stop.commit(|| s.commit(fields))?;
     }
 
     let seconds = report.wall.as_secs_f64();

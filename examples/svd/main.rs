@@ -420,7 +420,7 @@ fn run<T: RunScalar>(
             }
         };
         fields.insert("input".into(), source);
-        written = set.commit(fields)?;
+        written = stop.commit(|| set.commit(fields))?;
     }
     if args.json {
         let stage_obj: serde_json::Map<String, serde_json::Value> = stages

@@ -17,11 +17,14 @@
 mod dot;
 mod flow;
 mod footprint;
+mod outcome;
 pub(crate) mod plan;
 mod races;
 
 pub use flow::DataFlow;
 pub use footprint::{Footprint, Region};
+pub(crate) use outcome::state_of;
+pub use outcome::{RunOutcome, RunState};
 
 use crate::{Error, Result};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -227,6 +230,20 @@ pub struct TaskGraph<'a> {
     tag: u64,
     /// The first edge naming a task of another graph, reported by validation.
     bad_edge: Option<(TaskId, TaskId)>,
+    /// This graph's outcome, cloned into the result handles built from it.
+    outcome: RunOutcome,
+    /// The outcomes this graph settles: its own and those of the graphs
+    /// appended to it. The runtime takes them to settle when the run ends;
+    /// whatever is left when the graph drops settles as never run.
+    unsettled: Vec<RunOutcome>,
+}
+
+impl Drop for TaskGraph<'_> {
+    fn drop(&mut self) {
+        for o in self.unsettled.drain(..) {
+            o.settle(RunState::NotRun);
+        }
+    }
 }
 
 impl Default for TaskGraph<'_> {
@@ -238,20 +255,32 @@ impl Default for TaskGraph<'_> {
 impl<'a> TaskGraph<'a> {
     /// An empty graph.
     pub fn new() -> Self {
-        TaskGraph {
-            g: DiGraph::default(),
-            tag: fresh_tag(),
-            bad_edge: None,
-        }
+        Self::with_capacity(0, 0)
     }
 
     /// An empty graph with room for `tasks` tasks and `edges` edges.
     pub fn with_capacity(tasks: usize, edges: usize) -> Self {
+        let outcome = RunOutcome::new();
         TaskGraph {
             g: DiGraph::with_capacity(tasks, edges),
             tag: fresh_tag(),
             bad_edge: None,
+            unsettled: vec![outcome.clone()],
+            outcome,
         }
+    }
+
+    /// The outcome of this graph's run, for result handles: it settles when
+    /// the run ends (or the graph drops unrun), see [`RunOutcome`]. A graph
+    /// appended to another settles with that one.
+    pub fn outcome(&self) -> RunOutcome {
+        self.outcome.clone()
+    }
+
+    /// The outcomes to settle when the run ends, taken out so that dropping
+    /// the graph no longer settles them.
+    pub(crate) fn take_outcomes(&mut self) -> Vec<RunOutcome> {
+        std::mem::take(&mut self.unsettled)
     }
 
     /// Adds a task and returns its id.
@@ -328,8 +357,10 @@ impl<'a> TaskGraph<'a> {
     /// `other` handed out before are foreign to this graph: translate them with
     /// their [`TaskId::index`] plus the length this graph had before the call, via
     /// [`Self::task_id`].
-    pub fn append(&mut self, other: TaskGraph<'a>) -> SubGraph {
+    pub fn append(&mut self, mut other: TaskGraph<'a>) -> SubGraph {
         let offset = self.g.node_count() as u32;
+        // The handles built from `other` now wait for this graph's run.
+        self.unsettled.extend(other.take_outcomes());
         if let Some((f, t)) = other.bad_edge {
             // Re-tag the endpoints that were `other`'s own; a foreign one stays foreign.
             let retag = |id: TaskId| {
@@ -342,7 +373,7 @@ impl<'a> TaskGraph<'a> {
             let bad = (retag(f), retag(t));
             self.bad_edge.get_or_insert(bad);
         }
-        let (nodes, edges) = other.g.into_nodes_edges();
+        let (nodes, edges) = std::mem::take(&mut other.g).into_nodes_edges();
         let mut has_pred = vec![false; nodes.len()];
         let mut has_succ = vec![false; nodes.len()];
         for e in &edges {

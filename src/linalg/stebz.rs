@@ -16,6 +16,18 @@
 //! which other eigenvalues are sought. A range of indices can therefore be cut
 //! into sub-ranges solved by separate tasks, in any order and on any thread,
 //! and the results are bitwise those of one call on the whole range.
+//!
+//! The matrix is split where an off-diagonal is negligible, by `dstebz`'s
+//! criterion `e_i^2 <= ulp^2 |d_i d_{i+1}| + safmin` ([`split_offdiagonal`]):
+//! the squared off-diagonal is set to zero there, so the Sturm count of the
+//! whole is the sum of the blocks' counts. An eigenvalue of a 1 x 1 block is
+//! its diagonal entry, exactly, as in `dstebz`: diagonal and block-diagonal
+//! input and the zero matrix give exact eigenvalues (a zero eigenvalue of a
+//! positive semidefinite matrix cannot come out as a tiny negative number).
+//! Where a converged interval holds eigenvalues of several blocks, each
+//! block's are refined to the block's own tolerance (`dstebz` bisects each
+//! block with its own Gershgorin norm); this depends only on the interval,
+//! so the canonical tree's guarantee still holds.
 
 use crate::error::Error;
 use crate::scalar::Scalar;
@@ -31,6 +43,30 @@ pub struct Sturm<T> {
     lo: T,
     hi: T,
     tnorm: T,
+    /// The blocks between negligible off-diagonals, with their Gershgorin
+    /// norms; one block when nothing splits.
+    blocks: Vec<(Range<usize>, T)>,
+}
+
+/// `e` with the entries that are negligible by `dstebz`'s criterion
+/// (`e_i^2 <= ulp^2 |d_i d_{i+1}| + safmin`, `ulp` the machine precision
+/// `T::EPS`) set to zero: the tridiagonal splits into independent blocks
+/// there. Inverse iteration ([`super::stein`]) splits the same way, so both
+/// see the same blocks.
+pub fn split_offdiagonal<T: Scalar>(d: &[T], e: &[T]) -> Vec<T> {
+    let ulp = T::EPS;
+    e.iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            // (ulp |d_i|) (ulp |d_i+1|): the product cannot overflow.
+            let floor = (ulp * d[i].abs()) * (ulp * d[i + 1].abs()) + T::SAFE_MIN;
+            if x * x < floor {
+                T::zero()
+            } else {
+                x
+            }
+        })
+        .collect()
 }
 
 impl<T: Scalar> Sturm<T> {
@@ -58,9 +94,19 @@ impl<T: Scalar> Sturm<T> {
                 value: format!("{value}"),
             });
         }
-        let e2: Vec<T> = e.iter().map(|&x| x * x).collect();
+        let split = split_offdiagonal(d, e);
+        let e2: Vec<T> = split.iter().map(|&x| x * x).collect();
         let emax2 = e2.iter().fold(T::one(), |m, &x| m.max(x));
         let pivmin = T::SAFE_MIN * emax2;
+        let mut blocks = Vec::new();
+        let mut start = 0;
+        for i in 0..n {
+            if i + 1 == n || split[i] == T::zero() {
+                let norm = gershgorin_norm(&d[start..=i], &split[start..i]);
+                blocks.push((start..i + 1, norm));
+                start = i + 1;
+            }
+        }
         // Gershgorin discs (dstebz): every eigenvalue lies in [gl, gu].
         let (mut gl, mut gu) = (T::zero(), T::zero());
         for i in 0..n {
@@ -88,7 +134,13 @@ impl<T: Scalar> Sturm<T> {
             lo: gl - widen,
             hi: gu + widen,
             tnorm,
+            blocks,
         })
+    }
+
+    /// The blocks of the split matrix (row ranges), in order.
+    pub fn blocks(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.blocks.iter().map(|(r, _)| r.clone())
     }
 
     /// Order of the matrix.
@@ -130,6 +182,109 @@ impl<T: Scalar> Sturm<T> {
             }
         }
         c
+    }
+
+    /// The number of eigenvalues below `x` of each block, clamped outside the
+    /// root interval as [`Sturm::count`] is (the counts add up to it).
+    fn block_counts(&self, x: T) -> Vec<usize> {
+        self.blocks
+            .iter()
+            .map(|(r, _)| {
+                if x <= self.lo {
+                    0
+                } else if x >= self.hi {
+                    r.len()
+                } else {
+                    self.count_rows(r.clone(), x)
+                }
+            })
+            .collect()
+    }
+
+    /// The Sturm count of rows `r` alone (a block: the recurrence starts
+    /// afresh at its first row, as it does in [`Sturm::count`] after a split).
+    fn count_rows(&self, r: Range<usize>, x: T) -> usize {
+        let mut c = 0;
+        let mut q = T::one();
+        for i in r.clone() {
+            q = if i == r.start {
+                self.d[i] - x
+            } else {
+                self.d[i] - x - self.e2[i - 1] / q
+            };
+            if q.abs() <= self.pivmin {
+                q = -self.pivmin;
+            }
+            if q < T::zero() {
+                c += 1;
+            }
+        }
+        c
+    }
+
+    /// The eigenvalues in the converged interval `[a, b]` that holds those of
+    /// indices `ca..cb`, ascending: its midpoint for each when the matrix does
+    /// not split; otherwise each block's own, the diagonal entry of a 1 x 1
+    /// block exactly, those of larger blocks bisected
+    /// further to the block's tolerance. A function of the interval alone.
+    fn leaf_values(&self, a: T, b: T, ca: usize, cb: usize, atol: T) -> Vec<T> {
+        let m = cb - ca;
+        let mid = (a + b) * T::of(0.5);
+        if self.blocks.len() == 1 {
+            return vec![mid; m];
+        }
+        let (ka, kb) = (self.block_counts(a), self.block_counts(b));
+        let mut vals = Vec::with_capacity(m);
+        for (i, (r, norm)) in self.blocks.iter().enumerate() {
+            let (lo, hi) = (ka[i], kb[i].max(ka[i]));
+            if lo == hi {
+                continue;
+            }
+            if r.len() == 1 {
+                // Not clamped into [a, b]: a pivot within `pivmin` of zero
+                // counts as negative, so `d` may lie up to `pivmin` above
+                // `b` (an exact zero in the interval just below it).
+                vals.push(self.d[r.start]);
+            } else {
+                let tol = if atol > T::zero() {
+                    atol
+                } else {
+                    (T::EPS + T::EPS) * *norm
+                };
+                self.bisect_block(r.clone(), (a, b, lo, hi), tol, &mut vals);
+            }
+        }
+        vals.sort_by(|x, y| x.partial_cmp(y).expect("finite eigenvalues"));
+        // The blocks' counts add up to the whole's; should rounding ever make
+        // them disagree, the interval's midpoint fills in (or the surplus
+        // goes), so the interval still yields exactly its `m` values.
+        vals.resize(m, mid);
+        vals
+    }
+
+    /// Bisects block `r` inside the interval `(a, b, ca, cb)` (block counts)
+    /// until its pieces are narrower than `max(tol, pivmin, 2 ulp |x|)`,
+    /// appending each piece's midpoint once per eigenvalue in it.
+    fn bisect_block(&self, r: Range<usize>, root: (T, T, usize, usize), tol: T, out: &mut Vec<T>) {
+        let rtol = T::of(4.0) * T::EPS;
+        let mut stack = vec![root];
+        // Each halving at least halves the width; the floor `pivmin > 0`
+        // bounds the depth, and the midpoint test stops at adjacent floats.
+        while let Some((a, b, ca, cb)) = stack.pop() {
+            let mid = (a + b) * T::of(0.5);
+            let t = tol.max(self.pivmin).max(rtol * a.abs().max(b.abs()));
+            if b - a <= t || mid <= a || mid >= b {
+                out.extend(std::iter::repeat_n(mid, cb - ca));
+                continue;
+            }
+            let cm = self.count_rows(r.clone(), mid).clamp(ca, cb);
+            if cb > cm {
+                stack.push((mid, b, cm, cb));
+            }
+            if cm > ca {
+                stack.push((a, mid, ca, cm));
+            }
+        }
     }
 
     /// [`Sturm::count`] at up to [`LANES`] points in one pass over the matrix.
@@ -248,9 +403,8 @@ impl<T: Scalar> Sturm<T> {
                 let tol = atol.max(self.pivmin).max(rtol * a.abs().max(b.abs()));
                 let mid = (a + b) * T::of(0.5);
                 if b - a <= tol || mid <= a || mid >= b {
-                    for x in &mut out[lo - idx.start..hi - idx.start] {
-                        *x = mid;
-                    }
+                    let vals = self.leaf_values(a, b, ca, cb, abstol);
+                    out[lo - idx.start..hi - idx.start].copy_from_slice(&vals[lo - ca..hi - ca]);
                     continue;
                 }
                 if depth >= itmax || !mid.is_finite() {
@@ -276,6 +430,16 @@ impl<T: Scalar> Sturm<T> {
         }
         Ok(out)
     }
+}
+
+/// `max(|gl|, |gu|)` of the Gershgorin interval of the tridiagonal `(d, e)`.
+fn gershgorin_norm<T: Scalar>(d: &[T], e: &[T]) -> T {
+    let n = d.len();
+    (0..n).fold(T::zero(), |m, i| {
+        let r = if i > 0 { e[i - 1].abs() } else { T::zero() }
+            + if i + 1 < n { e[i].abs() } else { T::zero() };
+        m.max((d[i] - r).abs()).max((d[i] + r).abs())
+    })
 }
 
 /// Sturm counts evaluated together by [`Sturm::bisect`].

@@ -1,7 +1,7 @@
 //! What every stage builder shares: tasks whose bodies take checked views, and
 //! the check that handles belong to the graph being built.
 
-use crate::graph::{Footprint, Region, SubGraph, Task, TaskContext, TaskGraph, TaskId};
+use crate::graph::{Footprint, Region, RunOutcome, SubGraph, Task, TaskContext, TaskGraph, TaskId};
 use crate::matrix::access::Access;
 use crate::{Error, Result, Scalar};
 use parking_lot::Mutex;
@@ -60,18 +60,48 @@ pub(crate) fn subgraph_of(g: &TaskGraph<'_>, ids: &[TaskId]) -> SubGraph {
     }
 }
 
-/// Where a task graph leaves a vector it computes: empty until the task that
-/// fills it has run successfully.
+/// Where a task graph leaves a vector it computes.
+///
+/// Readable once the run of the graph that computes it has succeeded
+/// ([`Slot::get`]); [`Error::NotRun`] before the run, while it runs, and
+/// after a run that failed or was cancelled, or a graph dropped unrun.
 pub struct Slot<T> {
     pub(crate) cell: Arc<Mutex<Option<Vec<T>>>>,
     pub(crate) task: TaskId,
+    pub(crate) outcome: RunOutcome,
+}
+
+impl<T> Slot<T> {
+    /// The slot filled by `task` of `g` into `cell`.
+    pub(crate) fn new(g: &TaskGraph<'_>, cell: Arc<Mutex<Option<Vec<T>>>>, task: TaskId) -> Self {
+        Slot {
+            cell,
+            task,
+            outcome: g.outcome(),
+        }
+    }
 }
 
 impl<T: Clone> Slot<T> {
-    /// The value, once the graph ran successfully; [`Error::NotRun`] before
-    /// (or after a run that failed before the task).
+    /// The value, once the run of its graph has succeeded; [`Error::NotRun`]
+    /// otherwise (see [`Slot`]). Does not block, and does not consume the
+    /// slot: read it again at will.
     pub fn get(&self) -> Result<Vec<T>> {
+        self.outcome.check()?;
         self.cell.lock().clone().ok_or(Error::NotRun)
+    }
+
+    /// Blocks until the run of its graph has ended (useful when the run was
+    /// submitted and its handle dropped), then answers as [`Slot::get`].
+    /// Never call it from a task of the same graph.
+    pub fn wait(&self) -> Result<Vec<T>> {
+        self.outcome.wait()?;
+        self.get()
+    }
+
+    /// Whether [`Slot::get`] would return the value now.
+    pub fn is_ready(&self) -> bool {
+        self.outcome.is_ready()
     }
 
     /// The task that fills the slot.

@@ -57,6 +57,7 @@ impl InputFile {
     ///
     /// [`stat`]: InputFile::stat
     pub fn check_unchanged(&self) -> Result<()> {
+        super::fault::read_gate();
         let now = InputFile::stat(&self.path)?;
         if now.size != self.size || now.modified != self.modified {
             return Err(Error::Npy {

@@ -8,7 +8,7 @@
 //! # Layout
 //!
 //! ```text
-//! DIR/.eigenflow.lock                 the lock (holds the pid of its holder)
+//! DIR/.eigenflow.lock                 the lock file (holds the pid of the lock's holder)
 //! DIR/.eigenflow/set-<pid>-<nanos>/   one complete result set: the arrays and result.json
 //! DIR/.eigenflow/current              symbolic link to the committed set
 //! DIR/eigenvalues.npy                 symbolic link to .eigenflow/current/eigenvalues.npy
@@ -17,27 +17,34 @@
 //!
 //! # Protocol
 //!
-//! 1. [`OutputDir::lock`] takes an exclusive `flock` on `DIR/.eigenflow.lock`
-//!    before anything is computed (a second run is refused at once, naming
-//!    the directory and the holder's pid), and removes the sets of killed runs.
+//! 1. [`OutputDir::lock`] takes an exclusive `flock` on `DIR` itself and on
+//!    `DIR/.eigenflow.lock` before anything is computed (a second run is
+//!    refused at once, naming the directory and the holder's pid, even if the
+//!    lock file was deleted), removes the sets of killed runs and repairs the
+//!    links of the current set's names.
 //!    [`OutputDir::check_space`] refuses a result that will not fit.
 //! 2. [`OutputDir::begin`] creates a fresh set directory; each array is written
 //!    into it through a SHA-256 digest, flushed and `fsync`ed.
 //! 3. [`ResultWriter::commit`] writes `result.json` into the set the same way,
-//!    last, `fsync`s the set directory, makes sure each name of the set has its
-//!    link in `DIR`, and then switches `.eigenflow/current` to the new set with
-//!    one `rename` of a symbolic link — the one atomic step that replaces the
-//!    whole set. Only then are the names the new set does not have removed (so
-//!    a values-only run removes the `eigenvectors.npy` of an earlier run with
-//!    vectors: the whole set is replaced as a unit) and the old set deleted.
+//!    last, `fsync`s the set directory, makes the links of the names only the
+//!    new set has under temporary hidden names, removes the names the new set
+//!    does not have (so a values-only run removes the `eigenvectors.npy` of an
+//!    earlier run with vectors: the whole set is replaced as a unit), and then
+//!    switches `.eigenflow/current` to the new set with one `rename` of a
+//!    symbolic link — the one atomic step that replaces the whole set. Only
+//!    then are the new names' links renamed into place and the old set
+//!    deleted. An error of the commit means the switch did not happen; what
+//!    follows the switch cannot fail it.
 //!
 //! A run killed at any moment before the switch leaves the previous set as it
 //! was (plus an unfinished set in the store, removed by the next run); killed
-//! after it, the new set is complete. A name whose link was created before the
-//! switch but whose file only the new set has (e.g. `eigenvectors.npy` after an
-//! earlier values-only run) is a dangling link until the switch: reading it
-//! fails loudly, it never yields another run's data. A failure or a stop
-//! request ([`ResultWriter::stop_when`]) removes the new set's files.
+//! after it, the new set is complete. No link of the directory ever dangles:
+//! around the switch a name that only one of the two sets has can be missing
+//! (a kill there leaves it so), and the next [`OutputDir::lock`] gives every
+//! name of the current set its link and removes links to names it does not
+//! have. Reading a missing name fails loudly; no name ever yields another
+//! run's data. A failure or a stop request ([`ResultWriter::stop_when`])
+//! removes the new set's files.
 //!
 //! Regular files left at the result's names by eigenflow versions before this
 //! layout are replaced by the links (without a manifest they belong to no set).
@@ -338,7 +345,11 @@ impl<'a> ResultWriter<'a> {
         let dir = self.out.dir.clone();
         let mut names: Vec<String> = self.parts.iter().map(|p| p.name.clone()).collect();
         names.push(MANIFEST.to_string());
-        // Every name of the new set gets its link before the switch.
+        // Before the switch, the names the new set does not have are removed
+        // and the links it adds are made under temporary (hidden) names, so
+        // that no link of the directory ever dangles.
+        self.remove_stale(&dir, &names)?;
+        let mut staged = Vec::new();
         for name in &names {
             let link = dir.join(name);
             let target = Path::new(STORE).join("current").join(name);
@@ -348,10 +359,7 @@ impl<'a> ResultWriter<'a> {
             let tmp = dir.join(format!(".link-{}-{name}", std::process::id()));
             let _ = std::fs::remove_file(&tmp);
             std::os::unix::fs::symlink(&target, &tmp).map_err(|e| io_err(&tmp, e))?;
-            std::fs::rename(&tmp, &link).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                io_err(&link, e)
-            })?;
+            staged.push((tmp, link));
         }
         sync_dir(&dir)?;
         // The switch: one rename replaces the whole set.
@@ -362,19 +370,26 @@ impl<'a> ResultWriter<'a> {
         let current = store.join("current");
         std::fs::rename(&tmp, &current).map_err(|e| io_err(&current, e))?;
         self.committed = true;
-        sync_dir(&store)?;
+        // Committed: what follows completes the directory's links and
+        // removes the replaced set. The next lock redoes it if it fails or
+        // is killed ([`OutputDir::lock`]), so it cannot fail the commit (an
+        // error now would report a committed result as not written).
+        let durable = sync_dir(&store).is_ok();
+        for (tmp, link) in staged {
+            let _ = std::fs::rename(&tmp, &link);
+        }
+        let _ = sync_dir(&dir);
         fault::point("after-commit");
-        self.remove_stale(&dir, &names)?;
-        sync_dir(&dir)?;
-        if let Some(old) = old.filter(|o| *o != self.set) {
-            let old = store.join(old);
-            std::fs::remove_dir_all(&old).map_err(|e| io_err(&old, e))?;
+        // The replaced set goes only once the switch is on disk.
+        if let Some(old) = old.filter(|o| durable && *o != self.set) {
+            let _ = std::fs::remove_dir_all(store.join(old));
         }
         Ok(names.iter().map(|n| dir.join(n)).collect())
     }
 
     /// Removes the names the new set does not have: those retired by the
-    /// caller and any link into the store's current set.
+    /// caller and any link into the store's current set (before the switch,
+    /// so that none of them dangles after it).
     fn remove_stale(&self, dir: &Path, names: &[String]) -> Result<()> {
         let prefix = Path::new(STORE).join("current");
         let entries = std::fs::read_dir(dir).map_err(|e| io_err(dir, e))?;
@@ -445,7 +460,10 @@ fn hex(bytes: &[u8]) -> String {
 /// itself with SIGKILL at the point named by `EIGENFLOW_FAULT`
 /// (`after-first-file`, `mid-second-file`, `before-manifest`, `before-commit`,
 /// `after-commit`), so the integration tests can check what a kill at exactly
-/// that moment leaves on disk. Without the feature the variable is ignored.
+/// that moment leaves on disk. With `EIGENFLOW_FAULT_GATE=<path>` as well, the
+/// process pauses there instead (see [`wait_at_gate`]), so a test can act at
+/// exactly that moment (signal it, run another process). Without the feature
+/// the variables are ignored.
 mod fault {
     /// Whether `EIGENFLOW_FAULT` names `point` (always false without the feature).
     pub(super) fn armed(point: &str) -> bool {
@@ -468,9 +486,36 @@ mod fault {
         }
     }
 
-    /// Kills the process here if `point` is armed.
+    /// Creates `<gate>.reached`, then waits until `gate` exists.
+    fn wait_at_gate(gate: &std::path::Path) {
+        let mut reached = gate.as_os_str().to_owned();
+        reached.push(".reached");
+        let _ = std::fs::write(&reached, b"");
+        while !gate.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// With `EIGENFLOW_READ_GATE=<path>` (and the feature), pauses at the
+    /// gate (see [`wait_at_gate`]) after an input file is read and before it
+    /// is checked unchanged, so a test can rewrite the input in between.
+    pub(super) fn read_gate() {
+        if !cfg!(feature = "fault-injection") {
+            return;
+        }
+        if let Some(gate) = std::env::var_os("EIGENFLOW_READ_GATE") {
+            wait_at_gate(std::path::Path::new(&gate));
+        }
+    }
+
+    /// Kills the process here if `point` is armed (pauses at
+    /// `EIGENFLOW_FAULT_GATE` instead when that is set).
     pub(super) fn point(point: &str) {
         if armed(point) {
+            if let Some(gate) = std::env::var_os("EIGENFLOW_FAULT_GATE") {
+                wait_at_gate(std::path::Path::new(&gate));
+                return;
+            }
             // SAFETY: plain libc calls; SIGKILL ends the process at once, as
             // the kill being simulated would.
             unsafe {

@@ -61,11 +61,30 @@ unsafe impl Sync for Shared<'_> {}
 
 /// Runs `graph`, writing its trace to `trace` if given (the run's own path or
 /// the runtime's default, chosen by the caller); `cancel`, if given, can stop
-/// it from another thread.
+/// it from another thread. The graph's outcomes settle with the result once
+/// every task body (and every reference to a result it held) is dropped.
 pub(super) fn run<'g>(
     cfg: &'g RuntimeBuilder,
     pool: &Pool,
-    graph: TaskGraph<'g>,
+    mut graph: TaskGraph<'g>,
+    trace: Option<&(PathBuf, TraceLevel)>,
+    cancel: Option<&Cancel>,
+) -> Result<RunReport> {
+    let outcomes = graph.take_outcomes();
+    let result = run_tasks(cfg, pool, graph, trace, cancel);
+    let state = crate::graph::state_of(&result);
+    for o in outcomes {
+        o.settle(state);
+    }
+    result
+}
+
+/// [`run`] without the outcomes: the graph is consumed (and its bodies
+/// dropped) before this returns.
+fn run_tasks<'g>(
+    cfg: &'g RuntimeBuilder,
+    pool: &Pool,
+    mut graph: TaskGraph<'g>,
     trace: Option<&(PathBuf, TraceLevel)>,
     cancel: Option<&Cancel>,
 ) -> Result<RunReport> {
@@ -82,7 +101,7 @@ pub(super) fn run<'g>(
     let plan = Plan::build(&graph, cfg.streams)?;
     let n = plan.len();
     let tag = graph.tag();
-    let (nodes, _) = graph.g.into_nodes_edges();
+    let (nodes, _) = std::mem::take(&mut graph.g).into_nodes_edges();
     let mut meta = Vec::with_capacity(n);
     let mut slots = Vec::with_capacity(n);
     for node in nodes {

@@ -33,6 +33,8 @@ mod evd_side;
 mod evd_values;
 mod evd_vectors;
 mod examples_help;
+mod handles;
+mod lapack_types;
 mod quickstart;
 mod runtime;
 mod svd_cli;

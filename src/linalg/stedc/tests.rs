@@ -135,7 +135,7 @@ fn run_pipeline_stedc<T: Scalar>(d: &mut [T], e: &[T], params: &DcParams) -> Mat
         .run(g)
         .unwrap();
     d.copy_from_slice(&st.values.get().unwrap());
-    st.vectors.into_result().get().unwrap()
+    st.vectors.into_result_unchecked().get().unwrap()
 }
 
 /// Runs the pipeline's D&C in precision `T` on `(d, e)` (given in f64, rounded to `T`) with

@@ -3,7 +3,7 @@
 //! (the stage-1 panels, `dormqr` after `dsytrd_sy2sb`).
 
 use super::sb2st::Sb2stReflectors;
-use super::stedc::Eigenvectors;
+use super::stedc::{basis, Eigenvectors};
 use super::sy2sb::Sy2sbReflectors;
 use super::{Q1, Q2};
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
@@ -12,6 +12,7 @@ use crate::linalg::back_transform::q1::apply_q1_left;
 use crate::linalg::back_transform::q2::{apply_q2_windowed, Q2Plan};
 use crate::linalg::stedc::col_tiles;
 use crate::linalg::sy2sb::Sy2sbFactors;
+use crate::pipeline::columns::Reduction;
 use crate::pipeline::task::{check_owned, with_access};
 use crate::{Error, Result, Scalar};
 use std::ops::Range;
@@ -25,7 +26,7 @@ fn column_blocks(n: usize, w: usize) -> Vec<Range<usize>> {
 
 /// The vectors must have as many rows as the reflectors' order; any number of
 /// columns (all `n` eigenvectors, or the `k` of a selection).
-fn check_order<T>(what: &str, refl_n: usize, z: &Eigenvectors<T>) -> Result<()> {
+fn check_order<T, B>(what: &str, refl_n: usize, z: &Eigenvectors<T, B>) -> Result<()> {
     if refl_n == z.nrows() {
         Ok(())
     } else {
@@ -49,10 +50,10 @@ fn check_order<T>(what: &str, refl_n: usize, z: &Eigenvectors<T>) -> Result<()> 
 pub fn back_transform_q2<T: Scalar>(
     g: &mut TaskGraph<'static>,
     reflectors: Sb2stReflectors<T>,
-    z: Eigenvectors<T>,
+    z: Eigenvectors<T, basis::Reduced>,
     group: usize,
     col_block: usize,
-) -> Result<Eigenvectors<T>> {
+) -> Result<Eigenvectors<T, basis::Band>> {
     back_transform_q2_windowed(g, reflectors, z, group, col_block, DEFAULT_WINDOW_BYTES)
 }
 
@@ -63,11 +64,11 @@ pub fn back_transform_q2<T: Scalar>(
 pub fn back_transform_q2_windowed<T: Scalar>(
     g: &mut TaskGraph<'static>,
     reflectors: Sb2stReflectors<T>,
-    z: Eigenvectors<T>,
+    z: Eigenvectors<T, basis::Reduced>,
     group: usize,
     col_block: usize,
     window_bytes: usize,
-) -> Result<Eigenvectors<T>> {
+) -> Result<Eigenvectors<T, basis::Band>> {
     q2_active(g, reflectors, z, group, col_block, window_bytes, None)
 }
 
@@ -88,15 +89,16 @@ fn active_cols(cols: &Range<usize>, active: &Option<Arc<AtomicUsize>>) -> Range<
 pub(super) fn q2_active<T: Scalar>(
     g: &mut TaskGraph<'static>,
     reflectors: Sb2stReflectors<T>,
-    z: Eigenvectors<T>,
+    z: Eigenvectors<T, basis::Reduced>,
     group: usize,
     col_block: usize,
     window_bytes: usize,
     active: Option<Arc<AtomicUsize>>,
-) -> Result<Eigenvectors<T>> {
+) -> Result<Eigenvectors<T, basis::Band>> {
     check_owned(g, "the Q2 reflectors", &reflectors.done)?;
     check_owned(g, "the eigenvectors", z.tasks())?;
     check_order("back_transform_q2", reflectors.n(), &z)?;
+    Reduction::check("back_transform_q2", z.reduction(), reflectors.reduction())?;
     if group == 0 || col_block == 0 {
         return Err(Error::InvalidArgument(format!(
             "back_transform_q2: group {group} and column block {col_block} must be positive"
@@ -106,7 +108,8 @@ pub(super) fn q2_active<T: Scalar>(
     let plan = Arc::new(Q2Plan::new(n, reflectors.b(), group));
     let nblocks = plan.blocks().len();
     if nblocks == 0 {
-        return Ok(z);
+        // No reflector (order 1 or 2): the vectors are already the band's.
+        return Ok(z.retyped());
     }
     let store = reflectors.store;
     let (rid, rlen) = (store.id(), store.layout().len());
@@ -144,7 +147,7 @@ pub(super) fn q2_active<T: Scalar>(
         g.succeed(t, &z.producers(&cols));
         blocks.push((cols, vec![t]));
     }
-    Ok(Eigenvectors { z: z.z, blocks })
+    Ok(z.transformed(g, blocks))
 }
 
 /// Adds `Z := Q1 Z` (the stage-1 panel block reflectors in reverse panel
@@ -155,9 +158,9 @@ pub(super) fn q2_active<T: Scalar>(
 pub fn back_transform_q1<T: Scalar>(
     g: &mut TaskGraph<'static>,
     reflectors: Sy2sbReflectors<T>,
-    z: Eigenvectors<T>,
+    z: Eigenvectors<T, basis::Band>,
     col_block: usize,
-) -> Result<Eigenvectors<T>> {
+) -> Result<Eigenvectors<T, basis::Dense>> {
     q1_active(g, reflectors, z, col_block, None)
 }
 
@@ -165,13 +168,14 @@ pub fn back_transform_q1<T: Scalar>(
 pub(super) fn q1_active<T: Scalar>(
     g: &mut TaskGraph<'static>,
     reflectors: Sy2sbReflectors<T>,
-    z: Eigenvectors<T>,
+    z: Eigenvectors<T, basis::Band>,
     col_block: usize,
     active: Option<Arc<AtomicUsize>>,
-) -> Result<Eigenvectors<T>> {
+) -> Result<Eigenvectors<T, basis::Dense>> {
     check_owned(g, "the Q1 reflectors", &reflectors.done)?;
     check_owned(g, "the eigenvectors", z.tasks())?;
     check_order("back_transform_q1", reflectors.n(), &z)?;
+    Reduction::check("back_transform_q1", z.reduction(), reflectors.reduction())?;
     if col_block == 0 {
         return Err(Error::InvalidArgument(
             "back_transform_q1: column block must be positive".into(),
@@ -184,7 +188,7 @@ pub(super) fn q1_active<T: Scalar>(
         b,
         panels,
         done,
-        panel_tasks: _,
+        ..
     } = reflectors;
     let (aid, tid, zid) = (a.id(), t.id(), z.z.id());
     let mut blocks = Vec::new();
@@ -223,5 +227,5 @@ pub(super) fn q1_active<T: Scalar>(
         g.succeed(task, &z.producers(&cols));
         blocks.push((cols, vec![task]));
     }
-    Ok(Eigenvectors { z: z.z, blocks })
+    Ok(z.transformed(g, blocks))
 }

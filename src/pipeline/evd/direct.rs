@@ -103,7 +103,7 @@ pub(super) fn run<T: Scalar>(
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
     let start = Instant::now();
-    let (scale, _) = prepare(&mut a)?;
+    let (scale, _) = prepare(&mut a, opts.selection.is_some())?;
     let (mut d, vectors) = if a.nrows() == 2 && opts.selection.is_none() {
         phase("sym2x2", SOLVE, || {
             Ok(eigh_2x2(a[(0, 0)], a[(1, 0)], a[(1, 1)], job))

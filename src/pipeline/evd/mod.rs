@@ -29,10 +29,10 @@
 //! let z = back_transform_q2(&mut g, s2.reflectors.unwrap(), dc.vectors, 4, 32)?;
 //! let v = back_transform_q1(&mut g, s1.reflectors, z, 32)?;
 //! let values = dc.values;
-//! let vectors = v.into_result();
+//! let mut vectors = v.into_result(); // only vectors of the input have a result
 //! g.check_races()?;
 //! Runtime::builder().threads(2).build().run(g)?;
-//! let (lambda, v) = (values.get()?, vectors.get()?);
+//! let (lambda, v) = (values.get()?, vectors.get()?); // after the run only
 //! let av = &a * v.col(0);
 //! assert!((0..n).all(|i| (av[i] - lambda[0] * v[(i, 0)]).abs() < 1e-12));
 //! # Ok::<(), eigenflow::Error>(())
@@ -51,12 +51,12 @@ mod sy2sb;
 #[cfg(test)]
 mod tests;
 
-pub use crate::pipeline::columns::{ColumnBlocks, VectorsResult};
+pub use crate::pipeline::columns::{ColumnBlocks, Reduction, VectorsResult};
 pub use crate::pipeline::task::Slot;
 pub use back_transform::{back_transform_q1, back_transform_q2};
 pub use sb2st::{sb2st, Sb2stGrain, Sb2stReflectors, Sb2stStage, Tridiagonal};
 pub use select::{select, SelectStage, Selection, SELECT};
-pub use stedc::{dc_scale, stedc, Eigenvectors, StedcStage};
+pub use stedc::{basis, dc_scale, stedc, Eigenvectors, StedcStage};
 pub use sterf::{stedc_values, sterf};
 pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
@@ -150,7 +150,8 @@ impl<T: Scalar> EvdValues<T> {
         let values = self.collect()?;
         let vectors = match self.vectors {
             Some(z) => {
-                let mut z = VectorsResult { z }.get()?;
+                // The completion flag above says the run succeeded.
+                let mut z = VectorsResult::of(z, None).get()?;
                 // A value-range selection allocates up to n columns; keep those
                 // of the eigenvalues found.
                 if z.ncols() > values.len() {
@@ -173,9 +174,12 @@ fn lower_col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
 /// Checks an owned input and scales it in place into the safe range like LAPACK
 /// `dsyevd`: by `rmin / anrm` when `0 < anrm < rmin`, by `rmax / anrm` when
 /// `anrm > rmax`, with `rmin = sqrt(safmin / eps)`, `rmax = sqrt(eps / safmin)`
-/// and `anrm` the largest magnitude in the lower triangle. Returns the factor
-/// and the largest magnitude after scaling.
-fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
+/// and `anrm` the largest magnitude in the lower triangle; for a selection
+/// (`selective`), into the narrower range of `dsyevx`
+/// ([`crate::pipeline::scale::selection_range_factor`]), which inverse
+/// iteration needs. Returns the factor and the largest magnitude after
+/// scaling.
+fn prepare<T: Scalar>(a: &mut Mat<T>, selective: bool) -> Result<(T, T)> {
     check_square(a.nrows(), a.ncols())?;
     let n = a.nrows();
     // One pass over the lower triangle's column slices (the working copy is
@@ -189,7 +193,11 @@ fn prepare<T: Scalar>(a: &mut Mat<T>) -> Result<(T, T)> {
     if !finite {
         crate::matrix::check_finite(a.as_ref(), true)?;
     }
-    let scale = crate::pipeline::scale::safe_range_factor(anrm);
+    let scale = if selective {
+        crate::pipeline::scale::selection_range_factor(anrm)
+    } else {
+        crate::pipeline::scale::safe_range_factor(anrm)
+    };
     if scale == T::one() {
         return Ok((scale, anrm));
     }
@@ -486,7 +494,11 @@ fn build<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGrap
 fn solve_tridiagonal<T: Scalar>(
     mut g: TaskGraph<'static>,
     s2: Sb2stStage<T>,
-    q1: impl FnOnce(&mut TaskGraph<'static>, Eigenvectors<T>, usize) -> Result<Eigenvectors<T>>,
+    q1: impl FnOnce(
+        &mut TaskGraph<'static>,
+        Eigenvectors<T, basis::Band>,
+        usize,
+    ) -> Result<Eigenvectors<T, basis::Dense>>,
     (scale, anrm): (T, T),
     job: EvdJob,
     opts: &EvdOptions,
@@ -545,7 +557,7 @@ fn reduce_to_tridiagonal<T: Scalar>(
     job: EvdJob,
     opts: &EvdOptions,
 ) -> Result<Reduced<T>> {
-    let (scale, anrm) = prepare(&mut a)?;
+    let (scale, anrm) = prepare(&mut a, opts.selection.is_some())?;
     let n = a.nrows();
     let b = opts.bandwidth_for(n, job);
     let nb = opts.tile_for(n, b);

@@ -3,10 +3,11 @@
 
 use super::sy2sb::Band;
 use super::SB2ST;
-use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::graph::{Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::sb2st::{self, SharedReflectors, SweepGrouping};
 use crate::matrix::access::Access;
 use crate::matrix::SharedBand;
+use crate::pipeline::columns::Reduction;
 use crate::pipeline::task::{check_owned, subgraph_of, with_access};
 use crate::{Result, Scalar};
 use std::ops::Range;
@@ -26,6 +27,10 @@ pub struct Tridiagonal<T> {
     /// Every task the whole tridiagonal waits for (the stage's exits and the band
     /// copies it was fed by).
     pub(super) all_done: Vec<TaskId>,
+    /// The reduction it comes from (`None`: given whole).
+    pub(super) reduction: Option<Reduction>,
+    /// The outcome of the graph that writes it (`None`: given whole).
+    pub(super) outcome: Option<RunOutcome>,
 }
 
 impl<T: Scalar> Tridiagonal<T> {
@@ -62,6 +67,8 @@ impl<T: Scalar> Tridiagonal<T> {
             band: Arc::new(SharedBand::new(band)),
             column_done: Vec::new(),
             all_done: Vec::new(),
+            reduction: None,
+            outcome: None,
         })
     }
 }
@@ -72,12 +79,17 @@ impl<T> Tridiagonal<T> {
         self.band.n()
     }
 
-    /// The band storage holding the tridiagonal, once the graph has run and
-    /// been dropped; [`crate::Error::NotRun`] while a task still holds it.
+    /// The band storage holding the tridiagonal, once the run of the graph
+    /// that writes it has succeeded (at once for one given whole);
+    /// [`crate::Error::NotRun`] before the run, while it runs, and after a
+    /// run that failed or was cancelled or a graph dropped unrun.
     pub fn into_band(self) -> Result<crate::matrix::SymBand<T>>
     where
         T: Scalar,
     {
+        if let Some(o) = &self.outcome {
+            o.check()?;
+        }
         Arc::try_unwrap(self.band)
             .map(SharedBand::into_inner)
             .map_err(|_| crate::Error::NotRun)
@@ -106,6 +118,8 @@ impl<T> Tridiagonal<T> {
 pub struct Sb2stReflectors<T> {
     pub(super) store: Arc<SharedReflectors<T>>,
     pub(super) done: Vec<TaskId>,
+    /// The reduction they come from (`None`: of a band given whole).
+    pub(super) reduction: Option<Reduction>,
 }
 
 impl<T: Scalar> Sb2stReflectors<T> {
@@ -117,6 +131,11 @@ impl<T: Scalar> Sb2stReflectors<T> {
     /// Half-bandwidth of the band they reduced.
     pub fn b(&self) -> usize {
         self.store.layout().b()
+    }
+
+    /// The reduction they come from.
+    pub fn reduction(&self) -> Option<Reduction> {
+        self.reduction
     }
 }
 
@@ -165,7 +184,12 @@ pub(super) fn sb2st_with_lag<T: Scalar>(
             )));
         }
     }
-    let Band { band, b, feed } = band;
+    let Band {
+        band,
+        b,
+        feed,
+        reduction,
+    } = band;
     let n = band.n();
     let reflectors = store.then(|| Arc::new(SharedReflectors::new(n, b)));
     let bid = band.id();
@@ -288,6 +312,7 @@ pub(super) fn sb2st_with_lag<T: Scalar>(
         reflectors: reflectors.map(|store| Sb2stReflectors {
             store,
             done: sub.exits.clone(),
+            reduction,
         }),
         tridiagonal: Tridiagonal {
             band,
@@ -296,6 +321,8 @@ pub(super) fn sb2st_with_lag<T: Scalar>(
                 .map(|t| t.expect("every sweep has a step 0"))
                 .collect(),
             all_done,
+            reduction,
+            outcome: Some(g.outcome()),
         },
         sub,
     })

@@ -13,7 +13,7 @@
 //! vectors, and the blocks past the count do nothing.
 
 use super::sb2st::Tridiagonal;
-use super::stedc::Eigenvectors;
+use super::stedc::{basis, Eigenvectors};
 use super::{
     back_transform, finish, reduce_to_tridiagonal, EvdGraph, EvdJob, Reduced, Slot, TRIDIAG,
 };
@@ -144,7 +144,7 @@ pub struct SelectStage<T> {
     /// matrix), once the stage ran.
     pub values: Slot<T>,
     /// Their eigenvectors (`n x capacity`), with vectors requested.
-    pub vectors: Option<Eigenvectors<T>>,
+    pub vectors: Option<Eigenvectors<T, basis::Reduced>>,
     /// The number of selected eigenvalues, set by the values task; the
     /// eigenvector columns past it stay zero.
     pub count: Arc<AtomicUsize>,
@@ -236,7 +236,7 @@ pub fn select<T: Scalar>(
         )
     };
     g.succeed(gather, &bisects);
-    let values = Slot { cell, task: gather };
+    let values = Slot::new(g, cell, gather);
     if !vectors {
         return Ok(SelectStage {
             values,
@@ -284,7 +284,7 @@ pub fn select<T: Scalar>(
     }
     Ok(SelectStage {
         values,
-        vectors: Some(Eigenvectors { z, blocks }),
+        vectors: Some(Eigenvectors::produced(g, z, blocks, tri.reduction)),
         count,
     })
 }

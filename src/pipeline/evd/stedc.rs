@@ -18,16 +18,20 @@ use parking_lot::Mutex;
 use std::ops::Range;
 use std::sync::Arc;
 
-/// Eigenvectors of a stage: the `n x n` matrix and the tasks that produce its
-/// column blocks.
-pub type Eigenvectors<T> = crate::pipeline::columns::ColumnBlocks<T>;
+/// Eigenvectors of a stage in the basis `B` ([`basis`]): the `n x n` matrix
+/// and the tasks that produce its column blocks. The D&C and the selection
+/// give them in the tridiagonal's basis, `back_transform_q2` in the band's,
+/// `back_transform_q1` in the input's; only the last has a result
+/// ([`ColumnBlocks::into_result`](crate::pipeline::columns::ColumnBlocks::into_result)).
+pub type Eigenvectors<T, B> = crate::pipeline::columns::ColumnBlocks<T, B>;
+pub use crate::pipeline::columns::basis;
 
 /// What the D&C stage leaves behind.
 pub struct StedcStage<T> {
     /// Entry and exit tasks.
     pub sub: SubGraph,
     /// Eigenvectors of the tridiagonal, columns in ascending eigenvalue order.
-    pub vectors: Eigenvectors<T>,
+    pub vectors: Eigenvectors<T, basis::Reduced>,
     /// Eigenvalues of the tridiagonal, ascending, once the stage ran.
     pub values: super::Slot<T>,
 }
@@ -74,6 +78,7 @@ pub(super) fn stedc_impl<T: Scalar>(
     apply_after_lowner: bool,
 ) -> Result<StedcStage<T>> {
     let n = tri.n();
+    let reduction = tri.reduction;
     let store = NodeStore::whole(n);
     let z = store.parts[0].1.clone();
     let w = DcTree::merge_words_per_row(n, params.leaf_size);
@@ -96,10 +101,7 @@ pub(super) fn stedc_impl<T: Scalar>(
             entries,
             exits: vec![finish],
         },
-        vectors: Eigenvectors {
-            z,
-            blocks: vec![(0..n, vector_exits)],
-        },
+        vectors: Eigenvectors::produced(g, z, vec![(0..n, vector_exits)], reduction),
         values,
     })
 }
@@ -605,7 +607,7 @@ pub(super) fn add_finish<T: Scalar>(
     } else {
         g.succeed(finish, after);
     }
-    (super::Slot { cell, task: finish }, finish)
+    (super::Slot::new(g, cell, finish), finish)
 }
 
 /// The power of two nearest `anrm` (1 for zero or non-finite): the scale

@@ -113,7 +113,7 @@ pub fn stedc_values<T: Scalar>(
             .cost(2.0 * (n * n) as f64, (16 * n) as f64),
     );
     g.succeed(task, &solved);
-    Ok(Slot { cell, task })
+    Ok(Slot::new(g, cell, task))
 }
 
 /// The diagonal and off-diagonal of the tridiagonal held by `band`.
@@ -158,5 +158,5 @@ fn values_task<T: Scalar>(
             .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),
     );
     g.succeed(task, &tri.all_done);
-    Ok(Slot { cell, task })
+    Ok(Slot::new(g, cell, task))
 }

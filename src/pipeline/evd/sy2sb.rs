@@ -2,10 +2,11 @@
 //! band, with the band handed to stage 2 column block by column block.
 
 use super::{SB2ST, SY2SB};
-use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::graph::{DataFlow, Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::sy2sb::{self, panel_cols, panel_count, trailing_blocks, Sy2sbFactors};
 use crate::matrix::access::Access;
 use crate::matrix::{SharedBand, SharedMatrix, SymBand};
+use crate::pipeline::columns::Reduction;
 use crate::pipeline::task::{subgraph_of, with_access};
 use crate::{Error, Result, Scalar};
 use faer::Mat;
@@ -21,6 +22,8 @@ pub struct Band<T> {
     /// Column blocks and the task that finishes each (empty when the band was
     /// given whole).
     pub(super) feed: Vec<(Range<usize>, TaskId)>,
+    /// The reduction it comes from (`None`: given whole).
+    pub(super) reduction: Option<Reduction>,
 }
 
 impl<T: Scalar> Band<T> {
@@ -41,6 +44,7 @@ impl<T: Scalar> Band<T> {
             band: Arc::new(SharedBand::new(band)),
             b,
             feed: Vec::new(),
+            reduction: None,
         })
     }
 
@@ -67,6 +71,10 @@ pub struct Sy2sbReflectors<T> {
     /// The QR task of each panel, after which its `V_p` below the band is
     /// final (nothing writes panel `p`'s columns below the band later).
     pub(super) panel_tasks: Vec<TaskId>,
+    /// The reduction (shared with the band and everything derived from it).
+    pub(super) reduction: Option<Reduction>,
+    /// The outcome of the graph that computes them.
+    pub(super) outcome: RunOutcome,
 }
 
 impl<T: Scalar> Sy2sbReflectors<T> {
@@ -75,10 +83,18 @@ impl<T: Scalar> Sy2sbReflectors<T> {
         self.a.nrows()
     }
 
+    /// The reduction these reflectors come from.
+    pub fn reduction(&self) -> Option<Reduction> {
+        self.reduction
+    }
+
     /// The reduced matrix (band on and below the diagonal, the `V_p` below the
-    /// band) and the factors, once the graph has run and been dropped;
-    /// [`Error::NotRun`] while a task still holds them.
+    /// band) and the factors, once the run of the graph that computes them
+    /// has succeeded; [`Error::NotRun`] before the run, while it runs, and
+    /// after a run that failed or was cancelled or a graph dropped unrun
+    /// (the matrix then is not a reduction, and is not given out).
     pub fn into_parts(self) -> Result<(Mat<T>, Sy2sbFactors<T>)> {
+        self.outcome.check()?;
         let (n, b, panels) = (self.a.nrows(), self.b, self.panels);
         let tf = Arc::try_unwrap(self.t)
             .map_err(|_| Error::NotRun)?
@@ -361,8 +377,14 @@ pub fn sy2sb<T: Scalar>(
         }
     }
     let sub = subgraph_of(g, &ids);
+    let reduction = Some(Reduction::fresh());
     Ok(Sy2sbStage {
-        band: Band { band, b, feed },
+        band: Band {
+            band,
+            b,
+            feed,
+            reduction,
+        },
         reflectors: Sy2sbReflectors {
             a,
             t: tf,
@@ -370,6 +392,8 @@ pub fn sy2sb<T: Scalar>(
             panels: np,
             done: sub.exits.clone(),
             panel_tasks,
+            reduction,
+            outcome: g.outcome(),
         },
         sub,
     })

@@ -99,7 +99,7 @@ fn pipeline(drop: Option<&str>) -> Result<()> {
         // In the full pipeline Q2 also follows stage 2 through the D&C; give
         // it vectors no task produces, so the reflector edges alone order it.
         refl.done.clear();
-        vectors = Eigenvectors::from_mat(Mat::identity(90, 90));
+        vectors = Eigenvectors::<f64, basis::Reduced>::from_mat(Mat::identity(90, 90));
     }
     let mut z = back_transform_q2(&mut g, refl, vectors, 4, 32)?;
     if drop == Some("q2 -> q1") {

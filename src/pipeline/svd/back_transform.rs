@@ -25,7 +25,7 @@ use crate::linalg::ge2gb::{
 };
 use crate::linalg::stedc::col_tiles;
 use crate::matrix::SharedMatrix;
-use crate::pipeline::columns::ColumnBlocks;
+use crate::pipeline::columns::{basis, ColumnBlocks, Reduction};
 use crate::pipeline::task::{check_owned, with_access};
 use crate::{Error, Result, Scalar};
 use faer::reborrow::*;
@@ -42,16 +42,17 @@ pub const Q1U: &str = "q1u";
 /// Stage name of `V := Q1_V V`.
 pub const Q1V: &str = "q1v";
 
-fn check_args<T>(
+fn check_args<T, Z>(
     g: &TaskGraph<'static>,
-    what: &str,
+    (what, reduction): (&str, Option<Reduction>),
     done: &[TaskId],
     rows: usize,
-    z: &ColumnBlocks<T>,
+    z: &ColumnBlocks<T, Z>,
     col_block: usize,
 ) -> Result<()> {
     check_owned(g, &format!("the {what} reflectors"), done)?;
     check_owned(g, "the vectors", z.tasks())?;
+    Reduction::check(what, z.reduction(), reduction)?;
     if z.nrows() != rows {
         return Err(Error::Shape(format!(
             "{what}: reflectors of order {rows} applied to {} x {} vectors",
@@ -72,11 +73,11 @@ fn check_args<T>(
 /// after `done` and the producers of those columns. Returns the blocks of
 /// `out` (the matrix the tasks write) and their tasks.
 #[allow(clippy::too_many_arguments)]
-fn column_tasks<T, B>(
+fn column_tasks<T, Z, B>(
     g: &mut TaskGraph<'static>,
     name: &str,
     stage: &'static str,
-    z: &ColumnBlocks<T>,
+    z: &ColumnBlocks<T, Z>,
     col_block: usize,
     done: &[TaskId],
     flops_per_col: f64,
@@ -132,15 +133,19 @@ impl From<usize> for Q2Kernel {
 /// `Q2_V`).
 fn q2<T: Scalar>(
     g: &mut TaskGraph<'static>,
-    (store, done): (Arc<SharedGb2bdReflectors<T>>, Vec<TaskId>),
+    (store, done, reduction): (
+        Arc<SharedGb2bdReflectors<T>>,
+        Vec<TaskId>,
+        Option<Reduction>,
+    ),
     left: bool,
-    z: ColumnBlocks<T>,
+    z: ColumnBlocks<T, basis::Reduced>,
     kernel: Q2Kernel,
     col_block: usize,
-) -> Result<ColumnBlocks<T>> {
+) -> Result<ColumnBlocks<T, basis::Band>> {
     let group = kernel.group;
     let (what, stage) = if left { (Q2U, Q2U) } else { (Q2V, Q2V) };
-    check_args(g, what, &done, store.n(), &z, col_block)?;
+    check_args(g, (what, reduction), &done, store.n(), &z, col_block)?;
     if group == 0 {
         return Err(Error::InvalidArgument(format!(
             "{what}: the sweep group must be positive"
@@ -149,7 +154,7 @@ fn q2<T: Scalar>(
     let reads = store.side_regions(left);
     if reads.is_empty() {
         // No pass has a task: Q2 is the identity.
-        return Ok(z);
+        return Ok(z.retyped());
     }
     let n = z.nrows();
     // Per column: 4 flops per stored reflector entry (two GEMMs of a block).
@@ -176,7 +181,7 @@ fn q2<T: Scalar>(
     let blocks = column_tasks(
         g, what, stage, &z, col_block, &done, per_col, per_col, fp, body,
     );
-    Ok(ColumnBlocks { z: z.z, blocks })
+    Ok(z.transformed(g, blocks))
 }
 
 /// Adds `U := Q2_U U` for the `n x k` left vectors `u` of the bidiagonal
@@ -189,13 +194,13 @@ fn q2<T: Scalar>(
 pub fn back_transform_q2u<T: Scalar>(
     g: &mut TaskGraph<'static>,
     refl: Q2uReflectors<T>,
-    u: ColumnBlocks<T>,
+    u: ColumnBlocks<T, basis::Reduced>,
     kernel: impl Into<Q2Kernel>,
     col_block: usize,
-) -> Result<ColumnBlocks<T>> {
+) -> Result<ColumnBlocks<T, basis::Band>> {
     q2(
         g,
-        (refl.store, refl.done),
+        (refl.store, refl.done, refl.reduction),
         true,
         u,
         kernel.into(),
@@ -211,13 +216,13 @@ pub fn back_transform_q2u<T: Scalar>(
 pub fn back_transform_q2v<T: Scalar>(
     g: &mut TaskGraph<'static>,
     refl: Q2vReflectors<T>,
-    v: ColumnBlocks<T>,
+    v: ColumnBlocks<T, basis::Reduced>,
     kernel: impl Into<Q2Kernel>,
     col_block: usize,
-) -> Result<ColumnBlocks<T>> {
+) -> Result<ColumnBlocks<T, basis::Band>> {
     q2(
         g,
-        (refl.store, refl.done),
+        (refl.store, refl.done, refl.reduction),
         false,
         v,
         kernel.into(),
@@ -228,18 +233,27 @@ pub fn back_transform_q2v<T: Scalar>(
 /// Adds `U := Q1_U [U; 0]`: the `n x k` `u` (the band's left vectors) becomes
 /// the `m x k` left vectors of `A`, one task per column block applying the QR
 /// panels last first: in place for a square `A`, else into a new `m x k`
-/// matrix (each task first copies its columns over the zero rows).
+/// matrix (each task first copies its columns over the zero rows). The
+/// vectors are in the basis the reflectors apply to: the band's for ge2gb's
+/// `Q1_U`, `R`'s for the QR pre-reduction's (see [`Q1uReflectors`]).
 ///
 /// Errors: as [`back_transform_q2u()`].
-pub fn back_transform_q1u<T: Scalar>(
+pub fn back_transform_q1u<T: Scalar, B>(
     g: &mut TaskGraph<'static>,
-    refl: Q1uReflectors<T>,
-    u: ColumnBlocks<T>,
+    refl: Q1uReflectors<T, B>,
+    u: ColumnBlocks<T, B>,
     col_block: usize,
-) -> Result<ColumnBlocks<T>> {
-    let Q1uReflectors { a, t, b, done } = refl;
+) -> Result<ColumnBlocks<T, basis::Dense>> {
+    let Q1uReflectors {
+        a,
+        t,
+        b,
+        done,
+        reduction,
+        ..
+    } = refl;
     let (m, n) = (a.nrows(), a.ncols());
-    check_args(g, Q1U, &done, n, &u, col_block)?;
+    check_args(g, (Q1U, reduction), &done, n, &u, col_block)?;
     // Square A: no zero rows to append, so U is transformed in place.
     let out = if m == n {
         u.z.clone()
@@ -283,7 +297,7 @@ pub fn back_transform_q1u<T: Scalar>(
     let per_col = (4 * m * n).saturating_sub(2 * n * n) as f64;
     let bytes = (std::mem::size_of::<T>() * (m + n)) as f64;
     let blocks = column_tasks(g, Q1U, Q1U, &u, col_block, &done, per_col, bytes, fp, body);
-    Ok(ColumnBlocks { z: out, blocks })
+    Ok(u.transformed_into(g, out, blocks))
 }
 
 /// Adds `V := Q1_V V` for the `n x k` `v` (the band's right vectors): the LQ
@@ -293,16 +307,22 @@ pub fn back_transform_q1u<T: Scalar>(
 pub fn back_transform_q1v<T: Scalar>(
     g: &mut TaskGraph<'static>,
     refl: Q1vReflectors<T>,
-    v: ColumnBlocks<T>,
+    v: ColumnBlocks<T, basis::Band>,
     col_block: usize,
-) -> Result<ColumnBlocks<T>> {
-    let Q1vReflectors { a, t, b, done } = refl;
+) -> Result<ColumnBlocks<T, basis::Dense>> {
+    let Q1vReflectors {
+        a,
+        t,
+        b,
+        done,
+        reduction,
+    } = refl;
     let (m, n) = (a.nrows(), a.ncols());
-    check_args(g, Q1V, &done, n, &v, col_block)?;
+    check_args(g, (Q1V, reduction), &done, n, &v, col_block)?;
     let panels = lq_panel_count(n, b);
     if panels == 0 {
         // No LQ panel (n <= b + 1): Q1_V is the identity.
-        return Ok(v);
+        return Ok(v.retyped());
     }
     let (aid, tid, vid) = (a.id(), t.id(), v.z.id());
     let tcols = panels * b;
@@ -325,5 +345,5 @@ pub fn back_transform_q1v<T: Scalar>(
     let per_col = (2 * n * n) as f64;
     let bytes = (std::mem::size_of::<T>() * 2 * n) as f64;
     let blocks = column_tasks(g, Q1V, Q1V, &v, col_block, &done, per_col, bytes, fp, body);
-    Ok(ColumnBlocks { z: v.z, blocks })
+    Ok(v.transformed(g, blocks))
 }

@@ -11,7 +11,7 @@ use crate::linalg::bdsdc::merge::pow2_at_least;
 use crate::linalg::bdsdc::{bdsqr, col_tiles, solve_leaf, BdNode, BdTree, BdsdcParams, SvdMerge};
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
-use crate::pipeline::columns::ColumnBlocks;
+use crate::pipeline::columns::{basis, ColumnBlocks, Reduction};
 use crate::pipeline::task::{
     add_merge_ranges, check_owned, column_slice, column_slice_ref, deflated, with_access,
     MergeRanges, MergeSlot, Slot,
@@ -35,9 +35,9 @@ pub struct BdsdcStage<T> {
     /// Singular values of the bidiagonal, descending (in the bidiagonal's own scale).
     pub values: Slot<T>,
     /// `U_bd` (`n x n`), column `j` belongs to `values[j]`.
-    pub u: ColumnBlocks<T>,
+    pub u: ColumnBlocks<T, basis::Reduced>,
     /// `V_bd` (`n x n`, not transposed), column `j` belongs to `values[j]`.
-    pub v: ColumnBlocks<T>,
+    pub v: ColumnBlocks<T, basis::Reduced>,
 }
 
 /// The shared stores of the stage: `d` (`(n + 1) x 1`: the scaled diagonal,
@@ -104,6 +104,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
 ) -> Result<BdsdcStage<T>> {
     check_owned(g, "the bidiagonal", &bd.all_done)?;
     let band = bd.band;
+    let reduction = bd.reduction;
     let n = band.n();
     let ne = n.saturating_sub(1);
     let st = Stores {
@@ -153,7 +154,15 @@ pub(super) fn bdsdc_impl<T: Scalar>(
     let whole = |id| Region::new(id, 0..n, 0..n);
     if n == 0 {
         g.succeed(finish, &bd.all_done);
-        return Ok(stage(st, finish, finish, cell, vec![(0..0, vec![finish])]));
+        return Ok(stage(
+            g,
+            reduction,
+            st,
+            finish,
+            finish,
+            cell,
+            vec![(0..0, vec![finish])],
+        ));
     }
 
     let extract = {
@@ -235,7 +244,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         g.edge(extract, t);
         g.edge(t, finish);
         let blocks = vec![(0..n, vec![t])];
-        return Ok(stage(st, extract, finish, cell, blocks));
+        return Ok(stage(g, reduction, st, extract, finish, cell, blocks));
     }
 
     let tree = BdTree::new(n, params.leaf_size);
@@ -528,12 +537,14 @@ pub(super) fn bdsdc_impl<T: Scalar>(
     g.succeed(finish, &exits[root]);
     // Ascending destination columns.
     blocks.reverse();
-    Ok(stage(st, extract, finish, cell, blocks))
+    Ok(stage(g, reduction, st, extract, finish, cell, blocks))
 }
 
 /// The stage's handles: `U` and `V` share the column blocks `blocks`
 /// (ascending, with their producers).
 fn stage<T>(
+    g: &TaskGraph<'static>,
+    reduction: Option<Reduction>,
     st: Stores<T>,
     entry: TaskId,
     finish: TaskId,
@@ -545,12 +556,9 @@ fn stage<T>(
             entries: vec![entry],
             exits: vec![finish],
         },
-        values: Slot { cell, task: finish },
-        u: ColumnBlocks {
-            z: st.u,
-            blocks: blocks.clone(),
-        },
-        v: ColumnBlocks { z: st.v, blocks },
+        values: Slot::new(g, cell, finish),
+        u: ColumnBlocks::produced(g, st.u, blocks.clone(), reduction),
+        v: ColumnBlocks::produced(g, st.v, blocks, reduction),
     }
 }
 

@@ -46,7 +46,11 @@ fn run_graph<T: Scalar>(
     let rt = Runtime::builder().threads(threads).shuffle(shuffle).build();
     rt.run(g)?;
     let s = st.values.get()?;
-    Ok((s, st.u.into_result().get()?, st.v.into_result().get()?))
+    Ok((
+        s,
+        st.u.into_result_unchecked().get()?,
+        st.v.into_result_unchecked().get()?,
+    ))
 }
 
 /// The serial driver's result with `V` (not transposed).
@@ -298,8 +302,8 @@ fn after_ge2gb_and_gb2bd() {
         let s = st.values.get().unwrap();
         (
             s,
-            st.u.into_result().get().unwrap(),
-            st.v.into_result().get().unwrap(),
+            st.u.into_result_unchecked().get().unwrap(),
+            st.v.into_result_unchecked().get().unwrap(),
         )
     };
     let one = run(1);

@@ -8,7 +8,7 @@ use super::*;
 use crate::gallery;
 use crate::graph::{Footprint, Region, Task};
 use crate::matrix::SharedMatrix;
-use crate::pipeline::columns::ColumnBlocks;
+use crate::pipeline::columns::{basis, ColumnBlocks};
 use crate::pipeline::task::with_access;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -39,7 +39,7 @@ struct Built<T> {
     chains: [Vec<usize>; 2],
 }
 
-fn task_indices<T>(c: &ColumnBlocks<T>) -> Vec<usize> {
+fn task_indices<T, B>(c: &ColumnBlocks<T, B>) -> Vec<usize> {
     c.tasks().map(|t| t.index()).collect()
 }
 
@@ -88,13 +88,13 @@ fn build<T: Scalar>(
         ),
     );
     g.succeed(t, &all_done);
-    let producers = |z: Arc<SharedMatrix<T>>, keep: bool| ColumnBlocks {
-        z,
-        blocks: if keep {
+    let producers = |z: Arc<SharedMatrix<T>>, keep: bool| {
+        let blocks = if keep {
             vec![(0..n, vec![t])]
         } else {
             Vec::new()
-        },
+        };
+        ColumnBlocks::<T, basis::Reduced>::produced(&g, z, blocks, None)
     };
     let (mut u, mut v) = (
         producers(ubd, drop != Drop::Producers),
@@ -120,9 +120,11 @@ fn build<T: Scalar>(
     let mut u_chain = task_indices(&u);
     let u = back_transform_q1u(&mut g, q1u, u, col_block).unwrap();
     u_chain.extend(task_indices(&u));
-    if let Some(q2v) = q2v {
-        v = back_transform_q2v(&mut g, q2v, v, group, col_block).unwrap();
-    }
+    // Without Q2_V (the control), V goes to Q1_V as it is.
+    let v = match q2v {
+        Some(q2v) => back_transform_q2v(&mut g, q2v, v, group, col_block).unwrap(),
+        None => v.retyped(),
+    };
     let mut v_chain = task_indices(&v);
     let v = back_transform_q1v(&mut g, q1v, v, col_block).unwrap();
     v_chain.extend(task_indices(&v));

@@ -186,7 +186,7 @@ fn reduce_and_solve<T: Scalar>(
     rt: &Runtime,
 ) -> Result<Factors<T>> {
     let transposed = a.nrows() < a.ncols();
-    let (mut w, scale) = prepare(a)?;
+    let (mut w, scale) = prepare(a, false)?;
     let (m, n) = (w.nrows(), w.ncols());
     let z = T::zero();
     let (mut d, mut e) = (vec![z; n], vec![z; n.saturating_sub(1)]);
@@ -216,7 +216,13 @@ fn reduce_and_solve<T: Scalar>(
             Bidiagonal::from_vectors(d, e)?,
             &opts.bdsdc_params(),
         )?;
-        let (values, ub, vb) = (st.values, st.u.into_result(), st.v.into_result());
+        // The bidiagonal was given whole: its vectors are this path's to
+        // back-transform (with `dormbr` below).
+        let (values, mut ub, mut vb) = (
+            st.values,
+            st.u.into_result_given_whole()?,
+            st.v.into_result_given_whole()?,
+        );
         rt.run(g)?;
         Ok((values.get()?, ub.get()?, vb.get()?))
     })?;

@@ -38,5 +38,5 @@ pub fn singular_values<T: Scalar>(
             .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),
     );
     g.succeed(task, &bd.all_done);
-    Ok(Slot { cell, task })
+    Ok(Slot::new(g, cell, task))
 }

@@ -14,6 +14,7 @@ use crate::linalg::gb2bd::{
 };
 use crate::matrix::access::Access;
 use crate::matrix::MatrixId;
+use crate::pipeline::columns::Reduction;
 use crate::pipeline::task::{check_owned, subgraph_of, with_access};
 use crate::pipeline::ChaseGrain;
 use crate::{Result, Scalar};
@@ -97,6 +98,8 @@ pub struct Bidiagonal<T> {
     pub(super) band: Arc<SharedUpperBand<T>>,
     /// The stage's exit tasks and the band copies it was fed by.
     pub(super) all_done: Vec<TaskId>,
+    /// The reduction it comes from (`None`: given whole).
+    pub(super) reduction: Option<Reduction>,
 }
 
 impl<T: Scalar> Bidiagonal<T> {
@@ -138,6 +141,7 @@ impl<T: Scalar> Bidiagonal<T> {
         Ok(Bidiagonal {
             band: Arc::new(SharedUpperBand::new(band)),
             all_done: Vec::new(),
+            reduction: None,
         })
     }
 
@@ -229,10 +233,14 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
 ) -> Result<Gb2bdStage<T>> {
     check_owned(g, "the band", band.feed.iter().map(|(_, t)| t))?;
     let UpperBandHandle {
-        band, passes, feed, ..
+        band,
+        passes,
+        feed,
+        reduction,
+        ..
     } = band;
     let chase = chase_fine(g, &band, &passes, &feed, lag, keep);
-    Ok(finish(g, band, &feed, chase))
+    Ok(finish(g, band, &feed, chase, reduction))
 }
 
 /// The fine-grain chase tasks of [`gb2bd_with_lag()`] on any [`ChaseBand`].
@@ -310,6 +318,7 @@ fn finish<T: Scalar>(
     band: Arc<SharedUpperBand<T>>,
     feed: &[(Range<usize>, TaskId)],
     chase: Chase<T>,
+    reduction: Option<Reduction>,
 ) -> Gb2bdStage<T> {
     let sub = subgraph_of(g, &chase.ids);
     let mut all_done = sub.exits.clone();
@@ -318,10 +327,15 @@ fn finish<T: Scalar>(
     let reflectors = chase.store.map(|store| Gb2bdReflectorsHandle {
         store,
         done: sub.exits.clone(),
+        reduction,
     });
     Gb2bdStage {
         sub,
-        bidiagonal: Bidiagonal { band, all_done },
+        bidiagonal: Bidiagonal {
+            band,
+            all_done,
+            reduction,
+        },
         reflectors,
     }
 }
@@ -341,10 +355,14 @@ fn gb2bd_grouped<T: Scalar>(
         )));
     }
     let UpperBandHandle {
-        band, passes, feed, ..
+        band,
+        passes,
+        feed,
+        reduction,
+        ..
     } = band;
     let chase = chase_grouped(g, &band, &passes, &feed, group, chunk, keep);
-    Ok(finish(g, band, &feed, chase))
+    Ok(finish(g, band, &feed, chase, reduction))
 }
 
 /// The grouped chase tasks of [`gb2bd_grouped()`] on any [`ChaseBand`]

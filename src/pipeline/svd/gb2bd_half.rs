@@ -99,6 +99,7 @@ pub(super) fn gb2bd_stored<T: Scalar, S: BandStorage>(
         b,
         passes,
         feed,
+        reduction,
     } = band;
     let n = band.n();
     let (ku, kl) = storage_offsets(b, &passes);
@@ -192,5 +193,6 @@ pub(super) fn gb2bd_stored<T: Scalar, S: BandStorage>(
     Ok(Bidiagonal {
         band: out,
         all_done: vec![widen],
+        reduction,
     })
 }

@@ -12,6 +12,7 @@ use crate::linalg::ge2gb::{
 };
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
+use crate::pipeline::columns::Reduction;
 use crate::pipeline::task::{subgraph_of, with_access};
 use crate::{Error, Result, Scalar};
 use faer::Mat;
@@ -27,6 +28,8 @@ pub struct UpperBandHandle<T> {
     pub(super) passes: Vec<Pass>,
     /// Column blocks (ascending, contiguous) and the task that copies each.
     pub(super) feed: Vec<(Range<usize>, TaskId)>,
+    /// The reduction it comes from.
+    pub(super) reduction: Option<Reduction>,
 }
 
 impl<T: Scalar> UpperBandHandle<T> {
@@ -104,7 +107,8 @@ pub fn ge2gb<T: Scalar>(
     tw: usize,
 ) -> Result<Ge2gbStage<T>> {
     crate::matrix::check_finite(a.as_ref(), false)?;
-    ge2gb_produced(g, Arc::new(SharedMatrix::new(a)), None, b, nb, tw)
+    let a = Arc::new(SharedMatrix::new(a));
+    ge2gb_produced(g, a, None, Reduction::fresh(), b, nb, tw)
 }
 
 /// [`ge2gb()`] on a matrix that task `producer` (of an earlier stage) writes
@@ -114,10 +118,12 @@ pub(super) fn ge2gb_produced<T: Scalar>(
     g: &mut TaskGraph<'static>,
     a: Arc<SharedMatrix<T>>,
     producer: Option<TaskId>,
+    reduction: Reduction,
     b: usize,
     nb: usize,
     tw: usize,
 ) -> Result<Ge2gbStage<T>> {
+    let reduction = Some(reduction);
     let (m, n) = (a.nrows(), a.ncols());
     if m < n {
         return Err(Error::Shape(format!(
@@ -290,6 +296,7 @@ pub(super) fn ge2gb_produced<T: Scalar>(
         tl,
         b,
         done,
+        reduction,
     };
     Ok(Ge2gbStage {
         sub,
@@ -299,6 +306,7 @@ pub(super) fn ge2gb_produced<T: Scalar>(
             b,
             passes,
             feed,
+            reduction,
         },
     })
 }

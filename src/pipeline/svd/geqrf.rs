@@ -12,6 +12,7 @@ use crate::graph::{DataFlow, Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::ge2gb::qr_panel_count;
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
+use crate::pipeline::columns::{basis, Reduction};
 use crate::pipeline::task::{subgraph_of, with_access};
 use crate::{Error, Result, Scalar};
 use faer::reborrow::*;
@@ -26,6 +27,8 @@ pub const GEQRF: &str = "geqrf";
 pub struct RFactor<T> {
     pub(super) r: Arc<SharedMatrix<T>>,
     pub(super) task: TaskId,
+    /// The reduction of the whole input (the QR and ge2gb of `R` share it).
+    pub(super) reduction: Reduction,
 }
 
 /// What [`geqrf()`] leaves behind.
@@ -35,7 +38,7 @@ pub struct GeqrfStage<T> {
     /// `Q`'s reflectors, for `U = Q [U_R; 0]` by
     /// [`super::back_transform_q1u()`] (they are QR panels, exactly as the
     /// `U` side of ge2gb).
-    pub reflectors: Q1uReflectors<T>,
+    pub reflectors: Q1uReflectors<T, basis::Dense>,
 }
 
 impl<T: Scalar> RFactor<T> {
@@ -50,7 +53,7 @@ impl<T: Scalar> RFactor<T> {
         nb: usize,
         tw: usize,
     ) -> Result<Ge2gbStage<T>> {
-        ge2gb_produced(g, self.r, Some(self.task), b, nb, tw)
+        ge2gb_produced(g, self.r, Some(self.task), self.reduction, b, nb, tw)
     }
 }
 
@@ -118,13 +121,20 @@ pub fn geqrf<T: Scalar>(
     // The tasks were added in one contiguous run, so the exits follow every
     // writer of `a` and of the T factors.
     let done = subgraph_of(g, &ids).exits;
+    let reduction = Reduction::fresh();
     Ok(GeqrfStage {
-        r: RFactor { r, task: t },
+        r: RFactor {
+            r,
+            task: t,
+            reduction,
+        },
         reflectors: Q1uReflectors {
             a: qr.a,
             t: qr.tq,
             b: ib,
             done,
+            reduction: Some(reduction),
+            basis: std::marker::PhantomData,
         },
     })
 }

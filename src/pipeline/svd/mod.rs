@@ -90,7 +90,7 @@ pub use reflectors::{
 };
 pub use select::{select_bidiagonal, SvdSelectStage, SvdSelection};
 
-use super::scale::safe_range_factor;
+use super::scale::{safe_range_factor, selection_range_factor};
 use crate::graph::TaskGraph;
 use crate::pipeline::columns::VectorsResult;
 use crate::runtime::{RunReport, Runtime};
@@ -213,7 +213,7 @@ impl<T: Scalar> SvdValues<T> {
     /// [`Error::NotRun`] before that.
     pub fn into_results(self) -> Result<SvdFactors<T>> {
         let values = self.collect()?;
-        let Some((u, v)) = self.vectors else {
+        let Some((mut u, mut v)) = self.vectors else {
             return Ok((values, None, None));
         };
         let (u, v) = (u.get()?, v.get()?);
@@ -230,9 +230,12 @@ impl<T: Scalar> SvdValues<T> {
 
 /// The working copy: `a` itself if tall or square, its transpose if wide (the
 /// singular values are the same), checked for non-finite entries (reported at
-/// their position in `a`) and scaled into the safe range. Returns the copy and
+/// their position in `a`) and scaled into the safe range; for a selection
+/// (`selective`), into the narrower range that inverse iteration needs, as
+/// LAPACK `dgesvdx` scales (see
+/// [`crate::pipeline::scale::selection_range_factor`]). Returns the copy and
 /// the factor it was scaled by.
-fn prepare<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, T)> {
+fn prepare<T: Scalar>(a: MatRef<'_, T>, selective: bool) -> Result<(Mat<T>, T)> {
     crate::matrix::check_finite(a, false)?;
     let mut w = if a.nrows() >= a.ncols() {
         a.to_owned()
@@ -245,7 +248,11 @@ fn prepare<T: Scalar>(a: MatRef<'_, T>) -> Result<(Mat<T>, T)> {
             anrm = anrm.max(w[(i, j)].abs());
         }
     }
-    let scale = safe_range_factor(anrm);
+    let scale = if selective {
+        selection_range_factor(anrm)
+    } else {
+        safe_range_factor(anrm)
+    };
     if scale != T::one() {
         for j in 0..w.ncols() {
             for i in 0..w.nrows() {
@@ -282,7 +289,7 @@ pub fn svd_graph<T: Scalar>(
         ));
     }
     let transposed = a.nrows() < a.ncols();
-    let (mut w, scale) = prepare(a)?;
+    let (mut w, scale) = prepare(a, sel.is_some())?;
     let scale = gb2bd_half::fit_half_range(&mut w, scale, opts.band_precision)?;
     let n = w.ncols();
     let b = opts.bandwidth_for(n);

@@ -158,7 +158,7 @@ fn r_handoff_without_its_edge_is_a_race() {
         let mut g = TaskGraph::new();
         let s0 = geqrf(&mut g, a, 6, 12).unwrap();
         let producer = ordered.then_some(s0.r.task);
-        let s1 = ge2gb::ge2gb_produced(&mut g, s0.r.r, producer, 6, 12, 3).unwrap();
+        let s1 = ge2gb::ge2gb_produced(&mut g, s0.r.r, producer, s0.r.reduction, 6, 12, 3).unwrap();
         let s2 = gb2bd(&mut g, s1.band).unwrap();
         singular_values(&mut g, s2.bidiagonal).unwrap();
         g

@@ -12,6 +12,8 @@
 use crate::graph::TaskId;
 use crate::linalg::gb2bd::SharedGb2bdReflectors;
 use crate::matrix::SharedMatrix;
+use crate::pipeline::columns::{basis, Reduction};
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// The stage-1 reflectors: the reduced matrix (the `V` of QR panel `k`
@@ -26,6 +28,8 @@ pub struct Ge2gbReflectors<T> {
     pub(super) tl: Arc<SharedMatrix<T>>,
     pub(super) b: usize,
     pub(super) done: Vec<TaskId>,
+    /// The reduction they come from (shared with the band and its handles).
+    pub(super) reduction: Option<Reduction>,
 }
 
 impl<T> Ge2gbReflectors<T> {
@@ -42,26 +46,46 @@ impl<T> Ge2gbReflectors<T> {
     /// The `U` side (`Q1_U`, for [`super::back_transform_q1u()`]) and the `V`
     /// side (`Q1_V`, for [`super::back_transform_q1v()`]).
     pub fn split(self) -> (Q1uReflectors<T>, Q1vReflectors<T>) {
-        let Ge2gbReflectors { a, tq, tl, b, done } = self;
+        let Ge2gbReflectors {
+            a,
+            tq,
+            tl,
+            b,
+            done,
+            reduction,
+        } = self;
         (
             Q1uReflectors {
                 a: a.clone(),
                 t: tq,
                 b,
                 done: done.clone(),
+                reduction,
+                basis: PhantomData,
             },
-            Q1vReflectors { a, t: tl, b, done },
+            Q1vReflectors {
+                a,
+                t: tl,
+                b,
+                done,
+                reduction,
+            },
         )
     }
 }
 
 /// `Q1_U`: the QR panels of stage 1 (the reduced matrix, read-only, and their
-/// `T` factors side by side, `b x (panels b)`).
-pub struct Q1uReflectors<T> {
+/// `T` factors side by side, `b x (panels b)`), applied to vectors in the
+/// basis `B`: those of ge2gb to vectors of the band ([`basis::Band`]), those
+/// of the QR pre-reduction of a tall matrix ([`super::geqrf()`]) to vectors
+/// of its `R` ([`basis::Dense`], the result of ge2gb's own `Q1_U`).
+pub struct Q1uReflectors<T, B = basis::Band> {
     pub(super) a: Arc<SharedMatrix<T>>,
     pub(super) t: Arc<SharedMatrix<T>>,
     pub(super) b: usize,
     pub(super) done: Vec<TaskId>,
+    pub(super) reduction: Option<Reduction>,
+    pub(super) basis: PhantomData<fn() -> B>,
 }
 
 /// `Q1_V`: the LQ panels of stage 1 (the reduced matrix, read-only, and their
@@ -71,6 +95,7 @@ pub struct Q1vReflectors<T> {
     pub(super) t: Arc<SharedMatrix<T>>,
     pub(super) b: usize,
     pub(super) done: Vec<TaskId>,
+    pub(super) reduction: Option<Reduction>,
 }
 
 /// The stage-2 reflectors (every pass, both sides), final once every task in
@@ -79,6 +104,7 @@ pub struct Q1vReflectors<T> {
 pub struct Gb2bdReflectorsHandle<T> {
     pub(super) store: Arc<SharedGb2bdReflectors<T>>,
     pub(super) done: Vec<TaskId>,
+    pub(super) reduction: Option<Reduction>,
 }
 
 impl<T: crate::Scalar> Gb2bdReflectorsHandle<T> {
@@ -91,13 +117,22 @@ impl<T: crate::Scalar> Gb2bdReflectorsHandle<T> {
     /// [`super::back_transform_q2u()`]) and the `V` side (the right ones,
     /// `Q2_V`, for [`super::back_transform_q2v()`]).
     pub fn split(self) -> (Q2uReflectors<T>, Q2vReflectors<T>) {
-        let Gb2bdReflectorsHandle { store, done } = self;
+        let Gb2bdReflectorsHandle {
+            store,
+            done,
+            reduction,
+        } = self;
         (
             Q2uReflectors {
                 store: store.clone(),
                 done: done.clone(),
+                reduction,
             },
-            Q2vReflectors { store, done },
+            Q2vReflectors {
+                store,
+                done,
+                reduction,
+            },
         )
     }
 }
@@ -106,10 +141,12 @@ impl<T: crate::Scalar> Gb2bdReflectorsHandle<T> {
 pub struct Q2uReflectors<T> {
     pub(super) store: Arc<SharedGb2bdReflectors<T>>,
     pub(super) done: Vec<TaskId>,
+    pub(super) reduction: Option<Reduction>,
 }
 
 /// `Q2_V`: the right reflectors of every gb2bd pass.
 pub struct Q2vReflectors<T> {
     pub(super) store: Arc<SharedGb2bdReflectors<T>>,
     pub(super) done: Vec<TaskId>,
+    pub(super) reduction: Option<Reduction>,
 }

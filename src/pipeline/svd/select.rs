@@ -41,7 +41,7 @@ use crate::linalg::stebz::Sturm;
 use crate::linalg::stein::{clusters, one_norm, stein_columns};
 use crate::matrix::{MatrixId, SharedMatrix};
 use crate::pipeline::bisect::{add_bisections, bisect_parts, gather_parts, BisectParts};
-use crate::pipeline::columns::ColumnBlocks;
+use crate::pipeline::columns::{basis, ColumnBlocks};
 use crate::pipeline::task::{check_owned, with_access, Slot};
 use crate::{Error, Result, Scalar};
 use faer::linalg::matmul::matmul;
@@ -119,7 +119,10 @@ pub struct SvdSelectStage<T> {
     /// The selected singular values of `B`, descending.
     pub values: Slot<T>,
     /// `U_bd` and `V_bd` (`n x k` each), with vectors.
-    pub vectors: Option<(ColumnBlocks<T>, ColumnBlocks<T>)>,
+    pub vectors: Option<(
+        ColumnBlocks<T, basis::Reduced>,
+        ColumnBlocks<T, basis::Reduced>,
+    )>,
 }
 
 /// The bidiagonal read from its band storage.
@@ -262,7 +265,7 @@ pub fn select_bidiagonal<T: Scalar>(
     // After the plan directly too: with k = 0 there is no bisection task.
     g.succeed(gather, &[plan_task]);
     g.succeed(gather, &bisects);
-    let values = Slot { cell, task: gather };
+    let values = Slot::new(g, cell, gather);
     if !vectors {
         return Ok(SvdSelectStage {
             values,
@@ -356,9 +359,9 @@ pub fn select_bidiagonal<T: Scalar>(
     };
     g.succeed(split, &steins);
     g.succeed(split, &[gather]);
-    let blocks = |m: Arc<SharedMatrix<T>>| ColumnBlocks {
-        z: m,
-        blocks: vec![(0..k, vec![split])],
+    let reduction = bd.reduction;
+    let blocks = |m: Arc<SharedMatrix<T>>| {
+        ColumnBlocks::produced(g, m, vec![(0..k, vec![split])], reduction)
     };
     Ok(SvdSelectStage {
         values,

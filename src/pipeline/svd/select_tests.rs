@@ -29,8 +29,8 @@ fn ratios(d: &[f64], e: &[f64], sel: Range<usize>) -> [f64; 4] {
     let s = st.values.get().unwrap();
     let (u, v) = st.vectors.unwrap();
     let (u, v) = (
-        u.into_result().get().unwrap(),
-        v.into_result().get().unwrap(),
+        u.into_result_unchecked().get().unwrap(),
+        v.into_result_unchecked().get().unwrap(),
     );
     let k = sel.len();
     let r = b.singular_values().unwrap();

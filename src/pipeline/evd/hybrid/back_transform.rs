@@ -9,9 +9,9 @@ pub(super) fn q1_device_task<T, D>(
     dev: &Arc<D>,
     state: &Shared<D::Buffer>,
     stage1: TaskId,
-    z: Eigenvectors<T>,
+    z: Eigenvectors<T, basis::Band>,
     lane: Lane,
-) -> Eigenvectors<T>
+) -> Eigenvectors<T, basis::Dense>
 where
     T: Scalar,
     D: GraphDevice<T>,
@@ -43,10 +43,7 @@ where
     for p in after {
         g.edge(p, t);
     }
-    ColumnBlocks {
-        z: z.z,
-        blocks: vec![(0..n, vec![t])],
-    }
+    z.transformed(g, vec![(0..n, vec![t])])
 }
 
 /// `z = Q1 z` on the device: `Q_{P-1}` first, `z[r0.., :] -= V (T (V^T

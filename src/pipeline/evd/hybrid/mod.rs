@@ -53,8 +53,8 @@ pub use crate::pipeline::device::{
 };
 
 use super::{
-    admit, grain, prepare, sb2st as sb2st_on_cpu, side, solve_tridiagonal, Band, Eigenvectors,
-    EvdGraph, EvdJob, Sb2stStage, SymmetricEigen, Tridiagonal, Q1, SB2ST, SY2SB,
+    admit, basis, grain, prepare, sb2st as sb2st_on_cpu, side, solve_tridiagonal, Band,
+    Eigenvectors, EvdGraph, EvdJob, Sb2stStage, SymmetricEigen, Tridiagonal, Q1, SB2ST, SY2SB,
 };
 use crate::graph::{
     Footprint, Lane, Region as Footprinted, SubGraph, Task, TaskContext, TaskGraph, TaskId,
@@ -62,7 +62,6 @@ use crate::graph::{
 use crate::linalg::sy2sb::{panel_count, panel_kernel};
 use crate::matrix::access::Access;
 use crate::matrix::{BandMut, SharedBand, SymBand};
-use crate::pipeline::columns::ColumnBlocks;
 use crate::pipeline::EvdOptions;
 use crate::runtime::{RunOptions, Runtime};
 use crate::{Error, Result, Scalar};
@@ -168,7 +167,7 @@ fn build<T: Scalar, D: GraphDevice<T>>(
     let b = opts.bandwidth_for(n, job).max(1);
     check_device_memory::<T, D>(dev, n, b)?;
     let mut a = side::lower_copy(a, opts.side);
-    let scaling = prepare(&mut a)?;
+    let scaling = prepare(&mut a, false)?;
 
     let mut g = TaskGraph::new();
     let state: Shared<D::Buffer> = Arc::new(Mutex::new(None));
@@ -195,7 +194,7 @@ fn build<T: Scalar, D: GraphDevice<T>>(
     } else {
         sb2st_on_cpu(&mut g, band, grain(opts), job == EvdJob::Vectors)?
     };
-    let q1 = |g: &mut TaskGraph<'static>, z: Eigenvectors<T>, _col: usize| {
+    let q1 = |g: &mut TaskGraph<'static>, z: Eigenvectors<T, basis::Band>, _col: usize| {
         Ok(q1_device_task(g, dev, &state, last, z, lane))
     };
     solve_tridiagonal(g, s2, q1, scaling, job, opts)

@@ -62,6 +62,8 @@ where
             band: band.band,
             column_done: Vec::new(),
             all_done: vec![t],
+            reduction: band.reduction,
+            outcome: Some(g.outcome()),
         },
         reflectors: None,
     }

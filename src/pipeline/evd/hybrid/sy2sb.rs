@@ -71,7 +71,13 @@ where
             feed.push((c0..c1, t));
         }
     }
-    (Band { band, b, feed }, prev)
+    let band = Band {
+        band,
+        b,
+        feed,
+        reduction: Some(crate::pipeline::columns::Reduction::fresh()),
+    };
+    (band, prev)
 }
 
 /// Panel `p` (columns `c0 = p b` to `c0 + b`): its band columns into

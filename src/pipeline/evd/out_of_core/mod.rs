@@ -153,7 +153,7 @@ pub fn evd_graph_out_of_core<T: Scalar>(
         )));
     };
     let mut a = owned_lower(a, opts)?;
-    let (scale, anrm) = prepare(&mut a)?;
+    let (scale, anrm) = prepare(&mut a, false)?;
     let job = EvdJob::Vectors;
     let b = opts.bandwidth_for(n, job);
     let nb = opts.tile_for(n, b);
@@ -170,6 +170,7 @@ pub fn evd_graph_out_of_core<T: Scalar>(
         panels,
         done: done1,
         panel_tasks,
+        ..
     } = s1.reflectors;
     let q1_file = Arc::new(ScratchFile::create(&ooc.scratch, stats.clone())?);
     let offsets = panel_offsets(n, b, 0..panels);
@@ -228,7 +229,9 @@ pub fn evd_graph_out_of_core<T: Scalar>(
 
     // Stage 2, its reflectors to disk once it is done.
     let s2 = sb2st(&mut g, band, grain(opts), true)?;
-    let Sb2stReflectors { store, done: done2 } = s2
+    let Sb2stReflectors {
+        store, done: done2, ..
+    } = s2
         .reflectors
         .ok_or_else(|| Error::InvalidArgument("no stage-2 reflectors".into()))?;
     let group = opts.q2_group.max(1);

@@ -10,9 +10,9 @@ pub(super) fn q1_device_task<T, D>(
     dev: &Arc<D>,
     state: &Shared<D::Buffer>,
     (stage1, m): (TaskId, usize),
-    (u, v): (ColumnBlocks<T>, ColumnBlocks<T>),
+    (u, v): (ColumnBlocks<T, basis::Band>, ColumnBlocks<T, basis::Band>),
     lane: Lane,
-) -> (ColumnBlocks<T>, ColumnBlocks<T>)
+) -> (ColumnBlocks<T, basis::Dense>, ColumnBlocks<T, basis::Dense>)
 where
     T: Scalar,
     D: GraphDevice<T>,
@@ -65,11 +65,11 @@ where
     for p in after {
         g.edge(p, t);
     }
-    let blocks = |z: Arc<SharedMatrix<T>>| ColumnBlocks {
-        z,
-        blocks: vec![(0..n, vec![t])],
-    };
-    (blocks(out), blocks(v.z))
+    let blocks = vec![(0..n, vec![t])];
+    (
+        u.transformed_into(g, out, blocks.clone()),
+        v.transformed(g, blocks),
+    )
 }
 
 /// `U = Q1_U U` (`m x n`) and `V = Q1_V V` (`n x n`) on the device: each

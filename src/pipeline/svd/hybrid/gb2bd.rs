@@ -60,5 +60,6 @@ where
     Bidiagonal {
         band: band.band,
         all_done: vec![t],
+        reduction: band.reduction,
     }
 }

@@ -95,6 +95,7 @@ where
         b,
         passes,
         feed,
+        reduction: Some(crate::pipeline::columns::Reduction::fresh()),
     };
     (handle, prev)
 }

@@ -42,7 +42,7 @@ use crate::linalg::gb2bd::{schedule, storage_offsets, SharedUpperBand, UpperBand
 use crate::linalg::ge2gb::{lq_panel, lq_panel_count, qr_panel, qr_panel_count};
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
-use crate::pipeline::columns::ColumnBlocks;
+use crate::pipeline::columns::{basis, ColumnBlocks};
 use crate::pipeline::device::{
     apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
     BlasDevice, GraphDevice, Op, Region, Timed,
@@ -176,7 +176,7 @@ where
     }
     memory::admit::<T>(a.nrows(), a.ncols(), job, opts)?;
     let transposed = a.nrows() < a.ncols();
-    let (w, scale) = prepare(a)?;
+    let (w, scale) = prepare(a, false)?;
     let (m, n) = (w.nrows(), w.ncols());
     let b = opts.bandwidth_for(n).max(1);
     check_device_memory::<T, D>(dev, m, n, b)?;
