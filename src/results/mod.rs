@@ -461,7 +461,7 @@ fn hex(bytes: &[u8]) -> String {
 /// (`after-first-file`, `mid-second-file`, `before-manifest`, `before-commit`,
 /// `after-commit`), so the integration tests can check what a kill at exactly
 /// that moment leaves on disk. With `EIGENFLOW_FAULT_GATE=<path>` as well, the
-/// process pauses there instead (see [`wait_at_gate`]), so a test can act at
+/// process pauses there instead (see `wait_at_gate` below), so a test can act at
 /// exactly that moment (signal it, run another process). Without the feature
 /// the variables are ignored.
 mod fault {
