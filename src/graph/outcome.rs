@@ -61,9 +61,9 @@ impl RunOutcome {
     }
 
     /// Blocks until the run has ended (or the graph was dropped unrun), then
-    /// answers as [`Self::check`]. For a run submitted with
-    /// [`crate::runtime::Runtime::submit`] whose handle was dropped, this is
-    /// how to know when the results are there.
+    /// answers as [`Self::check`]. For a run submitted with `Runtime::submit`
+    /// whose handle was dropped, this is how to know when the results are
+    /// there.
     ///
     /// Never call it from a task of the same graph: that task would wait for
     /// its own run to end.

@@ -108,18 +108,7 @@ impl<T: Scalar> Sturm<T> {
             }
         }
         // Gershgorin discs (dstebz): every eigenvalue lies in [gl, gu].
-        let (mut gl, mut gu) = (T::zero(), T::zero());
-        for i in 0..n {
-            let r = if i > 0 { e[i - 1].abs() } else { T::zero() }
-                + if i + 1 < n { e[i].abs() } else { T::zero() };
-            let (a, b) = (d[i] - r, d[i] + r);
-            if i == 0 {
-                (gl, gu) = (a, b);
-            } else {
-                gl = gl.min(a);
-                gu = gu.max(b);
-            }
-        }
+        let (gl, gu) = gershgorin_interval(d, e);
         let tnorm = gl.abs().max(gu.abs());
         // Widened as dstebz does (FUDGE = 2.1), so rounding in the counts cannot
         // put an eigenvalue outside the root interval.
@@ -432,14 +421,29 @@ impl<T: Scalar> Sturm<T> {
     }
 }
 
-/// `max(|gl|, |gu|)` of the Gershgorin interval of the tridiagonal `(d, e)`.
-fn gershgorin_norm<T: Scalar>(d: &[T], e: &[T]) -> T {
+/// The Gershgorin interval `[gl, gu]` of the tridiagonal `(d, e)`: the union
+/// of the discs `d_i ± (|e_{i-1}| + |e_i|)` (`(0, 0)` for order 0).
+fn gershgorin_interval<T: Scalar>(d: &[T], e: &[T]) -> (T, T) {
     let n = d.len();
-    (0..n).fold(T::zero(), |m, i| {
+    let (mut gl, mut gu) = (T::zero(), T::zero());
+    for i in 0..n {
         let r = if i > 0 { e[i - 1].abs() } else { T::zero() }
             + if i + 1 < n { e[i].abs() } else { T::zero() };
-        m.max((d[i] - r).abs()).max((d[i] + r).abs())
-    })
+        let (a, b) = (d[i] - r, d[i] + r);
+        if i == 0 {
+            (gl, gu) = (a, b);
+        } else {
+            gl = gl.min(a);
+            gu = gu.max(b);
+        }
+    }
+    (gl, gu)
+}
+
+/// `max(|gl|, |gu|)` of the Gershgorin interval of the tridiagonal `(d, e)`.
+fn gershgorin_norm<T: Scalar>(d: &[T], e: &[T]) -> T {
+    let (gl, gu) = gershgorin_interval(d, e);
+    gl.abs().max(gu.abs())
 }
 
 /// Sturm counts evaluated together by [`Sturm::bisect`].
