@@ -56,6 +56,8 @@ mod grid;
 #[cfg(feature = "mpi")]
 mod io;
 #[cfg(feature = "mpi")]
+mod output;
+#[cfg(feature = "mpi")]
 mod run;
 #[cfg(feature = "mpi")]
 mod scalapack;

@@ -6,15 +6,16 @@
 use super::grid::{Grid, Mpi};
 use super::io::{self, Input};
 use super::layout::{bytes_per_rank, near_square, smallest_fitting_ranks, Job, Layout};
+use super::output::{
+    lock_output, manifest_fields, result_arrays, result_paths, retire_vectors, write_result_set,
+    Shared,
+};
 use super::{elpa, scalapack, Engine};
 use crate::matrix::npy::{self, Dtype};
-use crate::results::{OutputDir, ResultWriter, MANIFEST_RESERVE};
+use crate::results::OutputDir;
 use crate::{sysinfo, Error, Result, Scalar};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
-
-/// A shared output file: its name, the layout of its matrix, this rank's share.
-type Shared<'a, T> = (&'a str, Layout, Vec<T>);
 
 /// Which problem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,87 +321,9 @@ fn check_memory<T: Scalar>(grid: &Grid<'_>, job: Job, m: usize, n: usize, nb: us
     )
 }
 
-/// Rank 0: locks the output directory for the whole run (a second run into
-/// it is refused at once) and checks that the result will fit there.
-fn lock_output<T: Scalar>(dir: &Path, arrays: &[Vec<usize>]) -> Result<OutputDir> {
-    let out = OutputDir::lock(dir)?;
-    let needed = arrays
-        .iter()
-        .map(|shape| npy::file_bytes::<T>(shape))
-        .fold(MANIFEST_RESERVE, u64::saturating_add);
-    out.check_space(needed)?;
-    Ok(out)
-}
-
-/// The names and shapes of the arrays a run writes, values first.
-fn result_arrays(
-    problem: Problem,
-    vectors: bool,
-    m: usize,
-    n: usize,
-) -> Vec<(&'static str, Vec<usize>)> {
-    let k = m.min(n);
-    match (problem, vectors) {
-        (Problem::Evd, false) => vec![("eigenvalues.npy", vec![n])],
-        (Problem::Evd, true) => vec![
-            ("eigenvalues.npy", vec![n]),
-            ("eigenvectors.npy", vec![n, n]),
-        ],
-        (Problem::Svd, false) => vec![("singular_values.npy", vec![k])],
-        (Problem::Svd, true) => vec![
-            ("singular_values.npy", vec![k]),
-            ("u.npy", vec![m, k]),
-            ("vt.npy", vec![k, n]),
-        ],
-    }
-}
-
-/// The paths of the result set as every rank reports them: `DIR/<name>` of
-/// each array, values first, then `DIR/result.json` (the order of
-/// `ResultWriter::commit`).
-fn result_paths(req: &Request, problem: Problem, m: usize, n: usize) -> Vec<PathBuf> {
-    let Some(dir) = &req.output else {
-        return Vec::new();
-    };
-    result_arrays(problem, req.vectors, m, n)
-        .into_iter()
-        .map(|(name, _)| dir.join(name))
-        .chain([dir.join(crate::results::MANIFEST)])
-        .collect()
-}
-
-/// A values-only result has no vector arrays: a file of theirs left in the
-/// directory by an earlier eigenflow is removed at the commit.
-fn retire_vectors(w: &mut ResultWriter<'_>, problem: Problem, vectors: bool) {
-    if !vectors {
-        for (name, _) in result_arrays(problem, true, 1, 1).into_iter().skip(1) {
-            w.retire(name);
-        }
-    }
-}
-
-/// The manifest fields of a distributed result (the result-set protocol adds
-/// `format`, `eigenflow_version`, `created` and `files`).
-fn manifest_fields<T: Scalar>(
-    req: &Request,
-    m: usize,
-    n: usize,
-    ranks: usize,
-    shape: (usize, usize),
-    block: usize,
-) -> serde_json::Map<String, serde_json::Value> {
-    let v = serde_json::json!({
-        "m": m, "n": n, "dtype": Dtype::of::<T>().descr(),
-        "job": if req.vectors { "vectors" } else { "values" },
-        "ranks": ranks, "grid": format!("{}x{}", shape.0, shape.1),
-        "block": block, "input": input_json(req),
-    });
-    match v {
-        serde_json::Value::Object(map) => map,
-        _ => unreachable!("a JSON object literal"),
-    }
-}
-
+/// One rank's run: checks, the output directory locked (rank 0), this rank's
+/// blocks read, the engine, the result set written; every step agreed on by
+/// all ranks, so an error on one is the error of all.
 fn solve<T: Engine>(
     grid: &Grid<'_>,
     problem: Problem,
@@ -408,23 +331,7 @@ fn solve<T: Engine>(
     input: Option<&Input<'_>>,
 ) -> Result<Outcome> {
     let start = Instant::now();
-    let (m, n) = match input {
-        Some(i) => (i.header().shape[0], i.header().shape[1]),
-        None if problem == Problem::Evd => (req.n, req.n),
-        None => (req.m, req.n),
-    };
-    if problem == Problem::Evd && m != n {
-        return Err(Error::Npy {
-            path: req.input.clone().unwrap_or_default(),
-            reason: format!("expected a square 2-D matrix, found shape ({m}, {n})"),
-        });
-    }
-    let k = m.min(n);
-    if k == 0 {
-        return Err(Error::Shape(format!(
-            "the distributed path needs a non-empty matrix, got {m} x {n}"
-        )));
-    }
+    let (m, n) = matrix_shape(problem, req, input)?;
     let nb = effective_block(req.block, m, n, grid.shape);
     let job = match (problem, req.vectors) {
         (Problem::Evd, false) => Job::EvdValues,
@@ -436,26 +343,12 @@ fn solve<T: Engine>(
     // Rank 0 holds the output directory's lock from here to the end of the
     // run; the result appears there as one unit, or not at all (the
     // result-set protocol of `crate::results`).
-    let out = match &req.output {
-        Some(dir) => {
-            let arrays: Vec<Vec<usize>> = result_arrays(problem, req.vectors, m, n)
-                .into_iter()
-                .map(|(_, shape)| shape)
-                .collect();
-            let locked = if grid.rank() == 0 {
-                lock_output::<T>(dir, &arrays).map(Some)
-            } else {
-                Ok(None)
-            };
-            grid.agree(locked)?
-        }
-        None => None,
-    };
+    let out = lock_result_dir::<T>(grid, problem, req, m, n)?;
     // ScaLAPACK 2.2.1's pdgesvd returned info = k + 1 ("singular values not
     // identical across processes") for k = 2 and 3 on a 2x2 grid here, even
     // with every process holding a block; below 2 max(P, Q) the SVD is tiny.
     let (p, q) = grid.shape;
-    let tiny_svd = problem == Problem::Svd && p * q > 1 && k < 2 * p.max(q);
+    let tiny_svd = problem == Problem::Svd && p * q > 1 && m.min(n) < 2 * p.max(q);
     if nb == 0 || tiny_svd {
         // Fewer rows or columns than the grid has: some rank could hold no
         // block at all, which ELPA refuses. Such a matrix has a handful of
@@ -471,94 +364,31 @@ fn solve<T: Engine>(
         );
     }
 
-    // Read (or generate) this rank's blocks.
     let t = Instant::now();
     let la = Layout::new(m, n, nb, grid.shape, grid.me);
-    let mut a: Vec<T> = grid.agree(match (input, problem) {
+    let a: Vec<T> = grid.agree(match (input, problem) {
         (Some(i), Problem::Evd) => i.read_symmetric(&la),
         (Some(i), Problem::Svd) => i.read_general(&la),
         (None, p) => Ok(io::generate(&la, req.seed, p == Problem::Evd)),
     })?;
     let read_s = t.elapsed().as_secs_f64();
 
-    // Solve.
     let t = Instant::now();
-    let lu = Layout::new(m, k, nb, grid.shape, grid.me);
-    let lvt = Layout::new(k, n, nb, grid.shape, grid.me);
-    let (values, blocks): (Vec<T>, Vec<Shared<'_, T>>) = match problem {
-        Problem::Evd => {
-            let (ev, q) = eigh_f64(grid, &la, a, req.vectors)?;
-            (
-                ev,
-                q.map(|q| vec![("eigenvectors.npy", la, q)])
-                    .unwrap_or_default(),
-            )
-        }
-        Problem::Svd => {
-            let (s, uv) = scalapack::svd(grid, &la, &lu, &lvt, &mut a, req.vectors)?;
-            drop(a);
-            let b = uv
-                .map(|(u, vt)| vec![("u.npy", lu, u), ("vt.npy", lvt, vt)])
-                .unwrap_or_default();
-            (s, b)
-        }
-    };
+    let (values, blocks) = solve_blocks(grid, problem, req.vectors, la, a)?;
     let solve_s = t.elapsed().as_secs_f64();
 
-    // Write: rank 0 starts a result set and sends its directory to every
-    // rank; rank 0 creates the shared files there (header first), every rank
-    // writes its blocks, and rank 0 adds the values, digests the shared files
-    // and commits the set (the one step that makes the result visible).
     let t = Instant::now();
     if req.output.is_some() {
-        let names = result_arrays(problem, req.vectors, m, n);
-        let (values_name, _) = &names[0];
-        let mut writer = match &out {
-            Some(o) => grid.agree(o.begin().map(Some))?,
-            None => grid.agree(Ok(None))?,
-        };
-        let set_dir = {
-            use std::os::unix::ffi::OsStrExt;
-            let mine = writer.as_ref().map(|w| w.set_dir().as_os_str().as_bytes());
-            let bytes = grid.broadcast_bytes(0, mine);
-            PathBuf::from(std::ffi::OsStr::from_bytes(&bytes))
-        };
-        let created = match &writer {
-            Some(_) => (|| {
-                for (name, l, _) in &blocks {
-                    io::create_npy::<T>(&set_dir.join(name), &[l.rows.n, l.cols.n])?;
-                }
-                Ok(())
-            })(),
-            None => Ok(()),
-        };
-        grid.agree(created)?;
-        let written = (|| {
-            for (name, l, local) in &blocks {
-                io::write_blocks(&set_dir.join(name), l, local)?;
-            }
-            Ok(())
-        })();
-        grid.agree(written)?;
-        let committed = match writer.take() {
-            Some(mut w) => (|| {
-                retire_vectors(&mut w, problem, req.vectors);
-                w.add_vector(values_name, &values)?;
-                for (name, l, _) in &blocks {
-                    w.add_written::<T>(name, vec![l.rows.n, l.cols.n])?;
-                }
-                w.commit(manifest_fields::<T>(
-                    req,
-                    m,
-                    n,
-                    grid.ranks(),
-                    grid.shape,
-                    nb,
-                ))
-            })(),
-            None => Ok(Vec::new()),
-        };
-        grid.agree(committed)?;
+        let fields = manifest_fields::<T>(req, m, n, grid.ranks(), grid.shape, nb);
+        write_result_set(
+            grid,
+            problem,
+            req.vectors,
+            out.as_ref(),
+            &values,
+            &blocks,
+            fields,
+        )?;
     }
     let write_s = t.elapsed().as_secs_f64();
     let seconds = start.elapsed().as_secs_f64();
@@ -577,13 +407,81 @@ fn solve<T: Engine>(
     ))
 }
 
-fn input_json(req: &Request) -> serde_json::Value {
-    match &req.input {
-        Some(p) => serde_json::json!({ "path": p.display().to_string() }),
-        None => serde_json::json!({
-            "generated": "uniform(-1, 1) entries from (seed, i, j) (lower triangle mirrored for the EVD)",
-            "seed": req.seed,
-        }),
+/// The order of the matrix: the input file's shape, or the requested one;
+/// refused when empty, or not square for the EVD.
+fn matrix_shape(
+    problem: Problem,
+    req: &Request,
+    input: Option<&Input<'_>>,
+) -> Result<(usize, usize)> {
+    let (m, n) = match input {
+        Some(i) => (i.header().shape[0], i.header().shape[1]),
+        None if problem == Problem::Evd => (req.n, req.n),
+        None => (req.m, req.n),
+    };
+    if problem == Problem::Evd && m != n {
+        return Err(Error::Npy {
+            path: req.input.clone().unwrap_or_default(),
+            reason: format!("expected a square 2-D matrix, found shape ({m}, {n})"),
+        });
+    }
+    if m.min(n) == 0 {
+        return Err(Error::Shape(format!(
+            "the distributed path needs a non-empty matrix, got {m} x {n}"
+        )));
+    }
+    Ok((m, n))
+}
+
+/// Rank 0 locks `req.output` (if any) and checks its space; every rank learns
+/// whether that worked. Only rank 0 holds the directory.
+fn lock_result_dir<T: Scalar>(
+    grid: &Grid<'_>,
+    problem: Problem,
+    req: &Request,
+    m: usize,
+    n: usize,
+) -> Result<Option<OutputDir>> {
+    let Some(dir) = &req.output else {
+        return Ok(None);
+    };
+    let arrays: Vec<Vec<usize>> = result_arrays(problem, req.vectors, m, n)
+        .into_iter()
+        .map(|(_, shape)| shape)
+        .collect();
+    let locked = if grid.rank() == 0 {
+        lock_output::<T>(dir, &arrays).map(Some)
+    } else {
+        Ok(None)
+    };
+    grid.agree(locked)
+}
+
+/// The engine on this rank's blocks `a` of layout `la`: the values, and with
+/// `vectors` the shared output files with this rank's blocks of each.
+fn solve_blocks<T: Engine>(
+    grid: &Grid<'_>,
+    problem: Problem,
+    vectors: bool,
+    la: Layout,
+    mut a: Vec<T>,
+) -> Result<(Vec<T>, Vec<Shared<'static, T>>)> {
+    match problem {
+        Problem::Evd => {
+            let (ev, q) = eigh_f64(grid, &la, a, vectors)?;
+            let blocks = q.map(|q| vec![("eigenvectors.npy", la, q)]);
+            Ok((ev, blocks.unwrap_or_default()))
+        }
+        Problem::Svd => {
+            let (m, n, nb) = (la.rows.n, la.cols.n, la.rows.nb);
+            let k = m.min(n);
+            let lu = Layout::new(m, k, nb, grid.shape, grid.me);
+            let lvt = Layout::new(k, n, nb, grid.shape, grid.me);
+            let (s, uv) = scalapack::svd(grid, &la, &lu, &lvt, &mut a, vectors)?;
+            drop(a);
+            let blocks = uv.map(|(u, vt)| vec![("u.npy", lu, u), ("vt.npy", lvt, vt)]);
+            Ok((s, blocks.unwrap_or_default()))
+        }
     }
 }
 
