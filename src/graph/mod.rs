@@ -16,13 +16,14 @@
 
 mod dot;
 mod flow;
-mod footprint;
 mod outcome;
 pub(crate) mod plan;
 mod races;
 
 pub use flow::DataFlow;
-pub use footprint::{Footprint, Region};
+// The footprint is a fact about shared matrices (`matrix`, the layer below);
+// tasks declare it, so the graph's API names it too.
+pub use crate::matrix::{Footprint, Region};
 pub(crate) use outcome::state_of;
 pub use outcome::{RunOutcome, RunState};
 

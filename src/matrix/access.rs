@@ -20,8 +20,7 @@
 //! [`crate::graph::TaskGraph::check_races`] verifies it for every stage in the
 //! tests (with negative controls that drop each kind of edge).
 
-use crate::graph::{Footprint, Region, TaskContext};
-use crate::matrix::MatrixId;
+use super::{Footprint, MatrixId, Region};
 use parking_lot::Mutex;
 use std::ops::Range;
 
@@ -37,11 +36,12 @@ fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
 }
 
 impl<'r> Access<'r> {
-    /// The access of the running task: its declared footprint, handed to the body
-    /// by the runtime.
-    pub(crate) fn of(ctx: &'r TaskContext) -> Self {
+    /// The access of a running task whose declared footprint is `footprint`
+    /// (the runtime hands it to the body in
+    /// [`TaskContext`](crate::graph::TaskContext)).
+    pub(crate) fn of(footprint: Option<&'r Footprint>) -> Self {
         Access {
-            footprint: ctx.footprint.as_deref(),
+            footprint,
             held: Mutex::new(Vec::new()),
         }
     }

@@ -3,12 +3,14 @@
 
 pub(crate) mod access;
 pub mod band;
+mod footprint;
 pub mod npy;
 pub mod scratch;
 mod shared;
 mod split;
 
 pub use band::SymBand;
+pub use footprint::{Footprint, Region};
 pub use shared::{MatrixId, SharedMatrix};
 pub use split::{ColsMut, ReadAll, SplitColumns};
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub(crate) fn with_access(
     body: impl FnOnce(&Access<'_>) -> Result<()> + Send + 'static,
 ) -> impl FnOnce(&TaskContext) -> Result<()> + Send + 'static {
-    move |ctx| body(&Access::of(ctx))
+    move |ctx| body(&Access::of(ctx.footprint.as_deref()))
 }
 
 /// Refuses a handle whose tasks belong to another graph than `g` (its edges

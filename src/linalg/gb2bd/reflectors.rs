@@ -32,9 +32,9 @@
 //! groups last first, steps ascending, on the shared compact-WY chain engine.
 
 use super::{num_sweeps, steps, task_geom, Pass};
-use crate::graph::Region;
 use crate::linalg::householder::{larf_left, larf_right};
 use crate::matrix::access::Access;
+use crate::matrix::Region;
 use crate::matrix::SharedMatrix;
 use crate::Scalar;
 use faer::reborrow::*;

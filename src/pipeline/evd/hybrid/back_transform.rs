@@ -19,7 +19,7 @@ where
     let n = z.nrows();
     let (dev, state, zm) = (Arc::clone(dev), Arc::clone(state), Arc::clone(&z.z));
     let body = move |ctx: &TaskContext| {
-        let acc = Access::of(ctx);
+        let acc = Access::of(ctx.footprint.as_deref());
         let mut guard = state.lock();
         let s = uploaded(&mut guard)?;
         let done = apply_q1(&*dev, s, zm.write(&acc, 0..n, 0..n));

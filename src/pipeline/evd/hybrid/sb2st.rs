@@ -20,7 +20,7 @@ where
     let (n, b) = (band.band.n(), band.b);
     let (dev2, shared) = (Arc::clone(dev), Arc::clone(&band.band));
     let body = move |ctx: &TaskContext| {
-        let acc = Access::of(ctx);
+        let acc = Access::of(ctx.footprint.as_deref());
         let mut view = shared.write(&acc, 0..n, 0..n);
         let mut local = SymBand::<T>::zeros(n, b);
         for c in 0..n {

@@ -43,7 +43,7 @@ where
         };
         let rows = c0..(c1 + 2 * b).min(n);
         let body = move |ctx: &TaskContext| {
-            let acc = Access::of(ctx);
+            let acc = Access::of(ctx.footprint.as_deref());
             let mut guard = state.lock();
             let s = uploaded(&mut guard)?;
             let view = out.write(&acc, rows, c0..c1);

@@ -27,7 +27,7 @@ where
     let (dev2, st) = (Arc::clone(dev), Arc::clone(state));
     let (uz, vz, oz) = (Arc::clone(&u.z), Arc::clone(&v.z), Arc::clone(&out));
     let body = move |ctx: &TaskContext| {
-        let acc = Access::of(ctx);
+        let acc = Access::of(ctx.footprint.as_deref());
         let mut guard = st.lock();
         let s = uploaded(&mut guard)?;
         let mut o = oz.write(&acc, 0..m, 0..n);

@@ -23,7 +23,7 @@ where
     let (ku, kl) = storage_offsets(b, &passes);
     let (dev2, shared) = (Arc::clone(dev), Arc::clone(&band.band));
     let body = move |ctx: &TaskContext| {
-        let acc = Access::of(ctx);
+        let acc = Access::of(ctx.footprint.as_deref());
         let mut view = shared.write(&acc, 0..n, 0..n);
         let mut local = UpperBand::<T>::zeros(n, ku, kl);
         let rows = |j: usize| j.saturating_sub(b)..j + 1;

@@ -35,7 +35,7 @@ where
         let (dev2, st, out) = (Arc::clone(dev), Arc::clone(state), Arc::clone(&band));
         let (r, c) = (rows.clone(), cols.clone());
         let body = move |ctx: &TaskContext| {
-            let acc = Access::of(ctx);
+            let acc = Access::of(ctx.footprint.as_deref());
             let mut guard = st.lock();
             let s = uploaded(&mut guard)?;
             let mut view = out.write(&acc, r.clone(), c.clone());

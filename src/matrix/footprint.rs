@@ -1,6 +1,6 @@
 //! Task footprints: the regions of shared matrices a task reads and writes.
 
-use crate::matrix::MatrixId;
+use super::MatrixId;
 use std::fmt;
 use std::ops::Range;
 
