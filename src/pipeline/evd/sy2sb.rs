@@ -3,7 +3,7 @@
 
 use super::{SB2ST, SY2SB};
 use crate::graph::{DataFlow, Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::sy2sb::{self, panel_cols, panel_count, trailing_blocks, Sy2sbFactors};
+use crate::linalg::band::sy2sb::{self, panel_cols, panel_count, trailing_blocks, Sy2sbFactors};
 use crate::matrix::access::Access;
 use crate::matrix::{SharedBand, SharedMatrix, SymBand};
 use crate::pipeline::columns::Reduction;
