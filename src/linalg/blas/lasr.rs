@@ -21,11 +21,91 @@
 //! 10,000 32x32 SVDs with vectors the chain was 16% of the samples. `mul_add`
 //! is exactly rounded everywhere (see `simd_dispatch!`), so every strip width,
 //! ISA and the strided path give the same bits ([`rotate_pair_fused`]).
+//!
+//! The single rotations the solvers share live here as well: the plane
+//! rotation that zeroes an entry ([`givens`], LAPACK `dlartg`), BLAS `drot`
+//! on two columns ([`rotate_cols`], [`rotate_pair`]), and two columns of a
+//! matrix as slices ([`col_pair`]). Their users are the tridiagonal QL
+//! iteration (`steqr`), the bidiagonal QR iteration (`bdsqr`) and the merges
+//! of both divide and conquers (`stedc`, `bdsdc`).
 
 use faer::reborrow::ReborrowMut;
 use faer::MatMut;
 
 use crate::scalar::Scalar;
+
+/// Plane rotation with `c f + s g = r`, `-s f + c g = 0`, `c >= 0`, `r` carrying
+/// the sign of `f`; squares are formed only inside the safe range, otherwise
+/// after scaling by the larger magnitude (the approach of LAPACK 3.10 `dlartg`).
+#[inline(always)]
+pub(crate) fn givens<T: Scalar>(f: T, g: T) -> (T, T, T) {
+    if g == T::zero() {
+        return (T::one(), T::zero(), f);
+    }
+    if f == T::zero() {
+        return (T::zero(), T::one().copysign(g), g.abs());
+    }
+    let safmin = T::SAFE_MIN;
+    let safmax = T::one() / safmin;
+    let rtmin = safmin.sqrt();
+    let rtmax = (safmax / T::of(2.0)).sqrt();
+    let (f1, g1) = (f.abs(), g.abs());
+    if f1 > rtmin && f1 < rtmax && g1 > rtmin && g1 < rtmax {
+        let h = (f * f + g * g).sqrt();
+        let r = h.copysign(f);
+        (f1 / h, g / r, r)
+    } else {
+        let u = safmin.max(f1).max(g1).min(safmax);
+        let (fs, gs) = (f / u, g / u);
+        let h = (fs * fs + gs * gs).sqrt();
+        let r = h.copysign(f);
+        (fs.abs() / h, gs / r, r * u)
+    }
+}
+
+/// Runs `op` on columns `i != j` of `z` as two mutable slices: directly when the
+/// columns are contiguous, through copies otherwise.
+pub(crate) fn col_pair<T: Scalar>(
+    z: MatMut<'_, T>,
+    i: usize,
+    j: usize,
+    op: impl FnOnce(&mut [T], &mut [T]),
+) {
+    let (mut x, mut y) = z.two_cols_mut(i, j);
+    if let (Some(xs), Some(ys)) = (
+        x.rb_mut().try_as_col_major_mut(),
+        y.rb_mut().try_as_col_major_mut(),
+    ) {
+        op(xs.as_slice_mut(), ys.as_slice_mut());
+        return;
+    }
+    let mut xv: Vec<T> = x.as_mut().iter().copied().collect();
+    let mut yv: Vec<T> = y.as_mut().iter().copied().collect();
+    op(&mut xv, &mut yv);
+    for (dst, src) in x.iter_mut().zip(xv) {
+        *dst = src;
+    }
+    for (dst, src) in y.iter_mut().zip(yv) {
+        *dst = src;
+    }
+}
+
+/// Plane rotation of columns `a != b` (BLAS `drot`): `a' = c a + s b`,
+/// `b' = c b - s a`. The merges of both divide and conquers (tridiagonal and
+/// bidiagonal) and the bidiagonal QR's deflation.
+pub(crate) fn rotate_cols<T: Scalar>(q: MatMut<'_, T>, a: usize, b: usize, cs: T, sn: T) {
+    col_pair(q, a, b, |x, y| rotate_pair(x, y, cs, sn));
+}
+
+/// [`rotate_cols`] on two slices of equal length (the same operations, so the
+/// same bits, wherever the columns are stored).
+pub(crate) fn rotate_pair<T: Scalar>(x: &mut [T], y: &mut [T], cs: T, sn: T) {
+    for (u, v) in x.iter_mut().zip(y.iter_mut()) {
+        let (p, r) = (*u, *v);
+        *u = cs * p + sn * r;
+        *v = cs * r - sn * p;
+    }
+}
 
 /// The order in which a chain visits the columns of the matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,9 +147,7 @@ pub(crate) fn apply_rotation_chain<T: Scalar>(
                 Chain::Forward => (first + k, first + k + 1),
                 Chain::Backward => (first - k, first - k - 1),
             };
-            crate::linalg::tridiagonal::steqr::col_pair(m.rb_mut(), x, y, |x, y| {
-                rotate_pair_fused(x, y, c, s)
-            });
+            col_pair(m.rb_mut(), x, y, |x, y| rotate_pair_fused(x, y, c, s));
         }
         return;
     }
@@ -197,16 +275,8 @@ mod tests {
                     } else {
                         (first - k, first - k - 1)
                     };
-                    crate::linalg::tridiagonal::steqr::col_pair(want.as_mut(), x, y, |x, y| {
-                        rotate_pair_fused(x, y, c, s)
-                    });
-                    crate::linalg::tridiagonal::stedc::merge::rotate_cols(
-                        drot.as_mut(),
-                        x,
-                        y,
-                        c,
-                        s,
-                    );
+                    col_pair(want.as_mut(), x, y, |x, y| rotate_pair_fused(x, y, c, s));
+                    rotate_cols(drot.as_mut(), x, y, c, s);
                 }
                 let mut got = a.clone();
                 apply_rotation_chain(got.as_mut(), first, order, &rots);
@@ -217,6 +287,22 @@ mod tests {
                 let mut t = a.transpose().to_owned();
                 apply_rotation_chain(t.as_mut().transpose_mut(), first, order, &rots);
                 assert!(t.transpose().to_owned() == want, "strided, nrows {nrows}");
+            }
+        }
+    }
+
+    #[test]
+    fn givens_properties() {
+        let vals = [0.0, 1.0, -2.5, 1e-300, -1e300, 3e-320, 1e200];
+        for &f in &vals {
+            for &g in &vals {
+                let (c, s, r) = givens::<f64>(f, g);
+                assert!((c * c + s * s - 1.0).abs() <= 4e-16, "{f} {g}");
+                // Subnormal inputs round absolutely: allow a few of their ulps.
+                let tol = 4e-16 * f.abs().max(g.abs()) + 4.0 * 5e-324;
+                assert!((c * f + s * g - r).abs() <= tol, "{f} {g}");
+                assert!((-s * f + c * g).abs() <= tol, "{f} {g}");
+                assert!(c >= 0.0);
             }
         }
     }

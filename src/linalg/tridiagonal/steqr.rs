@@ -15,7 +15,7 @@ use super::sterf::{
     Consts,
 };
 use crate::error::Error;
-use crate::linalg::blas::lasr::{apply_rotation_chain, rotate_pair_fused, Chain};
+use crate::linalg::blas::lasr::{apply_rotation_chain, col_pair, givens, rotate_pair_fused, Chain};
 use crate::scalar::Scalar;
 use faer::reborrow::ReborrowMut;
 use faer::MatMut;
@@ -435,62 +435,6 @@ fn rotate<T: Scalar>(x: &mut [T], y: &mut [T], c: T, s: T) {
         let (u, v) = (*a, *b);
         *a = c * u - s * v;
         *b = s * u + c * v;
-    }
-}
-
-/// Plane rotation with `c f + s g = r`, `-s f + c g = 0`, `c >= 0`, `r` carrying
-/// the sign of `f`; squares are formed only inside the safe range, otherwise
-/// after scaling by the larger magnitude (the approach of LAPACK 3.10 `dlartg`).
-#[inline(always)]
-pub(crate) fn givens<T: Scalar>(f: T, g: T) -> (T, T, T) {
-    if g == T::zero() {
-        return (T::one(), T::zero(), f);
-    }
-    if f == T::zero() {
-        return (T::zero(), T::one().copysign(g), g.abs());
-    }
-    let safmin = T::SAFE_MIN;
-    let safmax = T::one() / safmin;
-    let rtmin = safmin.sqrt();
-    let rtmax = (safmax / T::of(2.0)).sqrt();
-    let (f1, g1) = (f.abs(), g.abs());
-    if f1 > rtmin && f1 < rtmax && g1 > rtmin && g1 < rtmax {
-        let h = (f * f + g * g).sqrt();
-        let r = h.copysign(f);
-        (f1 / h, g / r, r)
-    } else {
-        let u = safmin.max(f1).max(g1).min(safmax);
-        let (fs, gs) = (f / u, g / u);
-        let h = (fs * fs + gs * gs).sqrt();
-        let r = h.copysign(f);
-        (fs.abs() / h, gs / r, r * u)
-    }
-}
-
-/// Runs `op` on columns `i != j` of `z` as two mutable slices: directly when the
-/// columns are contiguous, through copies otherwise.
-pub(crate) fn col_pair<T: Scalar>(
-    z: MatMut<'_, T>,
-    i: usize,
-    j: usize,
-    op: impl FnOnce(&mut [T], &mut [T]),
-) {
-    let (mut x, mut y) = z.two_cols_mut(i, j);
-    if let (Some(xs), Some(ys)) = (
-        x.rb_mut().try_as_col_major_mut(),
-        y.rb_mut().try_as_col_major_mut(),
-    ) {
-        op(xs.as_slice_mut(), ys.as_slice_mut());
-        return;
-    }
-    let mut xv: Vec<T> = x.as_mut().iter().copied().collect();
-    let mut yv: Vec<T> = y.as_mut().iter().copied().collect();
-    op(&mut xv, &mut yv);
-    for (dst, src) in x.iter_mut().zip(xv) {
-        *dst = src;
-    }
-    for (dst, src) in y.iter_mut().zip(yv) {
-        *dst = src;
     }
 }
 

@@ -49,7 +49,7 @@ use faer::reborrow::ReborrowMut;
 use faer::MatMut;
 
 use crate::error::Error;
-use crate::linalg::tridiagonal::stedc::merge::rotate_cols;
+use crate::linalg::blas::lasr::rotate_cols;
 use crate::scalar::Scalar;
 
 pub use crate::linalg::tridiagonal::stedc::col_tiles;
@@ -268,7 +268,7 @@ pub fn solve_leaf<T: Scalar>(
 }
 
 fn swap_cols<T: Scalar>(m: MatMut<'_, T>, i: usize, j: usize) {
-    crate::linalg::tridiagonal::steqr::col_pair(m, i, j, |x, y| x.swap_with_slice(y));
+    crate::linalg::blas::lasr::col_pair(m, i, j, |x, y| x.swap_with_slice(y));
 }
 
 /// Runs one merge node sequentially (all steps with the tiling `col_tile`) on the

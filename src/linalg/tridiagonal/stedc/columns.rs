@@ -76,7 +76,7 @@ fn copy_col_out<T: Scalar>(q: MatRef<'_, T>, col: usize, out: &mut [T]) {
 
 /// Column `from` of `q` copied over column `to` (`from != to`).
 fn copy_col<T: Scalar>(q: MatMut<'_, T>, from: usize, to: usize) {
-    crate::linalg::tridiagonal::steqr::col_pair(q, from, to, |x, y| y.copy_from_slice(x));
+    crate::linalg::blas::lasr::col_pair(q, from, to, |x, y| y.copy_from_slice(x));
 }
 
 /// Rows `rows` of the columns `cols` of `q`, one after the other (column major,
@@ -97,21 +97,5 @@ pub(crate) fn gather_cols_into<T: Scalar>(
             Some(c) => dst.copy_from_slice(c.as_slice()),
             None => dst.iter_mut().zip(col.iter()).for_each(|(d, &x)| *d = x),
         }
-    }
-}
-
-/// Plane rotation of columns `a != b` (BLAS `drot`): `a' = c a + s b`,
-/// `b' = c b - s a`. Shared with the bidiagonal SVD (deflation and QR sweeps).
-pub(crate) fn rotate_cols<T: Scalar>(q: MatMut<'_, T>, a: usize, b: usize, cs: T, sn: T) {
-    crate::linalg::tridiagonal::steqr::col_pair(q, a, b, |x, y| rotate_pair(x, y, cs, sn));
-}
-
-/// [`rotate_cols`] on two slices of equal length (the same operations, so the
-/// same bits, wherever the columns are stored).
-pub(crate) fn rotate_pair<T: Scalar>(x: &mut [T], y: &mut [T], cs: T, sn: T) {
-    for (u, v) in x.iter_mut().zip(y.iter_mut()) {
-        let (p, r) = (*u, *v);
-        *u = cs * p + sn * r;
-        *v = cs * r - sn * p;
     }
 }

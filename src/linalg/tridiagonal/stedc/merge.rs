@@ -38,10 +38,11 @@ use faer::linalg::matmul::matmul;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
-pub(crate) use super::columns::{gather_cols_into, move_columns, rotate_cols, rotate_pair};
+pub(crate) use super::columns::{gather_cols_into, move_columns};
 pub(crate) use super::deflation::{deflate, group_by_type, sorted_by_value, ColType};
 use super::secular::{self, Root, Secular};
 use crate::error::Error;
+use crate::linalg::blas::lasr::rotate_cols;
 use crate::linalg::blas::simd::reduce_lanes;
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;

@@ -302,22 +302,6 @@ fn errors() {
     }
 }
 
-#[test]
-fn givens_properties() {
-    let vals = [0.0, 1.0, -2.5, 1e-300, -1e300, 3e-320, 1e200];
-    for &f in &vals {
-        for &g in &vals {
-            let (c, s, r) = givens::<f64>(f, g);
-            assert!((c * c + s * s - 1.0).abs() <= 4e-16, "{f} {g}");
-            // Subnormal inputs round absolutely: allow a few of their ulps.
-            let tol = 4e-16 * f.abs().max(g.abs()) + 4.0 * 5e-324;
-            assert!((c * f + s * g - r).abs() <= tol, "{f} {g}");
-            assert!((-s * f + c * g).abs() <= tol, "{f} {g}");
-            assert!(c >= 0.0);
-        }
-    }
-}
-
 /// Runs `steqr` on each case alone and `steqr_pair` on the two together:
 /// bitwise the same values and vectors (the pair only interleaves the
 /// chases), whatever the two orders and families.

@@ -6,7 +6,7 @@ use super::sweep::{apply_rotations, Forward, Rotations, Sweep, View};
 use super::{check_shapes, svd2x2, MAXITR, TOLMUL};
 use crate::error::Error;
 use crate::linalg::bidiagonal::dqds::las2;
-use crate::linalg::tridiagonal::stedc::merge::rotate_cols;
+use crate::linalg::blas::lasr::rotate_cols;
 use crate::scalar::Scalar;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::MatMut;
@@ -527,6 +527,6 @@ impl<T: Scalar> MuRecurrence<T> {
 
 fn swap_cols<T: Scalar>(m: MatMut<'_, T>, i: usize, j: usize) {
     if m.nrows() > 0 {
-        crate::linalg::tridiagonal::steqr::col_pair(m, i, j, |x, y| x.swap_with_slice(y));
+        crate::linalg::blas::lasr::col_pair(m, i, j, |x, y| x.swap_with_slice(y));
     }
 }

@@ -46,10 +46,10 @@ mod lane;
 mod sweep;
 
 /// A plane rotation with `c f + s g = r`, `-s f + c g = 0` (LAPACK `dlartg`, the
-/// shared [`crate::linalg::tridiagonal::steqr::givens`]), then normalised by [`unit_pair`].
+/// shared [`crate::linalg::blas::lasr::givens`]), then normalised by [`unit_pair`].
 #[inline(always)]
 pub(crate) fn rotation<T: Scalar>(f: T, g: T) -> (T, T, T) {
-    let (c, s, r) = crate::linalg::tridiagonal::steqr::givens(f, g);
+    let (c, s, r) = crate::linalg::blas::lasr::givens(f, g);
     let (c, s) = unit_pair(c, s);
     (c, s, r)
 }

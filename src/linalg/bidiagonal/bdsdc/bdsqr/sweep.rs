@@ -7,8 +7,7 @@
 //! exactly the one of a sweep on its own.
 
 use super::unit_pair;
-use crate::linalg::blas::lasr::{apply_rotation_chain, Chain};
-use crate::linalg::tridiagonal::steqr::givens;
+use crate::linalg::blas::lasr::{apply_rotation_chain, givens, Chain};
 use crate::scalar::Scalar;
 use faer::MatMut;
 

@@ -12,8 +12,9 @@
 //! rows; only the final dot products are summed in another order than the
 //! GEMM's.
 
-use super::{root_vector, rotate_pair, MergeProblem, OutCol, Poles};
+use super::{root_vector, MergeProblem, OutCol, Poles};
 use crate::error::Error;
+use crate::linalg::blas::lasr::rotate_pair;
 use crate::scalar::Scalar;
 use std::ops::Range;
 

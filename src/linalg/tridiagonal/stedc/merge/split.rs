@@ -16,8 +16,9 @@
 //! full columns, to the caller's sink, slot `s` for the `s`-th smallest
 //! deflated value ([`OutCol::Deflated`]`(s)` of the output order).
 
-use super::{rotate_pair, MergeProblem, OutCol, Poles};
+use super::{MergeProblem, OutCol, Poles};
 use crate::error::Error;
+use crate::linalg::blas::lasr::rotate_pair;
 use crate::scalar::Scalar;
 use faer::MatRef;
 
