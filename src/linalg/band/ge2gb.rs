@@ -42,8 +42,8 @@
 //! ([`right_tile`]). The panels keep an explicit copy of `V` (zeros above, unit
 //! diagonal) so the tile kernels are plain GEMMs.
 
-use super::sy2sb::panel_kernel;
 use crate::linalg::band::gb2bd::GbBandMut;
+use crate::linalg::householder::panel_qr::panel_kernel;
 use crate::linalg::householder::{apply_block_reflector_left, apply_block_reflector_right};
 use crate::Scalar;
 use faer::linalg::matmul::matmul;

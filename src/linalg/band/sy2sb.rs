@@ -33,7 +33,7 @@
 //! `m_p x 3b` one laid out `[V W V]` by [`form_w`], so that every SYR2K tile
 //! reads its `[V_i W_i]` and `[W_j V_j]` as views of it.
 
-use crate::linalg::householder::panel_qr::panel_qr;
+use crate::linalg::householder::panel_qr::panel_kernel;
 use crate::matrix::SymBand;
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
@@ -133,38 +133,6 @@ impl<T: Scalar> Sy2sbFactors<T> {
         let rows = panel_rows(self.n, self.b, p);
         let cols = panel_cols(self.b, p);
         a.submatrix(rows.start, cols.start, rows.len(), cols.len())
-    }
-}
-
-/// Factors panel `p` (task "panel").
-///
-/// * `panel`: `A[panel_rows, panel_cols]` (`m x b`), read and written: on return
-///   `R_p` on and above its diagonal, `V_p` strictly below.
-/// * `t`: `b x b`, written with `T_p`.
-/// * `v`: `m x b` workspace, written with `V_p` in explicit form (zeros above the
-///   diagonal, ones on it) for the tile kernels.
-pub fn panel_kernel<T: Scalar>(
-    mut panel: MatMut<'_, T>,
-    mut t: MatMut<'_, T>,
-    mut v: MatMut<'_, T>,
-) {
-    let (m, b) = (panel.nrows(), panel.ncols());
-    assert!(
-        v.nrows() == m && v.ncols() == b,
-        "panel_kernel: v must be m x b"
-    );
-    let mut tau = vec![T::zero(); b];
-    panel_qr(panel.rb_mut(), &mut tau, t.rb_mut());
-    for j in 0..b {
-        for i in 0..m {
-            v[(i, j)] = if i < j {
-                T::zero()
-            } else if i == j {
-                T::one()
-            } else {
-                panel[(i, j)]
-            };
-        }
     }
 }
 

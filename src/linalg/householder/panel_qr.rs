@@ -56,6 +56,43 @@ pub fn panel_qr<T: Scalar>(a: MatMut<'_, T>, tau: &mut [T], mut t: MatMut<'_, T>
     }
 }
 
+/// The panel factorisation of the two-stage reductions: [`panel_qr`] of the
+/// `m x b` panel, and `V` in explicit form for the tile kernels (which are then
+/// plain GEMMs). Stage 1 of both: the EVD's task "panel"
+/// ([`crate::linalg::band::sy2sb`]) and the SVD's QR panels and, on the
+/// transposed panel, LQ panels ([`crate::linalg::band::ge2gb`]).
+///
+/// * `panel`: `m x b`, read and written: on return `R` on and above its
+///   diagonal, `V` strictly below (unit diagonal implicit), as `dgeqrf` leaves
+///   them.
+/// * `t`: `b x b`, written with the compact-WY factor `T` of `Q = I - V T V^T`.
+/// * `v`: `m x b` workspace, written with `V` in explicit form (zeros above the
+///   diagonal, ones on it).
+pub fn panel_kernel<T: Scalar>(
+    mut panel: MatMut<'_, T>,
+    mut t: MatMut<'_, T>,
+    mut v: MatMut<'_, T>,
+) {
+    let (m, b) = (panel.nrows(), panel.ncols());
+    assert!(
+        v.nrows() == m && v.ncols() == b,
+        "panel_kernel: v must be m x b"
+    );
+    let mut tau = vec![T::zero(); b];
+    panel_qr(panel.rb_mut(), &mut tau, t.rb_mut());
+    for j in 0..b {
+        for i in 0..m {
+            v[(i, j)] = if i < j {
+                T::zero()
+            } else if i == j {
+                T::one()
+            } else {
+                panel[(i, j)]
+            };
+        }
+    }
+}
+
 /// Recursive QR of `a` (`m x n`, `m >= n`, row stride 1), building `T` as it goes:
 /// `T = [[T11, -T11 (V1^T V2) T22], [0, T22]]` (dgeqrt3; the T-form of the WY merge,
 /// `research/seed-tridiag.md` §2).
