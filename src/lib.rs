@@ -63,6 +63,9 @@ pub mod distributed;
 pub mod error;
 pub mod gallery;
 pub mod graph;
+// Its run-time SIMD dispatch (`simd_dispatch!`) also compiles the modules
+// declared after it (`matrix::scan`).
+#[macro_use]
 pub mod linalg;
 pub mod matrix;
 pub mod pipeline;

@@ -24,7 +24,7 @@
 
 // First: its `simd_dispatch!` and mask macros are used by every group after
 // it (and, through `#[macro_use]` on `linalg` in the crate root, by
-// `matrix::scan`).
+// `crate::matrix::scan`).
 #[macro_use]
 pub mod blas;
 
@@ -32,6 +32,5 @@ pub mod back_transform;
 pub mod band;
 pub mod bidiagonal;
 pub mod householder;
-pub(crate) mod scan;
 pub mod small;
 pub mod tridiagonal;

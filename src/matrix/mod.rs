@@ -4,6 +4,7 @@
 pub(crate) mod access;
 pub mod band;
 pub mod npy;
+pub(crate) mod scan;
 pub mod scratch;
 mod shared;
 mod split;
@@ -53,7 +54,7 @@ pub(crate) fn all_finite<T: Scalar>(
     rows: impl Fn(usize) -> std::ops::Range<usize>,
 ) -> bool {
     (0..a.ncols()).all(|j| match a.col(j).try_as_col_major() {
-        Some(c) => crate::linalg::scan::max_abs_finite(&c.as_slice()[rows(j)]).1,
+        Some(c) => crate::matrix::scan::max_abs_finite(&c.as_slice()[rows(j)]).1,
         None => rows(j).all(|i| a[(i, j)].is_finite()),
     })
 }

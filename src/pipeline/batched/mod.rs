@@ -197,7 +197,7 @@ impl<'a, T: Scalar> BatchRef<'a, T> {
     fn first_non_finite(&self, lo: usize, hi: usize) -> Option<Error> {
         let mn = self.m * self.n;
         let index = (lo..hi)
-            .find(|&i| !crate::linalg::scan::max_abs_finite(&self.data[i * mn..(i + 1) * mn]).1)?;
+            .find(|&i| !crate::matrix::scan::max_abs_finite(&self.data[i * mn..(i + 1) * mn]).1)?;
         let e = crate::matrix::check_finite(self.matrix(index), false)
             .expect_err("the scan found a non-finite entry");
         Some(Error::BatchItem {

@@ -186,7 +186,7 @@ fn prepare<T: Scalar>(a: &mut Mat<T>, selective: bool) -> Result<(T, T)> {
     // owned, so contiguous): the largest magnitude and whether all are finite.
     let (mut anrm, mut finite) = (T::zero(), true);
     for j in 0..n {
-        let (m, f) = crate::linalg::scan::max_abs_finite(&lower_col(a.as_ref(), j)[j..]);
+        let (m, f) = crate::matrix::scan::max_abs_finite(&lower_col(a.as_ref(), j)[j..]);
         anrm = anrm.max(m);
         finite &= f;
     }

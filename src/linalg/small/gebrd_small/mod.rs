@@ -583,7 +583,7 @@ fn load_scaled<T: Scalar>(
     // Jacobi route does: the bidiagonal QR loses relative accuracy on
     // matrices near the underflow threshold. Undone on the singular values
     // (`unscale`); the vectors do not change.
-    let (amax, finite) = crate::linalg::scan::max_abs_finite(b);
+    let (amax, finite) = crate::matrix::scan::max_abs_finite(b);
     if !finite {
         return Err(
             crate::matrix::check_finite(a, false).expect_err("the scan found a non-finite entry")
