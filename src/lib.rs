@@ -72,6 +72,7 @@ pub mod pipeline;
 mod quick;
 #[cfg(unix)]
 pub mod results;
+mod rng;
 pub mod runtime;
 pub mod scalar;
 pub mod sysinfo;

@@ -17,8 +17,8 @@
 //! and every run gives the same bits.
 
 use crate::error::Error;
-use crate::gallery::Rng;
 use crate::linalg::tridiagonal::stebz::split_offdiagonal;
+use crate::rng::Rng;
 use crate::scalar::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Col, ColMut, ColRef, Mat, MatRef, Par};
