@@ -2,7 +2,7 @@
 //! `dlasq5`, `dlasq6` of LAPACK in purpose): the transforms, deflation at the bottom,
 //! flips, splits and the retry logic after a failed shift.
 
-use super::shift;
+use super::shift::{self, ShiftState};
 use crate::error::Error;
 use crate::scalar::Scalar;
 
@@ -115,19 +115,6 @@ fn transform<T: Scalar>(
     out
 }
 
-/// Per-iteration shift bookkeeping (what LAPACK keeps in `ttype` and `g`).
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct ShiftState<T> {
-    /// Which of the shift cases of [`shift::choose`] produced the last shift.
-    pub(super) case: u8,
-    /// Failed attempts of the last iteration: only the last `d` negative (late) or
-    /// an earlier one (early).
-    pub(super) late: u8,
-    pub(super) early: u8,
-    /// Fraction of `dmin` used when nothing better is known (case 6).
-    pub(super) g: T,
-}
-
 /// The qd array of one problem and the state of the iteration.
 pub(super) struct Qd<T> {
     pub(super) n: usize,
@@ -194,11 +181,28 @@ impl<T: Scalar> Qd<T> {
     pub(super) fn ec(&self, k: usize) -> T {
         self.e[self.cur][k]
     }
-    pub(super) fn qo(&self, k: usize) -> T {
-        self.q[1 - self.cur][k]
-    }
     pub(super) fn eo(&self, k: usize) -> T {
         self.e[1 - self.cur][k]
+    }
+
+    /// The shift for the block `i0..=l`, of which `deflated` eigenvalues were
+    /// just removed at the bottom ([`shift::choose`] on this array and the
+    /// last transform).
+    fn choose_shift(&mut self, i0: usize, l: usize, deflated: usize) -> (T, u8) {
+        let s = self.last;
+        let inputs = shift::Inputs {
+            dmin: s.dmin,
+            dmin1: s.dmin1,
+            dmin2: s.dmin2,
+            dn: s.dn,
+            dn1: s.dn1,
+            dn2: s.dn2,
+            q: &self.q[self.cur],
+            e: &self.e[self.cur],
+            q_old: &self.q[1 - self.cur],
+            e_old: &self.e[1 - self.cur],
+        };
+        shift::choose(&inputs, &mut self.shift, i0, l, deflated)
     }
 
     fn mark_split(&mut self, k: usize, sigma: T) {
@@ -432,7 +436,7 @@ impl<T: Scalar> Qd<T> {
             // The last transform says nothing about the reversed array: no shift.
             self.last.dmin = -zero;
         }
-        let (mut tau, case) = shift::choose(self, i0, l, end_in - end);
+        let (mut tau, case) = self.choose_shift(i0, l, end_in - end);
         self.shift.case = case;
         self.shift.late = 0;
         self.shift.early = 0;

@@ -18,14 +18,63 @@
 //! Whenever a ratio `e_k / q_k` exceeds one the estimate is abandoned and the case's
 //! safe fraction of `dmin` is used.
 
-use super::qd::Qd;
 use crate::scalar::Scalar;
 
-/// Returns `(shift, case)` for the block `i0..=l` of `qd`, of which `deflated`
-/// eigenvalues were just removed at the bottom. Updates the case-6 fraction.
-pub(super) fn choose<T: Scalar>(qd: &mut Qd<T>, i0: usize, l: usize, deflated: usize) -> (T, u8) {
-    let s = qd.last;
-    let (dmin, dmin1, dmin2, dn, dn1, dn2) = (s.dmin, s.dmin1, s.dmin2, s.dn, s.dn1, s.dn2);
+/// Per-iteration shift bookkeeping (what LAPACK keeps in `ttype` and `g`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ShiftState<T> {
+    /// Which of the shift cases of [`choose`] produced the last shift.
+    pub(super) case: u8,
+    /// Failed attempts of the last iteration: only the last `d` negative (late) or
+    /// an earlier one (early).
+    pub(super) late: u8,
+    pub(super) early: u8,
+    /// Fraction of `dmin` used when nothing better is known (case 6).
+    pub(super) g: T,
+}
+
+/// What the strategy reads of the iteration: the smallest `d` and the last
+/// three `d` of the last transform (as in the qd module's `Sweep`), and the
+/// newest (`q`, `e`) and the previous (`q_old`, `e_old`) qd arrays.
+pub(super) struct Inputs<'a, T> {
+    pub(super) dmin: T,
+    pub(super) dmin1: T,
+    pub(super) dmin2: T,
+    pub(super) dn: T,
+    pub(super) dn1: T,
+    pub(super) dn2: T,
+    pub(super) q: &'a [T],
+    pub(super) e: &'a [T],
+    pub(super) q_old: &'a [T],
+    pub(super) e_old: &'a [T],
+}
+
+impl<T: Scalar> Inputs<'_, T> {
+    fn qc(&self, k: usize) -> T {
+        self.q[k]
+    }
+    fn ec(&self, k: usize) -> T {
+        self.e[k]
+    }
+    fn qo(&self, k: usize) -> T {
+        self.q_old[k]
+    }
+    fn eo(&self, k: usize) -> T {
+        self.e_old[k]
+    }
+}
+
+/// Returns `(shift, case)` for the block `i0..=l` of the qd array read
+/// through `qd`, of which `deflated` eigenvalues were just removed at the
+/// bottom. Updates the case-6 fraction in `state`.
+pub(super) fn choose<T: Scalar>(
+    qd: &Inputs<'_, T>,
+    state: &mut ShiftState<T>,
+    i0: usize,
+    l: usize,
+    deflated: usize,
+) -> (T, u8) {
+    let (dmin, dmin1, dmin2, dn, dn1, dn2) = (qd.dmin, qd.dmin1, qd.dmin2, qd.dn, qd.dn1, qd.dn2);
     let zero = T::zero();
     let one = T::one();
     let quarter = T::of(0.25);
@@ -108,13 +157,13 @@ pub(super) fn choose<T: Scalar>(qd: &mut Qd<T>, i0: usize, l: usize, deflated: u
         }
         0 => {
             // Case 6: no information; grow the fraction while it keeps working.
-            let sh = qd.shift;
-            qd.shift.g = match (sh.case, sh.late, sh.early) {
+            let sh = *state;
+            state.g = match (sh.case, sh.late, sh.early) {
                 (6, 0, 0) => sh.g + third * (one - sh.g),
                 (6, 0, 1) => quarter * third,
                 _ => quarter,
             };
-            (qd.shift.g * dmin, 6)
+            (state.g * dmin, 6)
         }
         1 if dmin1 == dn1 && dmin2 == dn2 => {
             // Cases 7 and 8: one eigenvalue just deflated, the minimum is now at
@@ -163,7 +212,7 @@ pub(super) fn choose<T: Scalar>(qd: &mut Qd<T>, i0: usize, l: usize, deflated: u
 /// Shared part of cases 7, 8 and 10: with `a2` the sum of products of the ratios
 /// `e_k / q_k` from the bottom up, returns `(gam / (1 + b2^2), b2)`, `b2 =
 /// sqrt(1.05 a2)`, or `None` if a ratio exceeds one.
-fn bottom_estimate<T: Scalar>(qd: &Qd<T>, l: usize, i0: usize, gam: T) -> Option<(T, T)> {
+fn bottom_estimate<T: Scalar>(qd: &Inputs<'_, T>, l: usize, i0: usize, gam: T) -> Option<(T, T)> {
     if qd.ec(l - 1) > qd.qc(l - 1) {
         return None;
     }
@@ -178,7 +227,7 @@ fn bottom_estimate<T: Scalar>(qd: &Qd<T>, l: usize, i0: usize, gam: T) -> Option
 /// (`100 max(term, previous) < sum`, or with `cap` the sum exceeds the useful 0.563).
 /// `None` if a ratio exceeds one.
 fn tail<T: Scalar>(
-    qd: &Qd<T>,
+    qd: &Inputs<'_, T>,
     mut sum: T,
     mut term: T,
     from: Option<usize>,
