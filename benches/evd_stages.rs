@@ -13,10 +13,10 @@ mod common;
 
 use common::{list, median};
 use eigenflow::gallery;
-use eigenflow::linalg::stedc::forked::stedc_identity;
-use eigenflow::linalg::stedc::values::stedc_values;
-use eigenflow::linalg::sterf::sterf;
-use eigenflow::linalg::sytrd::{
+use eigenflow::linalg::tridiagonal::stedc::forked::stedc_identity;
+use eigenflow::linalg::tridiagonal::stedc::values::stedc_values;
+use eigenflow::linalg::tridiagonal::sterf::sterf;
+use eigenflow::linalg::tridiagonal::sytrd::{
     ormtr_block_for, ormtr_on, sytrd_block_for, sytrd_on, SYTRD_CROSSOVER,
 };
 use eigenflow::pipeline::EvdOptions;

@@ -32,7 +32,9 @@ use common::{faer_par, gemm_rate, list, median, t_gemm};
 use eigenflow::gallery;
 use eigenflow::linalg::back_transform::chain::BlockKernel;
 use eigenflow::linalg::back_transform::pass_chain::apply_q2_sides_with;
-use eigenflow::linalg::gb2bd::{num_sweeps, schedule, steps, task_geom, Gb2bdReflectors, Pass};
+use eigenflow::linalg::band::gb2bd::{
+    num_sweeps, schedule, steps, task_geom, Gb2bdReflectors, Pass,
+};
 use eigenflow::pipeline::{svd, SvdJob, SvdOptions};
 use eigenflow::runtime::Runtime;
 use eigenflow::Scalar;
@@ -309,7 +311,7 @@ fn q2_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
 
 /// `--bdsdc-kernel`: the bidiagonal D&C on one thread, timed per piece (module docs).
 fn bdsdc_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
-    use eigenflow::linalg::bdsdc::{col_tiles, solve_leaf, BdNode, BdTree, SvdMerge};
+    use eigenflow::linalg::bidiagonal::bdsdc::{col_tiles, solve_leaf, BdNode, BdTree, SvdMerge};
     let params = args.opts.bdsdc_params();
     let mut rng = gallery::Rng::new(3);
     // About the Golub-Kahan bidiagonal of a Gaussian matrix (entries near
@@ -401,7 +403,7 @@ fn bdsdc_kernel<T: Scalar>(args: &Args, n: usize, gemm1: f64) {
 /// alone, on the calling thread and on runtimes of `--threads`, in GFLOP/s
 /// of its `8/3 n^3` flops.
 fn gebrd_kernel<T: Scalar>(args: &Args, n: usize) {
-    use eigenflow::linalg::gebrd::{flops, gebrd_on, GEBRD_BLOCK};
+    use eigenflow::linalg::bidiagonal::gebrd::{flops, gebrd_on, GEBRD_BLOCK};
     let a: Mat<T> = gallery::random_gaussian(n, n, 42);
     for &threads in &args.threads {
         let rt = Runtime::builder().threads(threads).build();

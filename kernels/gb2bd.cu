@@ -1,6 +1,6 @@
 // gb2bd bulge chasing with bandwidth tiling (upper band -> bidiagonal, in
 // passes b -> b'), stage 2 of the SVD: the task (r, s) of one pass, as in
-// src/linalg/gb2bd/kernel.rs (chase_step), one sweep per thread block
+// src/linalg/band/gb2bd/kernel.rs (chase_step), one sweep per thread block
 // (seed-ringoot.md sections 1.3, 1.4 and 1.7).
 //
 // Schedule: launch boundaries, as for sb2st.cu. Launch t of a pass runs, for
@@ -11,7 +11,7 @@
 // (gb2bd::task_footprint, tested on the CPU). Passes run one after the other
 // (a full barrier between passes is valid, gb2bd module docs).
 //
-// Storage: the upper band of src/linalg/gb2bd/band.rs, entry (i, j) at
+// Storage: the upper band of src/linalg/band/gb2bd/band.rs, entry (i, j) at
 // ab[(ku + i - j) + j * ld], ld = ku + kl + 1, with ku >= b + d, kl >= d.
 // Reflectors (gb2bd::reflectors): task (r, s) writes [tau, v_1 .. v_{L-1}]
 // of its right reflector at right[(off[r] + s) (d + 1) ..] and of its left

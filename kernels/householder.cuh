@@ -1,5 +1,5 @@
 // Shared device code of the bulge-chasing kernels: LAPACK-style reflector
-// generation and the fixed-order dot product of src/linalg/householder.rs.
+// generation and the fixed-order dot product of src/linalg/householder/mod.rs.
 //
 // Included by sb2st.cu and gb2bd.cu (src/cuda/kernels.rs hands it to NVRTC
 // as a named header; nvcc finds it beside them).

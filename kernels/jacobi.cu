@@ -1,6 +1,6 @@
 // Batched blocked one-sided Jacobi SVD: one outer sweep of every matrix of a
 // batch per launch, one thread block per matrix, as
-// src/linalg/jacobi/solver.rs (JacobiState::sweep and pair_pass) and
+// src/linalg/small/jacobi/solver.rs (JacobiState::sweep and pair_pass) and
 // inner.rs (jacobi_sweeps) do it for one matrix (seed 004, Abdelfattah and
 // Fasi; seed-batched.md part A).
 //

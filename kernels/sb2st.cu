@@ -1,5 +1,5 @@
 // sb2st bulge chasing (symmetric band -> tridiagonal), stage 2 of the EVD:
-// the task T(s, m) of src/linalg/sb2st.rs (chase_step), one sweep per thread
+// the task T(s, m) of src/linalg/band/sb2st.rs (chase_step), one sweep per thread
 // block (seed-tridiag.md section 4; DESIGN.md section 5).
 //
 // Schedule: launch boundaries. Launch t runs, for every sweep s with

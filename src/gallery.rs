@@ -21,94 +21,11 @@
 //! }
 //! ```
 
+pub use crate::rng::Rng;
 use crate::Scalar;
 use faer::{Mat, MatRef, Par};
 use std::fmt;
 use std::str::FromStr;
-
-// ---------------------------------------------------------------------------
-// Random numbers.
-// ---------------------------------------------------------------------------
-
-/// One step of SplitMix64; used to expand a seed into xoshiro256\*\* state.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A small, self-contained pseudo-random generator (xoshiro256\*\*, seeded with
-/// SplitMix64) with uniform and gaussian draws.
-///
-/// The stream for a given seed is fixed forever; it is not cryptographic.
-///
-/// ```
-/// use eigenflow::gallery::Rng;
-/// let mut r = Rng::new(1);
-/// let x = r.uniform();
-/// assert!((0.0..1.0).contains(&x));
-/// assert_eq!(Rng::new(1).next_u64(), Rng::new(1).next_u64());
-/// ```
-#[derive(Clone, Debug)]
-pub struct Rng {
-    s: [u64; 4],
-    spare: Option<f64>,
-}
-
-impl Rng {
-    /// A generator whose stream is determined by `seed`.
-    pub fn new(seed: u64) -> Rng {
-        let mut sm = seed;
-        let s = [
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-        ];
-        Rng { s, spare: None }
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.s;
-        let result = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
-    }
-
-    /// A uniform draw from `[0, 1)` with 53 random bits.
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// A uniform draw from `[lo, hi)`.
-    pub fn uniform_in(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.uniform()
-    }
-
-    /// A standard normal draw (Box–Muller; the second value of each pair is kept
-    /// for the next call).
-    pub fn gaussian(&mut self) -> f64 {
-        if let Some(z) = self.spare.take() {
-            return z;
-        }
-        // u1 in (0, 1] so the logarithm is finite.
-        let u1 = 1.0 - self.uniform();
-        let u2 = self.uniform();
-        let r = (-2.0 * u1.ln()).sqrt();
-        let theta = 2.0 * std::f64::consts::PI * u2;
-        self.spare = Some(r * theta.sin());
-        r * theta.cos()
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Helpers.

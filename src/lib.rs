@@ -63,12 +63,16 @@ pub mod distributed;
 pub mod error;
 pub mod gallery;
 pub mod graph;
+// Its run-time SIMD dispatch (`simd_dispatch!`) also compiles the modules
+// declared after it (`matrix::scan`).
+#[macro_use]
 pub mod linalg;
 pub mod matrix;
 pub mod pipeline;
 mod quick;
 #[cfg(unix)]
 pub mod results;
+mod rng;
 pub mod runtime;
 pub mod scalar;
 pub mod sysinfo;

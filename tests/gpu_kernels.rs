@@ -13,8 +13,8 @@ mod common;
 use eigenflow::cuda::check::{check_gb2bd, check_jacobi, check_sb2st, KernelCheck};
 use eigenflow::cuda::launch::{launch_window, Kernels};
 use eigenflow::cuda::GpuLanes;
-use eigenflow::linalg::chase::SWEEP_LAG;
-use eigenflow::linalg::{gb2bd, sb2st};
+use eigenflow::linalg::band::chase::SWEEP_LAG;
+use eigenflow::linalg::band::{gb2bd, sb2st};
 use eigenflow::Result;
 use std::collections::HashMap;
 

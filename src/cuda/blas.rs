@@ -13,7 +13,7 @@ use super::context::{driver_error, looked_for};
 use super::launch::GpuScalar;
 use super::launch::{gb2bd_pass_on_stream, sb2st_on_stream, Kernels};
 use super::GpuLanes;
-use crate::linalg::gb2bd::{Pass, UpperBand};
+use crate::linalg::band::gb2bd::{Pass, UpperBand};
 use crate::matrix::SymBand;
 use crate::pipeline::device::{
     check_chase, check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region,

@@ -16,8 +16,8 @@ use super::launch::{gb2bd_offsets, gb2bd_pass_on_stream, sb2st_offsets, sb2st_on
 use super::launch::{GpuScalar, Kernels};
 use super::GpuLanes;
 use crate::gallery;
-use crate::linalg::gb2bd::{self, Gb2bdReflectors, Pass, UpperBand};
-use crate::linalg::sb2st::{self, Reflectors, Sb2stReflectors};
+use crate::linalg::band::gb2bd::{self, Gb2bdReflectors, Pass, UpperBand};
+use crate::linalg::band::sb2st::{self, Reflectors, Sb2stReflectors};
 use crate::matrix::band::SymBand;
 use crate::{Error, Result};
 
@@ -214,7 +214,7 @@ pub fn check_gb2bd<T: GpuScalar>(
     })
 }
 
-/// The batched Jacobi kernel (values only) against [`crate::linalg::jacobi::gesvj`]
+/// The batched Jacobi kernel (values only) against [`crate::linalg::small::jacobi::gesvj`]
 /// on `batch` random `m x n` matrices (`m >= n`): singular values within
 /// `16 n` ulps of the largest. The kernel forms Gram matrices and products
 /// with plain loops where the CPU uses faer's matmul, so it is not bitwise.
@@ -227,7 +227,7 @@ pub fn check_jacobi<T: GpuScalar>(
     seed: u64,
 ) -> Result<KernelCheck> {
     use super::jacobi::{all_converged, jacobi_on_stream, JacobiBatch};
-    use crate::linalg::jacobi::{gesvj, JacobiParams};
+    use crate::linalg::small::jacobi::{gesvj, JacobiParams};
     let params = JacobiParams::default();
     let mats: Vec<_> = (0..batch)
         .map(|k| gallery::random_uniform::<T>(m, n, seed + k as u64))

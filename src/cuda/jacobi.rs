@@ -5,7 +5,7 @@
 
 use super::context::driver_error;
 use super::launch::{GpuScalar, Kernels};
-use crate::linalg::jacobi::{blocking_for, order::sweep_schedule, JacobiParams};
+use crate::linalg::small::jacobi::{blocking_for, order::sweep_schedule, JacobiParams};
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use faer::MatRef;

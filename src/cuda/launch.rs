@@ -5,8 +5,8 @@
 
 use super::context::{driver_error, GpuContext};
 use super::kernels::compile;
-use crate::linalg::gb2bd::{self, Pass};
-use crate::linalg::sb2st::{self, ReflectorLayout};
+use crate::linalg::band::gb2bd::{self, Pass};
+use crate::linalg::band::sb2st::{self, ReflectorLayout};
 use crate::{Result, Scalar};
 use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
@@ -15,8 +15,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use std::sync::Arc;
 
-/// Lag between sweeps in the skewed schedule (`crate::linalg::chase`).
-const LAG: usize = crate::linalg::chase::SWEEP_LAG;
+/// Lag between sweeps in the skewed schedule (`crate::linalg::band::chase`).
+const LAG: usize = crate::linalg::band::chase::SWEEP_LAG;
 
 /// The scalar types the kernels exist for, with their entry-point suffix.
 pub trait GpuScalar: Scalar + DeviceRepr + ValidAsZeroBits {
@@ -168,7 +168,7 @@ pub fn gb2bd_offsets(n: usize, pass: Pass) -> Vec<i64> {
 }
 
 /// One gb2bd pass on the upper band `ab` (`ku`, `ld = ku + kl + 1`, the
-/// layout of [`crate::linalg::gb2bd::UpperBand`], `ku >= b + d`, `kl >= d`)
+/// layout of [`crate::linalg::band::gb2bd::UpperBand`], `ku >= b + d`, `kl >= d`)
 /// on `stream`, one launch per skewed time step. With `refl = Some((right,
 /// left, offsets))` the reflectors are stored as the CPU's
 /// `PassReflectors` holds them. Returns the number of launches.

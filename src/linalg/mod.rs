@@ -1,34 +1,36 @@
 //! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; no
-//! parallelism inside a kernel (the runtime owns it). One module per pipeline
-//! stage, named for its LAPACK counterpart (EVD: `sy2sb`, `sb2st`, `sterf`,
-//! one-stage `sytrd`,
-//! `stedc`, `back_transform`; SVD: `ge2gb`, `gb2bd`, `dqds`, `bdsdc`), plus the shared pieces they are built from.
+//! parallelism inside a kernel (the runtime owns it). Grouped by the problem a
+//! kernel solves; inside a group, one module per pipeline stage, named for its
+//! LAPACK counterpart, so a stage's kernel is found by the stage's name:
+//!
+//! - [`householder`]: reflectors and their compact-WY blocks, the QR of a
+//!   panel ([`householder::panel_qr`]) and `Q Z` from stored reflectors
+//!   ([`householder::ormqr`]), shared by every reduction;
+//! - [`band`]: the two-stage reductions through a band, dense to band (EVD
+//!   `sy2sb`, SVD `ge2gb`) and band to tridiagonal or bidiagonal by bulge
+//!   chasing (`sb2st`, `gb2bd`, and the super-task grouping both share,
+//!   `chase`);
+//! - [`tridiagonal`]: the symmetric tridiagonal eigensolvers (`sterf`,
+//!   `steqr`, `stedc`, `stebz`, `stein`) and the one-stage reduction to
+//!   tridiagonal form (`sytrd`);
+//! - [`bidiagonal`]: the bidiagonal SVD solvers (`dqds`, `bdsdc` with its QR
+//!   iteration `bdsqr`) and the one-stage reduction to bidiagonal form
+//!   (`gebrd`);
+//! - [`small`]: the SVD of one small matrix, the batched SVD's kernels
+//!   (`gebrd_small`, `jacobi`);
+//! - [`back_transform`]: the eigenvector back-transformations `Q2 Z`, `Q1 Z`;
+//! - [`blas`]: the vector loops the stages share (`gemv`, the fused BLAS-2
+//!   kernels, the rotation chains `lasr`, the run-time SIMD dispatch).
 
+// First: its `simd_dispatch!` and mask macros are used by every group after
+// it (and, through `#[macro_use]` on `linalg` in the crate root, by
+// `crate::matrix::scan`).
 #[macro_use]
-mod simd;
+pub mod blas;
 
 pub mod back_transform;
-pub mod bdsdc;
-mod blas2;
-pub mod chase;
-pub mod dqds;
-pub mod gb2bd;
-pub mod ge2gb;
-pub mod gebrd;
-pub mod gebrd_small;
-pub mod gemv;
+pub mod band;
+pub mod bidiagonal;
 pub mod householder;
-pub mod jacobi;
-mod lasr;
-pub mod ormqr;
-pub mod panel_qr;
-pub(crate) mod quotient;
-pub mod sb2st;
-pub(crate) mod scan;
-pub mod stebz;
-pub mod stedc;
-pub mod stein;
-pub mod steqr;
-pub mod sterf;
-pub mod sy2sb;
-pub mod sytrd;
+pub mod small;
+pub mod tridiagonal;

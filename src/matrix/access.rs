@@ -5,7 +5,7 @@
 //! `unsafe` themselves. Each task body receives an [`Access`] built from the
 //! task's declared [`Footprint`], and takes its views through the crate-private
 //! accessors of [`super::SharedMatrix`], [`super::SharedBand`] and
-//! [`crate::linalg::sb2st::SharedReflectors`], which check that
+//! [`crate::linalg::band::sb2st::SharedReflectors`], which check that
 //!
 //! * the view lies inside a region the footprint declares (written for a mutable
 //!   view, read or written for a shared one), and

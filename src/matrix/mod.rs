@@ -5,6 +5,7 @@ pub(crate) mod access;
 pub mod band;
 mod footprint;
 pub mod npy;
+pub(crate) mod scan;
 pub mod scratch;
 mod shared;
 mod split;
@@ -55,7 +56,7 @@ pub(crate) fn all_finite<T: Scalar>(
     rows: impl Fn(usize) -> std::ops::Range<usize>,
 ) -> bool {
     (0..a.ncols()).all(|j| match a.col(j).try_as_col_major() {
-        Some(c) => crate::linalg::scan::max_abs_finite(&c.as_slice()[rows(j)]).1,
+        Some(c) => crate::matrix::scan::max_abs_finite(&c.as_slice()[rows(j)]).1,
         None => rows(j).all(|i| a[(i, j)].is_finite()),
     })
 }

@@ -5,7 +5,7 @@
 //! Golub–Kahan tridiagonal of the bidiagonal; both build their parts here.
 
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
-use crate::linalg::stebz::{split_indices, Sturm};
+use crate::linalg::tridiagonal::stebz::{split_indices, Sturm};
 use crate::matrix::MatrixId;
 use crate::{Error, Result, Scalar};
 use parking_lot::Mutex;

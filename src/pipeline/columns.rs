@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use eigenflow::graph::TaskGraph;
-//! use eigenflow::linalg::stedc::DcParams;
+//! use eigenflow::linalg::tridiagonal::stedc::DcParams;
 //! use eigenflow::pipeline::evd::{back_transform_q1, back_transform_q2, sb2st, stedc, sy2sb, Sb2stGrain};
 //! let a = eigenflow::gallery::random_symmetric_uniform::<f64>(40, 1);
 //! let mut g = TaskGraph::new();
@@ -32,7 +32,7 @@
 //!
 //! ```compile_fail
 //! # use eigenflow::graph::TaskGraph;
-//! # use eigenflow::linalg::stedc::DcParams;
+//! # use eigenflow::linalg::tridiagonal::stedc::DcParams;
 //! # use eigenflow::pipeline::evd::{back_transform_q1, back_transform_q2, sb2st, stedc, sy2sb, Sb2stGrain};
 //! # let a = eigenflow::gallery::random_symmetric_uniform::<f64>(40, 1);
 //! # let mut g = TaskGraph::new();
@@ -48,7 +48,7 @@
 //!
 //! ```compile_fail
 //! # use eigenflow::graph::TaskGraph;
-//! # use eigenflow::linalg::stedc::DcParams;
+//! # use eigenflow::linalg::tridiagonal::stedc::DcParams;
 //! # use eigenflow::pipeline::evd::{back_transform_q2, sb2st, stedc, sy2sb, Sb2stGrain};
 //! # let a = eigenflow::gallery::random_symmetric_uniform::<f64>(40, 1);
 //! # let mut g = TaskGraph::new();
@@ -64,7 +64,7 @@
 //!
 //! ```compile_fail
 //! # use eigenflow::graph::TaskGraph;
-//! # use eigenflow::linalg::stedc::DcParams;
+//! # use eigenflow::linalg::tridiagonal::stedc::DcParams;
 //! # use eigenflow::pipeline::evd::{back_transform_q1, sb2st, stedc, sy2sb, Sb2stGrain};
 //! # let a = eigenflow::gallery::random_symmetric_uniform::<f64>(40, 1);
 //! # let mut g = TaskGraph::new();
@@ -77,7 +77,7 @@
 //!
 //! ```compile_fail
 //! # use eigenflow::graph::TaskGraph;
-//! # use eigenflow::linalg::stedc::DcParams;
+//! # use eigenflow::linalg::tridiagonal::stedc::DcParams;
 //! # use eigenflow::pipeline::evd::{sb2st, stedc, sy2sb, Sb2stGrain};
 //! # let a = eigenflow::gallery::random_symmetric_uniform::<f64>(40, 1);
 //! # let mut g = TaskGraph::new();

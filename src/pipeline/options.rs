@@ -102,7 +102,7 @@ pub fn one_stage_below_auto<T: crate::Scalar>(job: super::EvdJob) -> usize {
 
 /// Automatic order from which the eigenvalues-only job finds the
 /// tridiagonal's eigenvalues by divide and conquer
-/// ([`crate::linalg::stedc::values`]) rather than by `dsterf`'s QL/QR
+/// ([`crate::linalg::tridiagonal::stedc::values`]) rather than by `dsterf`'s QL/QR
 /// iteration: never, since `sterf` keeps one division on its dependency
 /// chain. Measured by `benches/evd_stages.rs` (column `dc values / sterf`,
 /// f64, median of 5; on two threads the one-stage path splits the top merge
@@ -185,7 +185,7 @@ pub struct EvdOptions {
     pub one_stage_below: usize,
     /// Eigenvalues only: the order from which the tridiagonal's eigenvalues are
     /// found by divide and conquer keeping two rows of eigenvectors per
-    /// subproblem ([`crate::linalg::stedc::values`], leaves of
+    /// subproblem ([`crate::linalg::tridiagonal::stedc::values`], leaves of
     /// [`EvdOptions::leaf_size`]; its top merge split over two threads on the
     /// one-stage path) instead of LAPACK `dsterf`'s QL/QR iteration; `0`
     /// picks [`VALUES_DC_FROM`] (never, on the machines measured;
@@ -276,7 +276,7 @@ impl EvdOptions {
 }
 
 /// How a bulge chasing (the EVD's sb2st, each pass of the SVD's gb2bd) is cut
-/// into tasks (`crate::linalg::chase`).
+/// into tasks (`crate::linalg::band::chase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ChaseGrain {

@@ -6,7 +6,7 @@
 use eigenflow::faer::Mat;
 use eigenflow::gallery;
 use eigenflow::graph::{RunState, TaskGraph};
-use eigenflow::linalg::stedc::DcParams;
+use eigenflow::linalg::tridiagonal::stedc::DcParams;
 use eigenflow::pipeline::evd::{
     back_transform_q1, back_transform_q2, sb2st, stedc, sy2sb, Sb2stGrain, Slot, VectorsResult,
 };

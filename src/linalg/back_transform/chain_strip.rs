@@ -41,7 +41,7 @@ use std::any::TypeId;
 /// the workspace `W`).
 const NL: usize = 8;
 
-pub use crate::linalg::simd::Isa;
+pub use crate::linalg::blas::simd::Isa;
 
 /// Whether this CPU runs the kernel for `T` (f64 or f32, with AVX-512F or
 /// AVX2 and FMA).

@@ -5,7 +5,7 @@
 //! `b -> b'`, the reflectors at step `s` start at rows `r + b' + s b`, one row
 //! apart, with length at most `L = d + 1 <= b`: a parallelogram compact-WY
 //! block with step stride `B = b`, the geometry of [`super::chain`]
-//! (`crate::linalg::gb2bd::reflectors`, "Blocked version", shows that the
+//! (`crate::linalg::band::gb2bd::reflectors`, "Blocked version", shows that the
 //! canonical order, groups descending and steps ascending, is the sequential
 //! product).
 
@@ -13,7 +13,7 @@ use super::chain::{
     apply_chain_t_with, apply_chain_with, groups_per_window, runs_in_place, wavefront_order,
     with_transposed, BlockKernel, WyChain,
 };
-use crate::linalg::gb2bd::{num_sweeps, steps, task_geom, PassSide};
+use crate::linalg::band::gb2bd::{num_sweeps, steps, task_geom, PassSide};
 use crate::Scalar;
 use faer::reborrow::*;
 use faer::MatMut;
@@ -101,7 +101,7 @@ impl<T: Scalar> WyChain<T> for PassChain<'_, T> {
 /// enough for it ([`super::chain::runs_in_place`]; one pass with `b >= 32`),
 /// else on one transposed copy of `z`. Bitwise independent of how the columns of `Z`
 /// are split into blocks; equal to rounding to the unblocked
-/// [`crate::linalg::gb2bd::apply_q2u`].
+/// [`crate::linalg::band::gb2bd::apply_q2u`].
 pub fn apply_q2_sides_windowed<T: Scalar>(
     sides: &[PassSide<'_, T>],
     group: usize,

@@ -1,10 +1,10 @@
 //! The Q1 back-transformation of the EVD (DESIGN §4.1 step 4): the stage-1 panel
 //! block reflectors `Q_p = I - V_p T_p V_p^T` applied to the eigenvectors, LAPACK
-//! `dormqr` (side L, no transpose) on the `V_p` that [`super::super::sy2sb`] left
+//! `dormqr` (side L, no transpose) on the `V_p` that [`crate::linalg::band::sy2sb`] left
 //! below the band.
 
+use crate::linalg::band::sy2sb::{panel_rows, Sy2sbFactors};
 use crate::linalg::householder::{apply_block_reflector_left, larft};
-use crate::linalg::sy2sb::{panel_rows, Sy2sbFactors};
 use crate::Scalar;
 use faer::reborrow::*;
 use faer::{Mat, MatMut, MatRef};

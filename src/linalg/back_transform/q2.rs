@@ -3,7 +3,7 @@
 //!
 //! # Convention
 //!
-//! Task T(s, m) of [`crate::linalg::sb2st`] is the similarity `A <- H A H` with
+//! Task T(s, m) of [`crate::linalg::band::sb2st`] is the similarity `A <- H A H` with
 //! `H(s, m) = I - tau v v^T` acting on rows `R(s, m) = [s + 1 + m b, + L)`. With
 //! the tasks in sequential (sweep-major) order,
 //!
@@ -38,7 +38,7 @@
 use super::chain::{
     self, apply_chain_t, groups_per_window, transposed_ld, wavefront_order, WyChain,
 };
-use crate::linalg::sb2st::{num_sweeps, steps, task_geom, Reflectors};
+use crate::linalg::band::sb2st::{num_sweeps, steps, task_geom, Reflectors};
 use crate::Scalar;
 use faer::reborrow::*;
 use faer::MatMut;

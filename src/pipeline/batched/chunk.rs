@@ -3,8 +3,8 @@
 //! ([`ScratchPool`]).
 
 use super::{BatchRef, BatchedMethod, BatchedOptions};
-use crate::linalg::gebrd_small::{small_svd_group, GebrdWorkspace, LANES};
-use crate::linalg::jacobi::{JacobiState, JacobiWorkspace, Status};
+use crate::linalg::small::gebrd_small::{small_svd_group, GebrdWorkspace, LANES};
+use crate::linalg::small::jacobi::{JacobiState, JacobiWorkspace, Status};
 use crate::{Error, Scalar};
 use parking_lot::Mutex;
 

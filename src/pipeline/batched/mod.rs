@@ -1,7 +1,7 @@
 //! Many small SVDs of one shape at once, by one of two routes
-//! ([`BatchedMethod`]): blocked one-sided Jacobi ([`crate::linalg::jacobi`],
+//! ([`BatchedMethod`]): blocked one-sided Jacobi ([`crate::linalg::small::jacobi`],
 //! seed 004) or Householder bidiagonalisation plus a bidiagonal solver
-//! ([`crate::linalg::gebrd_small`], seed 002). The batch is split into chunks
+//! ([`crate::linalg::small::gebrd_small`], seed 002). The batch is split into chunks
 //! sized for the L2 cache, one task per chunk, and the runtime's workers
 //! balance the chunks. Inside a chunk the matrices advance one outer sweep
 //! at a time (Jacobi route) and a converged matrix leaves the active set
@@ -32,10 +32,10 @@
 //! 0.655 / 0.841, 0.682 / 1.21 / 1.56, 2.27 / 2.97 / 5.88. At 32x32 with
 //! vectors the machine's noise is as large as the margin: five back-to-back
 //! pairs that day gave numpy / ours 4.07, 2.99, 4.14, 3.74 and 3.50. Each chunk solves
-//! its matrices in groups of [`crate::linalg::gebrd_small::LANES`]
-//! ([`crate::linalg::gebrd_small::small_svd_group`]; chunks are sized in
+//! its matrices in groups of [`crate::linalg::small::gebrd_small::LANES`]
+//! ([`crate::linalg::small::gebrd_small::small_svd_group`]; chunks are sized in
 //! whole groups): below 48 columns
-//! ([`crate::linalg::gebrd_small::LANES_BELOW`]), the group's Householder
+//! ([`crate::linalg::small::gebrd_small::LANES_BELOW`]), the group's Householder
 //! reductions run as one in interleaved storage, one SIMD operation per step
 //! for all four, and with vectors (by bidiagonal QR there) the four chases
 //! run side by side (their convergence tests two at a time), since the chase
@@ -57,7 +57,7 @@
 //! | 1,000 x 128x128 | 18.1 / 1.88 | 23.5 / 8.32 |
 //!
 //! (GEBRD vectors here by bidiagonal QR at every size). A second run, with
-//! divide and conquer from `n = 48` ([`crate::linalg::gebrd_small::DC_FROM`])
+//! divide and conquer from `n = 48` ([`crate::linalg::small::gebrd_small::DC_FROM`])
 //! and a machine about 2.5x more loaded (the faer loop's times doubled):
 //! 8x8 0.312 / 0.145 and 0.318 / 0.223, 32x32 10.9 / 1.29 and 12.8 / 5.03,
 //! 128x128 39.8 / 4.28 and 47.8 / 12.7 (faer 2-thread loop: 0.215, 0.266,
@@ -93,7 +93,7 @@ mod chunk;
 
 use super::svd::SvdJob;
 use crate::graph::{SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::jacobi::JacobiParams;
+use crate::linalg::small::jacobi::JacobiParams;
 use crate::runtime::Runtime;
 use crate::{Error, Result, Scalar};
 use chunk::{run_chunk, ChunkDst, ChunkOut, ScratchPool};
@@ -197,7 +197,7 @@ impl<'a, T: Scalar> BatchRef<'a, T> {
     fn first_non_finite(&self, lo: usize, hi: usize) -> Option<Error> {
         let mn = self.m * self.n;
         let index = (lo..hi)
-            .find(|&i| !crate::linalg::scan::max_abs_finite(&self.data[i * mn..(i + 1) * mn]).1)?;
+            .find(|&i| !crate::matrix::scan::max_abs_finite(&self.data[i * mn..(i + 1) * mn]).1)?;
         let e = crate::matrix::check_finite(self.matrix(index), false)
             .expect_err("the scan found a non-finite entry");
         Some(Error::BatchItem {
@@ -224,10 +224,10 @@ enum FiniteCheck {
 /// Which algorithm solves the matrices of a batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BatchedMethod {
-    /// Blocked one-sided Jacobi ([`crate::linalg::jacobi`], seed 004).
+    /// Blocked one-sided Jacobi ([`crate::linalg::small::jacobi`], seed 004).
     Jacobi,
     /// Householder bidiagonalisation, then dqds (values) or bidiagonal QR
-    /// (vectors) ([`crate::linalg::gebrd_small`], seed 002).
+    /// (vectors) ([`crate::linalg::small::gebrd_small`], seed 002).
     Gebrd,
     /// Whichever of the two was measured faster for the shape and job (see
     /// [`BatchedMethod::resolve`]).
@@ -296,7 +296,7 @@ pub struct BatchedOptions {
     /// Converged matrices leave the active set of their chunk (default
     /// `true`). `false` keeps sweeping them until the whole chunk converged,
     /// as an unmasked batch solver would; the results are the same (see
-    /// [`crate::linalg::jacobi::JacobiState::idle_sweep`]), it is only slower. For tests.
+    /// [`crate::linalg::small::jacobi::JacobiState::idle_sweep`]), it is only slower. For tests.
     pub mask: bool,
 }
 
@@ -330,7 +330,7 @@ impl BatchedOptions {
             }
             w
         } else {
-            let (l, nb) = crate::linalg::jacobi::blocking_for(nt, &self.params);
+            let (l, nb) = crate::linalg::small::jacobi::blocking_for(nt, &self.params);
             let n2 = l * nb;
             // Input view, working matrix, and with vectors V and the outputs.
             let mut w = m * n + mt * n2 + nt;
@@ -344,7 +344,7 @@ impl BatchedOptions {
         let chunk = fit.min(balance);
         // The GEBRD route reduces its matrices in groups of `LANES`: a chunk
         // of a whole number of groups leaves no remainder to reduce alone.
-        let lanes = crate::linalg::gebrd_small::LANES;
+        let lanes = crate::linalg::small::gebrd_small::LANES;
         if gebrd && chunk > lanes {
             chunk - chunk % lanes
         } else {
@@ -645,7 +645,7 @@ fn add_chunk_tasks<'a, T: Scalar>(
     };
     let method = opts.method.resolve(m, n, vectors);
     let per = if method == BatchedMethod::Gebrd {
-        crate::linalg::gebrd_small::flops(m, n, vectors)
+        crate::linalg::small::gebrd_small::flops(m, n, vectors)
     } else {
         // About 8 sweeps of 12 m n^2 flops (Gram and updates).
         let (mt, nt) = (m.max(n) as f64, m.min(n) as f64);

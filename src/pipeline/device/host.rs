@@ -2,7 +2,7 @@
 //! hybrid drivers where no GPU is.
 
 use super::{check_chase, check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region};
-use crate::linalg::gb2bd::{Pass, UpperBand};
+use crate::linalg::band::gb2bd::{Pass, UpperBand};
 use crate::matrix::SymBand;
 use crate::{Error, Result, Scalar};
 use faer::linalg::matmul::matmul;
@@ -120,14 +120,14 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
 
     fn chase_band(&self, band: &mut SymBand<T>, b: usize) -> Result<()> {
         check_chase(band, b)?;
-        crate::linalg::sb2st::sb2st_reference(band, b, None);
+        crate::linalg::band::sb2st::sb2st_reference(band, b, None);
         Ok(())
     }
 
     fn reduce_upper_band(&self, band: &mut UpperBand<T>, passes: &[Pass]) -> Result<()> {
         let mut view = band.view();
         for &pass in passes {
-            crate::linalg::gb2bd::run_pass(&mut view, pass, None);
+            crate::linalg::band::gb2bd::run_pass(&mut view, pass, None);
         }
         Ok(())
     }

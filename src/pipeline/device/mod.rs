@@ -18,7 +18,7 @@ pub(crate) use driver::{
 };
 pub use host::HostBlas;
 
-use crate::linalg::gb2bd::{Pass, UpperBand};
+use crate::linalg::band::gb2bd::{Pass, UpperBand};
 use crate::matrix::SymBand;
 use crate::{Error, Result, Scalar};
 use faer::{MatMut, MatRef};
@@ -193,7 +193,7 @@ pub trait BlasDevice<T: Scalar> {
 
     /// Reduces the symmetric band `band` (lower storage, half-bandwidth `b`,
     /// `ldab >= 2b`) to tridiagonal form on the device, in place, as
-    /// [`crate::linalg::sb2st::sb2st_reference`] does (stage 2's bulge
+    /// [`crate::linalg::band::sb2st::sb2st_reference`] does (stage 2's bulge
     /// chasing; no reflectors kept: for eigenvalues only). The default
     /// refuses.
     fn chase_band(&self, band: &mut SymBand<T>, b: usize) -> Result<()> {
@@ -202,7 +202,7 @@ pub trait BlasDevice<T: Scalar> {
     }
 
     /// Reduces the upper band `band` to upper bidiagonal form on the device
-    /// by the bandwidth-reduction `passes` (as [`crate::linalg::gb2bd::run_pass`]
+    /// by the bandwidth-reduction `passes` (as [`crate::linalg::band::gb2bd::run_pass`]
     /// does, pass by pass; no reflectors kept: singular values only). Runs
     /// where [`BlasDevice::chases_bands`] says so; the default refuses.
     fn reduce_upper_band(&self, band: &mut UpperBand<T>, passes: &[Pass]) -> Result<()> {

@@ -3,11 +3,11 @@
 //! on the runtime's threads from order [`THREADS_FROM`] on
 //! (`research/small-mid-evd.md` §1, §3).
 //! LAPACK `dsyevd`'s sequence: scale into the safe range, `dsytrd`
-//! ([`crate::linalg::sytrd::sytrd_on`]), then `dsterf` (values; from
+//! ([`crate::linalg::tridiagonal::sytrd::sytrd_on`]), then `dsterf` (values; from
 //! [`EvdOptions::values_by_dc`] on, the values-only divide and conquer
-//! [`crate::linalg::stedc::values`] instead) or divide and conquer with QL/QR
+//! [`crate::linalg::tridiagonal::stedc::values`] instead) or divide and conquer with QL/QR
 //! leaves on the identity
-//! ([`crate::linalg::stedc::forked::stedc_identity`]) followed by `dormtr`
+//! ([`crate::linalg::tridiagonal::stedc::forked::stedc_identity`]) followed by `dormtr`
 //! (vectors).
 //! The same contract as the graph: values ascending and unscaled, vectors
 //! orthonormal, errors as [`crate::Error`]s. Each phase (`sytrd`; `sterf`,
@@ -18,12 +18,14 @@
 //! ([`crate::trace::record_phases`]).
 
 use super::{prepare, EvdJob, EvdOptions, SymmetricEigen};
-use crate::linalg::stebz::Sturm;
-use crate::linalg::stedc::forked::stedc_identity;
-use crate::linalg::stedc::merge::APPLY_CHUNK;
-use crate::linalg::stedc::values::stedc_values;
-use crate::linalg::stein::stein_columns;
-use crate::linalg::sytrd::{ormtr_block_for, ormtr_on, sytrd_block_for, sytrd_on, SYTRD_CROSSOVER};
+use crate::linalg::tridiagonal::stebz::Sturm;
+use crate::linalg::tridiagonal::stedc::forked::stedc_identity;
+use crate::linalg::tridiagonal::stedc::merge::APPLY_CHUNK;
+use crate::linalg::tridiagonal::stedc::values::stedc_values;
+use crate::linalg::tridiagonal::stein::stein_columns;
+use crate::linalg::tridiagonal::sytrd::{
+    ormtr_block_for, ormtr_on, sytrd_block_for, sytrd_on, SYTRD_CROSSOVER,
+};
 use crate::pipeline::phase::{phase, BACK_TRANSFORM, REDUCE, SOLVE};
 use crate::pipeline::task::runtime_bytes;
 use crate::runtime::{RunReport, Runtime};
@@ -186,7 +188,7 @@ fn reduce_and_solve<T: Scalar>(
             }
             EvdJob::Values => {
                 phase("sterf", SOLVE, || {
-                    crate::linalg::sterf::sterf(&mut d, &mut e)
+                    crate::linalg::tridiagonal::sterf::sterf(&mut d, &mut e)
                 })?;
                 None
             }
@@ -205,11 +207,11 @@ fn reduce_and_solve<T: Scalar>(
 /// The eigenvalues (ascending) and, for [`EvdJob::Vectors`], the orthonormal
 /// eigenvectors of the symmetric 2 x 2 matrix `[[p, q], [q, r]]` (already
 /// scaled into the safe range), by the one Jacobi rotation of
-/// [`crate::linalg::sterf::sym2x2`]. Each eigenvalue carries an error of a
+/// [`crate::linalg::tridiagonal::sterf::sym2x2`]. Each eigenvalue carries an error of a
 /// few ulps of `||A||`, as the reduction's would, at a fraction of its cost
 /// (a 2 x 2 call is dominated by its fixed costs).
 fn eigh_2x2<T: Scalar>(p: T, q: T, r: T, job: EvdJob) -> (Vec<T>, Option<Mat<T>>) {
-    let (l0, l1, c, s) = crate::linalg::sterf::sym2x2(p, q, r);
+    let (l0, l1, c, s) = crate::linalg::tridiagonal::sterf::sym2x2(p, q, r);
     // Column k of the rotation J = [[c, s], [-s, c]] is the eigenvector of
     // the eigenvalue k of sym2x2.
     let (mut v0, mut v1) = ([c, -s], [s, c]);

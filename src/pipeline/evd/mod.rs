@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use eigenflow::graph::TaskGraph;
-//! use eigenflow::linalg::stedc::DcParams;
+//! use eigenflow::linalg::tridiagonal::stedc::DcParams;
 //! use eigenflow::pipeline::evd::{back_transform_q1, back_transform_q2, sb2st, stedc, sy2sb, Sb2stGrain};
 //! use eigenflow::runtime::Runtime;
 //! let n = 64;
@@ -62,7 +62,7 @@ pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
 use super::EvdOptions;
 use crate::graph::{TaskGraph, TaskId};
-use crate::linalg::stedc::{DcParams, DcTree};
+use crate::linalg::tridiagonal::stedc::{DcParams, DcTree};
 use crate::matrix::SharedMatrix;
 use crate::runtime::{RunOptions, RunReport, Runtime};
 use crate::{Error, Result, Scalar};
@@ -186,7 +186,7 @@ fn prepare<T: Scalar>(a: &mut Mat<T>, selective: bool) -> Result<(T, T)> {
     // owned, so contiguous): the largest magnitude and whether all are finite.
     let (mut anrm, mut finite) = (T::zero(), true);
     for j in 0..n {
-        let (m, f) = crate::linalg::scan::max_abs_finite(&lower_col(a.as_ref(), j)[j..]);
+        let (m, f) = crate::matrix::scan::max_abs_finite(&lower_col(a.as_ref(), j)[j..]);
         anrm = anrm.max(m);
         finite &= f;
     }

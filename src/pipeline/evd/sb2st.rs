@@ -4,7 +4,7 @@
 use super::sy2sb::Band;
 use super::SB2ST;
 use crate::graph::{Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::sb2st::{self, SharedReflectors, SweepGrouping};
+use crate::linalg::band::sb2st::{self, SharedReflectors, SweepGrouping};
 use crate::matrix::access::Access;
 use crate::matrix::SharedBand;
 use crate::pipeline::columns::Reduction;

@@ -18,8 +18,8 @@ use super::{
     back_transform, finish, reduce_to_tridiagonal, EvdGraph, EvdJob, Reduced, Slot, TRIDIAG,
 };
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
-use crate::linalg::stebz::Sturm;
-use crate::linalg::stein::stein_columns;
+use crate::linalg::tridiagonal::stebz::Sturm;
+use crate::linalg::tridiagonal::stein::stein_columns;
 use crate::matrix::{MatrixId, SharedMatrix};
 use crate::pipeline::bisect::{add_bisections, bisect_parts, gather_parts, BisectParts};
 use crate::pipeline::task::{check_owned, with_access};
@@ -39,7 +39,7 @@ pub const SELECT: &str = "select";
 /// belongs to eigenvalue `j`.
 ///
 /// Accuracy: the eigenvectors come from inverse iteration
-/// ([`crate::linalg::stein`]), reorthogonalised inside clusters and against
+/// ([`crate::linalg::tridiagonal::stein`]), reorthogonalised inside clusters and against
 /// the clusters below within `0.05 ||T||_1`. One weakness is known: in f32,
 /// when a large share of the spectrum lies below `eps ||A||` (a cluster of a
 /// hundred eigenvalues or more at noise level), a vector of that cluster can
@@ -247,7 +247,7 @@ pub fn select<T: Scalar>(
     let z = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, cap)));
     let zid = z.id();
     let mut blocks = Vec::new();
-    for cols in crate::linalg::stedc::col_tiles(cap, col_block) {
+    for cols in crate::linalg::tridiagonal::stedc::col_tiles(cap, col_block) {
         let (band, z, w, cols2) = (band.clone(), z.clone(), values.cell.clone(), cols.clone());
         let body = with_access(move |acc| {
             let w = w

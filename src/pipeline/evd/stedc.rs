@@ -5,8 +5,8 @@
 use super::sb2st::Tridiagonal;
 use super::DC;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::stedc::merge::MergeProblem;
-use crate::linalg::stedc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
+use crate::linalg::tridiagonal::stedc::merge::MergeProblem;
+use crate::linalg::tridiagonal::stedc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
 use crate::matrix::SharedMatrix;
 use crate::pipeline::task::{
     add_merge_ranges, check_owned, column_slice, column_slice_ref, deflated, with_access,

@@ -7,8 +7,8 @@
 use super::sb2st::Tridiagonal;
 use super::TRIDIAG;
 use crate::graph::{Footprint, Region, Task, TaskGraph};
-use crate::linalg::stedc::values::{Half, RootMerge, RootSplit};
-use crate::linalg::sterf;
+use crate::linalg::tridiagonal::stedc::values::{Half, RootMerge, RootSplit};
+use crate::linalg::tridiagonal::sterf;
 use crate::matrix::access::Access;
 use crate::matrix::SharedBand;
 use crate::pipeline::task::{check_owned, with_access, Slot};
@@ -26,7 +26,7 @@ pub fn sterf<T: Scalar>(g: &mut TaskGraph<'static>, tri: Tridiagonal<T>) -> Resu
 }
 
 /// Adds the values-only divide and conquer on `tri`
-/// ([`crate::linalg::stedc::values::stedc_values`], leaves of at most
+/// ([`crate::linalg::tridiagonal::stedc::values::stedc_values`], leaves of at most
 /// `leaf_size` rows) as four tasks, so that the two halves of its tree run
 /// side by side: `split` (reads the tridiagonal and cuts the tree at its
 /// root, or solves it whole when it splits into several blocks), `left` and

@@ -3,7 +3,8 @@
 
 use super::{SB2ST, SY2SB};
 use crate::graph::{DataFlow, Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::sy2sb::{self, panel_cols, panel_count, trailing_blocks, Sy2sbFactors};
+use crate::linalg::band::sy2sb::{self, panel_cols, panel_count, trailing_blocks, Sy2sbFactors};
+use crate::linalg::householder::panel_qr;
 use crate::matrix::access::Access;
 use crate::matrix::{SharedBand, SharedMatrix, SymBand};
 use crate::pipeline::columns::Reduction;
@@ -216,7 +217,7 @@ pub fn sy2sb<T: Scalar>(
                 tcols.clone(),
             );
             move |acc: &Access<'_>| {
-                sy2sb::panel_kernel(
+                panel_qr::panel_kernel(
                     a.write(acc, r0..n, cols.clone()),
                     tf.write(acc, 0..b, tcols.clone()),
                     v.write(acc, 0..m, 0..b),

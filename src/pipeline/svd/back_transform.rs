@@ -19,11 +19,11 @@ use super::reflectors::{Q1uReflectors, Q1vReflectors, Q2uReflectors, Q2vReflecto
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::back_transform::chain::DEFAULT_WINDOW_BYTES;
 use crate::linalg::back_transform::pass_chain::apply_q2_sides_windowed;
-use crate::linalg::gb2bd::SharedGb2bdReflectors;
-use crate::linalg::ge2gb::{
+use crate::linalg::band::gb2bd::SharedGb2bdReflectors;
+use crate::linalg::band::ge2gb::{
     apply_q1u_with, apply_q1v_with, lq_panel_count, qr_panel_cols, qr_panel_count,
 };
-use crate::linalg::stedc::col_tiles;
+use crate::linalg::tridiagonal::stedc::col_tiles;
 use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::{basis, ColumnBlocks, Reduction};
 use crate::pipeline::task::{check_owned, with_access};

@@ -7,8 +7,10 @@
 use super::gb2bd::Bidiagonal;
 use super::BDSVD;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::bdsdc::merge::pow2_at_least;
-use crate::linalg::bdsdc::{bdsqr, col_tiles, solve_leaf, BdNode, BdTree, BdsdcParams, SvdMerge};
+use crate::linalg::bidiagonal::bdsdc::merge::pow2_at_least;
+use crate::linalg::bidiagonal::bdsdc::{
+    bdsqr, col_tiles, solve_leaf, BdNode, BdTree, BdsdcParams, SvdMerge,
+};
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::{basis, ColumnBlocks, Reduction};
@@ -171,7 +173,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
             let mut view = band.read(acc, 0..n, 0..n);
             let d: Vec<T> = (0..n).map(|i| view.get(i, i)).collect();
             let e: Vec<T> = (1..n).map(|i| view.get(i - 1, i)).collect();
-            crate::linalg::dqds::check_bidiagonal("bdsdc", &d, &e)?;
+            crate::linalg::bidiagonal::dqds::check_bidiagonal("bdsdc", &d, &e)?;
             let anrm = d.iter().chain(&e).fold(T::zero(), |m, x| m.max(x.abs()));
             // A power of two (exact): the merges see data of size about one.
             let scale = if anrm == T::zero() {

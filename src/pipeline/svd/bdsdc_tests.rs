@@ -6,8 +6,8 @@
 use super::bdsdc::bdsdc_impl;
 use super::*;
 use crate::graph::TaskGraph;
-use crate::linalg::bdsdc::BdsdcParams;
-use crate::linalg::dqds::tests::{abs_ratio, dense, faer_sv, families, rounded};
+use crate::linalg::bidiagonal::bdsdc::BdsdcParams;
+use crate::linalg::bidiagonal::dqds::tests::{abs_ratio, dense, faer_sv, families, rounded};
 use crate::runtime::Runtime;
 use crate::Error;
 use faer::Mat;
@@ -55,7 +55,7 @@ fn run_graph<T: Scalar>(
 
 /// The serial driver's result with `V` (not transposed).
 fn serial<T: Scalar>(d: &[T], e: &[T], params: &BdsdcParams) -> Out<T> {
-    let (s, u, vt) = crate::linalg::bdsdc::bdsdc(d, e, params).unwrap();
+    let (s, u, vt) = crate::linalg::bidiagonal::bdsdc::bdsdc(d, e, params).unwrap();
     (s, u, vt.transpose().to_owned())
 }
 

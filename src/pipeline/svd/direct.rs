@@ -1,10 +1,10 @@
 //! The one-stage path of [`super::svd`] for small and mid sizes: LAPACK
 //! `dgesdd`'s sequence without the two-stage graph. Scale into the safe range,
-//! `dgebrd` ([`crate::linalg::gebrd::gebrd_on`]), then dqds (values) or the
+//! `dgebrd` ([`crate::linalg::bidiagonal::gebrd::gebrd_on`]), then dqds (values) or the
 //! bidiagonal divide and conquer ([`super::bdsdc()`], as a graph on the
 //! runtime) followed by `dormbr` for `U` and `V` (vectors). Below
 //! [`SMALL_BELOW_VECTORS`] (vectors) or [`SMALL_BELOW_VALUES`] columns the whole SVD runs on the calling thread through
-//! [`crate::linalg::gebrd_small::small_svd`] (unblocked `dgebd2`, then dqds,
+//! [`crate::linalg::small::gebrd_small::small_svd`] (unblocked `dgebd2`, then dqds,
 //! bidiagonal QR or a serial divide and conquer): a graph run costs more than
 //! such a problem.
 //!
@@ -26,9 +26,9 @@
 
 use super::{bdsdc, prepare, Bidiagonal, Svd, SvdJob, SvdOptions};
 use crate::graph::TaskGraph;
-use crate::linalg::bdsdc::BdTree;
-use crate::linalg::gebrd::{gebrd_on, ormbr_p_on, ormbr_q_on, GEBRD_BLOCK};
-use crate::linalg::gebrd_small::{small_svd, GebrdWorkspace};
+use crate::linalg::bidiagonal::bdsdc::BdTree;
+use crate::linalg::bidiagonal::gebrd::{gebrd_on, ormbr_p_on, ormbr_q_on, GEBRD_BLOCK};
+use crate::linalg::small::gebrd_small::{small_svd, GebrdWorkspace};
 use crate::pipeline::phase::{phase, BACK_TRANSFORM, REDUCE, SOLVE};
 use crate::pipeline::task::runtime_bytes;
 use crate::runtime::{RunReport, Runtime};
@@ -205,7 +205,7 @@ fn reduce_and_solve<T: Scalar>(
     let unscale = |s: Vec<T>| -> Vec<T> { s.into_iter().map(|x| x / scale).collect() };
     if job == SvdJob::Values {
         let s = phase("dqds", SOLVE, || {
-            crate::linalg::dqds::singular_values(&d, &e)
+            crate::linalg::bidiagonal::dqds::singular_values(&d, &e)
         })?;
         return Ok((unscale(s), None, None));
     }

@@ -1,5 +1,5 @@
 //! The singular values of the bidiagonal as a task (LAPACK `dlasq1`): dqds,
-//! which computes them to high relative accuracy ([`crate::linalg::dqds`]).
+//! which computes them to high relative accuracy ([`crate::linalg::bidiagonal::dqds`]).
 
 use super::gb2bd::Bidiagonal;
 use super::BDSVD;
@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// Adds the task computing the singular values of `bd` (descending) into the
-/// returned slot, by dqds ([`crate::linalg::dqds::singular_values`]).
+/// returned slot, by dqds ([`crate::linalg::bidiagonal::dqds::singular_values`]).
 ///
 /// Errors: [`crate::Error::InvalidArgument`] for a bidiagonal from another graph.
 pub fn singular_values<T: Scalar>(
@@ -27,7 +27,7 @@ pub fn singular_values<T: Scalar>(
             let mut view = band.read(acc, 0..n, 0..n);
             let d: Vec<T> = (0..n).map(|i| view.get(i, i)).collect();
             let e: Vec<T> = (1..n).map(|i| view.get(i - 1, i)).collect();
-            *out.lock() = Some(crate::linalg::dqds::singular_values(&d, &e)?);
+            *out.lock() = Some(crate::linalg::bidiagonal::dqds::singular_values(&d, &e)?);
             Ok(())
         })
     };

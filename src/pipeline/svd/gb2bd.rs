@@ -6,9 +6,9 @@ use super::ge2gb::UpperBandHandle;
 use super::reflectors::Gb2bdReflectorsHandle;
 use super::GB2BD;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::gb2bd::grouping::{cross_pass_preds, PassGrouping};
-use crate::linalg::gb2bd::storage::{BandStorage, SharedBandStore};
-use crate::linalg::gb2bd::{
+use crate::linalg::band::gb2bd::grouping::{cross_pass_preds, PassGrouping};
+use crate::linalg::band::gb2bd::storage::{BandStorage, SharedBandStore};
+use crate::linalg::band::gb2bd::{
     chase_step, fine_preds_lag, num_sweeps, pass_pred, steps, task_footprint, Gb2bdReflectors,
     GbBandMut, Pass, SharedGb2bdReflectors, SharedUpperBand, SWEEP_LAG,
 };
@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// A band the chase tasks work on: the working-precision band itself, or a
 /// band stored in a narrower type that each task widens into an `f32` window
-/// ([`crate::linalg::gb2bd::storage`]). One task body for both, so the
+/// ([`crate::linalg::band::gb2bd::storage`]). One task body for both, so the
 /// half-precision chase is the same DAG as the working-precision one.
 pub(super) trait ChaseBand: Send + Sync + 'static {
     /// The arithmetic of [`chase_step`].
@@ -131,7 +131,7 @@ impl<T: Scalar> Bidiagonal<T> {
                 value: format!("{x}"),
             });
         }
-        let mut band = crate::linalg::gb2bd::UpperBand::zeros(n, 1, 0);
+        let mut band = crate::linalg::band::gb2bd::UpperBand::zeros(n, 1, 0);
         for (i, &x) in d.iter().enumerate() {
             band.set(i, i, x);
         }
@@ -164,10 +164,10 @@ pub struct Gb2bdStage<T> {
 
 /// Adds stage 2 (gb2bd): the passes of `band`'s schedule, one task per
 /// (pass, sweep, step) with the footprint
-/// [`crate::linalg::gb2bd::task_footprint`]. Edges: within a pass, task
+/// [`crate::linalg::band::gb2bd::task_footprint`]. Edges: within a pass, task
 /// `(r, s)` follows `(r, s-1)` and `(r-1, min(s+2, last))` (the lag of three,
-/// seed 000 §IV-A, [`crate::linalg::gb2bd::fine_preds`]); across passes, the
-/// one task of each earlier pass that [`crate::linalg::gb2bd::pass_pred`]
+/// seed 000 §IV-A, [`crate::linalg::band::gb2bd::fine_preds`]); across passes, the
+/// one task of each earlier pass that [`crate::linalg::band::gb2bd::pass_pred`]
 /// names (so a later pass starts on the columns the earlier ones finished);
 /// and every task follows the stage-1 band copies whose columns it overlaps.
 ///
@@ -183,12 +183,12 @@ pub fn gb2bd<T: Scalar>(
 /// back-transforms when `keep_reflectors` (as [`gb2bd_with_reflectors()`]).
 /// With [`ChaseGrain::Grouped`] each pass is cut into super-tasks of
 /// `sweeps` sweeps by `steps` skewed steps
-/// ([`crate::linalg::gb2bd::grouping`]): super-task `(g, c)` runs its fine
+/// ([`crate::linalg::band::gb2bd::grouping`]): super-task `(g, c)` runs its fine
 /// tasks in order on one view of the bounding box of their band regions,
 /// which it declares (with each task's reflector slots);
 /// it follows `(g, c-1)` and `(g-1, c + ceil((3G - 1) / C))` of its pass,
 /// the super-tasks of earlier passes that hold the fine tasks
-/// [`crate::linalg::gb2bd::pass_pred`] names, and the band copies of
+/// [`crate::linalg::band::gb2bd::pass_pred`] names, and the band copies of
 /// stage 1 whose columns it touches. The result is bitwise that of the fine
 /// grain.
 ///

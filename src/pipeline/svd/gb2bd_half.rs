@@ -6,7 +6,7 @@
 //! working-precision band into the half store as soon as ge2gb has copied
 //! those columns), the chase tasks of [`super::gb2bd_with()`] (same DAG, same
 //! grain) on the half store, each widening its window to `f32`
-//! ([`crate::linalg::gb2bd::storage`]), and one task widening the bidiagonal
+//! ([`crate::linalg::band::gb2bd::storage`]), and one task widening the bidiagonal
 //! back to the working precision for dqds.
 
 use super::gb2bd::{chase_fine, chase_grouped, Bidiagonal};
@@ -14,8 +14,8 @@ use super::ge2gb::UpperBandHandle;
 use super::options::BandPrecision;
 use super::GB2BD;
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
-use crate::linalg::gb2bd::storage::{BandStorage, SharedBandStore};
-use crate::linalg::gb2bd::{storage_offsets, SharedUpperBand, UpperBand, SWEEP_LAG};
+use crate::linalg::band::gb2bd::storage::{BandStorage, SharedBandStore};
+use crate::linalg::band::gb2bd::{storage_offsets, SharedUpperBand, UpperBand, SWEEP_LAG};
 use crate::matrix::access::Access;
 use crate::pipeline::task::{check_owned, subgraph_of, with_access};
 use crate::pipeline::ChaseGrain;

@@ -5,8 +5,8 @@
 use super::reflectors::Ge2gbReflectors;
 use super::GE2GB;
 use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::gb2bd::{schedule, storage_offsets, Pass, SharedUpperBand, UpperBand};
-use crate::linalg::ge2gb::{
+use crate::linalg::band::gb2bd::{schedule, storage_offsets, Pass, SharedUpperBand, UpperBand};
+use crate::linalg::band::ge2gb::{
     grid_blocks, left_tile, left_w, lq_panel, lq_panel_cols, lq_panel_count, qr_panel,
     qr_panel_cols, qr_panel_count, right_tile, right_w,
 };
@@ -81,14 +81,14 @@ pub(super) enum Key {
 /// Adds stage 1 (ge2gb): `a` (`m x n`, `m >= n`; the graph owns it from now
 /// on) to upper band of bandwidth `b`, tiled with tile size `nb` (a multiple
 /// of `b`); the band storage is sized for the stage-2 schedule
-/// `b -> max(b - tw, 1) -> ... -> 1` ([`crate::linalg::gb2bd::schedule`]).
+/// `b -> max(b - tw, 1) -> ... -> 1` ([`crate::linalg::band::gb2bd::schedule`]).
 ///
 /// Per step k: one `qr_panel` task; per column block J of the trailing
 /// matrix a `left_w` task (`W_J = T^T V^T A[k b.., J]`, a reduction over all
 /// rows) and one `left_tile` task per tile (`A[I, J] -= V_I W_J`); then one
 /// `lq_panel` task, and per row block I a `right_w` task (`W_I = A[I, (k+1)
 /// b..] V T`) and one `right_tile` task per tile (`A[I, J] -= W_I V_J^T`) —
-/// the kernels of [`crate::linalg::ge2gb`]. Edges come from a [`DataFlow`]
+/// the kernels of [`crate::linalg::band::ge2gb`]. Edges come from a [`DataFlow`]
 /// over the tiles of A, the panel and `W` workspaces (two of each kind,
 /// alternating by parity) and the T factors. The band columns of QR panel k are
 /// final when it is done (their rows above come from LQ panel k - 1), so one

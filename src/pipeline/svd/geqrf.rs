@@ -9,7 +9,7 @@
 use super::ge2gb::{ge2gb_produced, Ge2gbStage, QrSweep};
 use super::reflectors::Q1uReflectors;
 use crate::graph::{DataFlow, Footprint, Region, Task, TaskGraph, TaskId};
-use crate::linalg::ge2gb::qr_panel_count;
+use crate::linalg::band::ge2gb::qr_panel_count;
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::{basis, Reduction};
@@ -60,7 +60,7 @@ impl<T: Scalar> RFactor<T> {
 /// Adds the tiled QR of `a` (`m x n`, `m >= n`, `n >= 1`; the graph owns it):
 /// panels of `ib` columns (`ib` divides the tile `nb`), trailing updates as
 /// `left_w` / `left_tile` tasks on the grid of size `nb` (the kernels of
-/// [`crate::linalg::ge2gb`]), then one task copying the upper triangle of
+/// [`crate::linalg::band::ge2gb`]), then one task copying the upper triangle of
 /// `a[..n, ..n]` into a fresh `n x n` `R` (zeros below).
 ///
 /// Errors: [`Error::Shape`] for `m < n` or `n = 0`, [`Error::InvalidArgument`]

@@ -12,8 +12,8 @@
 use super::gb2bd_half::{fit_half_range, gb2bd_stored};
 use super::*;
 use crate::gallery;
-use crate::linalg::gb2bd::storage::BandStorage;
-use crate::linalg::gb2bd::tests::singular_values as reference;
+use crate::linalg::band::gb2bd::storage::BandStorage;
+use crate::linalg::band::gb2bd::tests::singular_values as reference;
 use half::{bf16, f16};
 
 /// Bounds on the relative 2-norm error of the half paths: ~10x the

@@ -1,8 +1,8 @@
 //! What an SVD run needs in memory, checked before anything is allocated.
 
 use super::{SvdJob, SvdOptions};
-use crate::linalg::bdsdc::BdTree;
-use crate::linalg::gb2bd::{schedule, storage_offsets, Pass};
+use crate::linalg::band::gb2bd::{schedule, storage_offsets, Pass};
+use crate::linalg::bidiagonal::bdsdc::BdTree;
 use crate::pipeline::ChaseGrain;
 use crate::{Error, Result, Scalar};
 

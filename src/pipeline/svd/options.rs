@@ -165,7 +165,7 @@ impl SvdOptions {
 
     /// The stage-2 tile width actually used with bandwidth `b` for `job`: in
     /// `[1, max(b - 1, 1)]`. For 0: values only, seed 000's one cache line
-    /// ([`crate::linalg::gb2bd::tile_width`]); with vectors a single pass
+    /// ([`crate::linalg::band::gb2bd::tile_width`]); with vectors a single pass
     /// `b -> 1`. Every pass `b -> b'` leaves reflectors of length
     /// `b - b' + 1` for `Q2`, about `2 n^3 (b - b' + 1) / b` flops per side,
     /// so the passes `32 -> 16 -> 1` cost `3.06 n^3` against `2 n^3` for one
@@ -176,7 +176,7 @@ impl SvdOptions {
     /// values only, the two schedules tied (3.8-4.9 s each).
     pub fn tile_width_for<T: Scalar>(&self, b: usize, job: super::SvdJob) -> usize {
         let tw = match (self.tile_width, job) {
-            (0, super::SvdJob::Values) => crate::linalg::gb2bd::tile_width::<T>(),
+            (0, super::SvdJob::Values) => crate::linalg::band::gb2bd::tile_width::<T>(),
             (0, super::SvdJob::Vectors) => b,
             (tw, _) => tw,
         };
@@ -211,8 +211,8 @@ impl SvdOptions {
     }
 
     /// Parameters of the bidiagonal divide and conquer.
-    pub fn bdsdc_params(&self) -> crate::linalg::bdsdc::BdsdcParams {
-        crate::linalg::bdsdc::BdsdcParams {
+    pub fn bdsdc_params(&self) -> crate::linalg::bidiagonal::bdsdc::BdsdcParams {
+        crate::linalg::bidiagonal::bdsdc::BdsdcParams {
             leaf_size: self.leaf_size.max(3),
             col_tile: self.dc_tile.max(1),
         }

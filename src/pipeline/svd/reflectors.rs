@@ -10,7 +10,7 @@
 //! back-transform that applies it.
 
 use crate::graph::TaskId;
-use crate::linalg::gb2bd::SharedGb2bdReflectors;
+use crate::linalg::band::gb2bd::SharedGb2bdReflectors;
 use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::{basis, Reduction};
 use std::marker::PhantomData;

@@ -12,8 +12,8 @@
 //! y_2, ...)` of `+sigma`, `T_GK z = sigma z` reads `B x = sigma y` and
 //! `B^T y = sigma x`: the even entries are `v`, the odd ones `u`, each of
 //! norm `1/sqrt(2)`. The eigenvalues come from the EVD selection's bisection
-//! ([`crate::linalg::stebz`]), the vectors from its inverse iteration
-//! ([`crate::linalg::stein`]); only the `k` columns of `U` and `V` then go
+//! ([`crate::linalg::tridiagonal::stebz`]), the vectors from its inverse iteration
+//! ([`crate::linalg::tridiagonal::stein`]); only the `k` columns of `U` and `V` then go
 //! through the back-transformations of the SVD.
 //!
 //! Tiny singular values (below `2n eps ||T_GK||`) need care, as `dbdsvdx`
@@ -37,8 +37,8 @@
 use super::gb2bd::Bidiagonal;
 use super::BDSVD;
 use crate::graph::{Footprint, Region, Task, TaskGraph};
-use crate::linalg::stebz::Sturm;
-use crate::linalg::stein::{clusters, one_norm, stein_columns};
+use crate::linalg::tridiagonal::stebz::Sturm;
+use crate::linalg::tridiagonal::stein::{clusters, one_norm, stein_columns};
 use crate::matrix::{MatrixId, SharedMatrix};
 use crate::pipeline::bisect::{add_bisections, bisect_parts, gather_parts, BisectParts};
 use crate::pipeline::columns::{basis, ColumnBlocks};
@@ -276,7 +276,7 @@ pub fn select_bidiagonal<T: Scalar>(
     let z = Arc::new(SharedMatrix::new(Mat::<T>::zeros(2 * n, k)));
     let zid = z.id();
     let mut steins = Vec::new();
-    for cols in crate::linalg::stedc::col_tiles(k, col_block) {
+    for cols in crate::linalg::tridiagonal::stedc::col_tiles(k, col_block) {
         let (plan, z, res, cols2) = (plan.clone(), z.clone(), resolved.clone(), cols.clone());
         let body = with_access(move |acc| {
             let (dt, et) = plan

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::gallery;
-use crate::linalg::gb2bd::tests::{singular_values as reference, sv_ratio};
-use crate::linalg::gb2bd::UpperBand;
+use crate::linalg::band::gb2bd::tests::{singular_values as reference, sv_ratio};
+use crate::linalg::band::gb2bd::UpperBand;
 use crate::runtime::Runtime;
 use std::sync::Arc;
 
@@ -205,7 +205,7 @@ fn staged(
     lag: usize,
 ) -> (
     TaskGraph<'static>,
-    Arc<crate::linalg::gb2bd::SharedUpperBand<f64>>,
+    Arc<crate::linalg::band::gb2bd::SharedUpperBand<f64>>,
     Slot<f64>,
 ) {
     let a = gallery::random_gaussian::<f64>(m, n, 21);
@@ -298,7 +298,7 @@ fn chase_waits_for_its_band_columns() {
 fn band_views_are_confined_to_their_window() {
     use crate::graph::{Footprint, Region, Task};
     use crate::pipeline::task::with_access;
-    let band = Arc::new(crate::linalg::gb2bd::SharedUpperBand::new(
+    let band = Arc::new(crate::linalg::band::gb2bd::SharedUpperBand::new(
         UpperBand::<f64>::zeros(10, 3, 1),
     ));
     let mut g = TaskGraph::new();

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::linalg::back_transform::chain::apply_chain_t;
-use crate::linalg::gb2bd::{
+use crate::linalg::band::gb2bd::{
     apply_q2u, apply_q2vt, gb2bd_serial, schedule, storage_offsets, Gb2bdReflectors, Pass,
     UpperBand,
 };

@@ -1,8 +1,8 @@
 //! Tests of the parent module.
 
 use super::*;
-use crate::linalg::sb2st::tests::random_band;
-use crate::linalg::sb2st::{sb2st_reference, Sb2stReflectors};
+use crate::linalg::band::sb2st::tests::random_band;
+use crate::linalg::band::sb2st::{sb2st_reference, Sb2stReflectors};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 use rand::rngs::StdRng;

@@ -5,7 +5,7 @@
 //!
 //! * **Stage 1 (sy2sb)** on the device: a `device.upload` task puts the
 //!   matrix on the device; then one task per panel downloads the panel's
-//!   column block, factors it ([`crate::linalg::sy2sb::panel_kernel`],
+//!   column block, factors it ([`crate::linalg::householder::panel_qr::panel_kernel`],
 //!   latency bound, so on the host), writes its columns of the band, uploads
 //!   `V_p` and `T_p`, and enqueues the two-sided update of the trailing
 //!   matrix exactly as the CPU tasks compute it
@@ -59,7 +59,8 @@ use super::{
 use crate::graph::{
     Footprint, Lane, Region as Footprinted, SubGraph, Task, TaskContext, TaskGraph, TaskId,
 };
-use crate::linalg::sy2sb::{panel_count, panel_kernel};
+use crate::linalg::band::sy2sb::panel_count;
+use crate::linalg::householder::panel_qr::panel_kernel;
 use crate::matrix::access::Access;
 use crate::matrix::{BandMut, SharedBand, SymBand};
 use crate::pipeline::EvdOptions;

@@ -14,7 +14,7 @@
 //!   them to a scratch file and frees them;
 //! * the divide and conquer keeps the two children of its root in two
 //!   matrices of `n^2 / 4` words each (never the `n x n` block); the root
-//!   deflates from them ([`crate::linalg::stedc::MergeProblem::new_split`]),
+//!   deflates from them ([`crate::linalg::tridiagonal::stedc::MergeProblem::new_split`]),
 //!   sending the deflated vectors to a scratch file, and frees them;
 //! * the eigenvectors are then formed `W` columns at a time (`W` from the
 //!   memory limit): the root's product, `Q2` and `Q1` with their reflectors
@@ -48,8 +48,8 @@ use super::{dc_scale, grain, owned_lower, prepare, EvdJob, SB2ST, SY2SB};
 use crate::graph::{Footprint, Lane, Region, Task, TaskGraph, TaskId};
 use crate::linalg::back_transform::q1::panel_offsets;
 use crate::linalg::back_transform::q2::Q2Plan;
-use crate::linalg::stedc::{DcNode, DcParams, DcTree};
-use crate::linalg::sy2sb::panel_rows;
+use crate::linalg::band::sy2sb::panel_rows;
+use crate::linalg::tridiagonal::stedc::{DcNode, DcParams, DcTree};
 use crate::matrix::npy::ColumnFile;
 use crate::matrix::scratch::{IoStats, ScratchFile};
 use crate::pipeline::task::{with_access, FinalValues};

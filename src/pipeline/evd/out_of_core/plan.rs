@@ -5,9 +5,9 @@
 
 use super::super::{memory_bytes, task_count, EvdJob};
 use crate::linalg::back_transform::q2;
-use crate::linalg::sb2st::ReflectorLayout;
-use crate::linalg::stedc::merge::APPLY_CHUNK;
-use crate::linalg::sy2sb::{panel_count, panel_rows};
+use crate::linalg::band::sb2st::ReflectorLayout;
+use crate::linalg::band::sy2sb::{panel_count, panel_rows};
+use crate::linalg::tridiagonal::stedc::merge::APPLY_CHUNK;
 use crate::pipeline::task::{runtime_bytes, BYTES_PER_TASK};
 use crate::pipeline::EvdOptions;
 use crate::sysinfo::human_bytes;
@@ -133,7 +133,7 @@ pub(super) fn q1_words(n: usize, b: usize) -> u64 {
 /// Words of the largest chunk of `k` sweep groups of `group` sweeps (the
 /// first: earlier sweeps have more steps).
 pub(super) fn q2_chunk_words(layout: &ReflectorLayout, group: usize, k: usize) -> u64 {
-    let ns = crate::linalg::sb2st::num_sweeps(layout.n());
+    let ns = crate::linalg::band::sb2st::num_sweeps(layout.n());
     layout.sweeps(0..k.saturating_mul(group).min(ns)).len() as u64
 }
 
@@ -275,7 +275,7 @@ pub fn plan<T: Scalar>(
     // chain is the largest, earlier sweeps and panels being longer).
     let layout = ReflectorLayout::new(n, b);
     let unit = pass_unit(n, opts);
-    let ns = crate::linalg::sb2st::num_sweeps(n) as u64;
+    let ns = crate::linalg::band::sb2st::num_sweeps(n) as u64;
     let all_groups = ns.div_ceil(group as u64).max(1) as usize;
     let all_panels = panel_count(n, b).max(1);
     let chunk_words = (limit / 16).clamp(1 << 20, 1 << 30) / std::mem::size_of::<T>() as u64;

@@ -31,8 +31,8 @@ use super::IO;
 use crate::graph::{Footprint, Lane, Region, Task, TaskGraph, TaskId};
 use crate::linalg::back_transform::q1::{apply_q1_panels, panel_offsets};
 use crate::linalg::back_transform::q2::{apply_q2_groups, Q2Plan};
-use crate::linalg::sb2st::{ReflectorLayout, ReflectorsRef};
-use crate::linalg::stedc::{col_tiles, MergeProblem};
+use crate::linalg::band::sb2st::{ReflectorLayout, ReflectorsRef};
+use crate::linalg::tridiagonal::stedc::{col_tiles, MergeProblem};
 use crate::matrix::npy::ColumnFile;
 use crate::matrix::scratch::{IoStats, ScratchFile};
 use crate::matrix::SharedMatrix;
@@ -277,15 +277,19 @@ pub(super) fn add_root_and_passes<T: Scalar>(
 /// The children of node `root`.
 fn nodes_left<T>(nodes: &DcNodes<T>, root: usize) -> usize {
     match nodes.tree.nodes[root] {
-        crate::linalg::stedc::DcNode::Merge { left, .. } => left,
-        crate::linalg::stedc::DcNode::Leaf { .. } => unreachable!("the root is a merge"),
+        crate::linalg::tridiagonal::stedc::DcNode::Merge { left, .. } => left,
+        crate::linalg::tridiagonal::stedc::DcNode::Leaf { .. } => {
+            unreachable!("the root is a merge")
+        }
     }
 }
 
 fn nodes_right<T>(nodes: &DcNodes<T>, root: usize) -> usize {
     match nodes.tree.nodes[root] {
-        crate::linalg::stedc::DcNode::Merge { right, .. } => right,
-        crate::linalg::stedc::DcNode::Leaf { .. } => unreachable!("the root is a merge"),
+        crate::linalg::tridiagonal::stedc::DcNode::Merge { right, .. } => right,
+        crate::linalg::tridiagonal::stedc::DcNode::Leaf { .. } => {
+            unreachable!("the root is a merge")
+        }
     }
 }
 

@@ -5,10 +5,10 @@
 //! * **Stage 1 (ge2gb)** on the device: after a `device.upload` task, one
 //!   task per QR panel downloads the panel's column block (with the rows
 //!   above it that hold the previous LQ panel's `L`), factors it on the host
-//!   ([`crate::linalg::ge2gb::qr_panel`]), writes its band columns, uploads
+//!   ([`crate::linalg::band::ge2gb::qr_panel`]), writes its band columns, uploads
 //!   `V` and `T` and enqueues the left update of the trailing columns,
 //!   `C -= V (T^T (V^T C))`; one task per LQ panel downloads the row block,
-//!   factors it ([`crate::linalg::ge2gb::lq_panel`]), puts it back (the next
+//!   factors it ([`crate::linalg::band::ge2gb::lq_panel`]), puts it back (the next
 //!   QR task reads its `L`), uploads `V`, `T` and enqueues the right update
 //!   of the rows below, `C -= ((C V) T) V^T`. All GEMMs.
 //! * **Stage 2 (gb2bd), the bidiagonal solver and Q2** on the CPU, built by
@@ -38,8 +38,8 @@ use super::{
     BandPrecision, Bidiagonal, SvdGraph, SvdJob, SvdOptions, UpperBandHandle, GB2BD, GE2GB, Q1U,
 };
 use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskContext, TaskGraph, TaskId};
-use crate::linalg::gb2bd::{schedule, storage_offsets, SharedUpperBand, UpperBand};
-use crate::linalg::ge2gb::{lq_panel, lq_panel_count, qr_panel, qr_panel_count};
+use crate::linalg::band::gb2bd::{schedule, storage_offsets, SharedUpperBand, UpperBand};
+use crate::linalg::band::ge2gb::{lq_panel, lq_panel_count, qr_panel, qr_panel_count};
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::{basis, ColumnBlocks};

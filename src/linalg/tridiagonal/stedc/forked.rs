@@ -1,0 +1,329 @@
+//! The divide and conquer of the one-stage path with its top level forked
+//! over the runtime's threads: the two halves of the root run as two tasks,
+//! and the root merge splits its secular roots and its eigenvector product
+//! (the `dlaed3` GEMMs, most of the flops: the root merge alone does about
+//! three quarters of them) in two column halves. Only the top level forks: a
+//! run nested in a task body would start another set of threads.
+//!
+//! The split points depend only on the order and the tree, never on the
+//! number of threads, and every piece writes its own rows/columns with the
+//! same sequential kernels, so results are bitwise identical whatever the
+//! runtime (a one-thread runtime, or none, runs the same pieces in turn).
+//! The tree is [`super::DcTree`]'s halving (cut at `begin + len / 2`).
+
+use super::serial::{for_each_scaled_block, merge_node, sort_eigenpairs};
+use super::{solve_leaf, solve_leaf_pair, DcParams, MergeProblem};
+use crate::error::Error;
+use crate::runtime::Runtime;
+use crate::scalar::Scalar;
+use faer::reborrow::ReborrowMut;
+use faer::{Mat, MatMut};
+
+/// Levels of the tree whose children run concurrently and whose merges are
+/// split in two (the root only; see the module docs).
+pub const FORK_DEPTH: usize = 1;
+
+/// Runs `a` and `b`: through [`Runtime::join`] on `rt` (in parallel when it
+/// has several threads), one after the other on the calling thread without a
+/// runtime. The first error is returned (the other half's result is then not
+/// used).
+pub fn join<'s>(
+    rt: Option<&Runtime>,
+    a: impl FnOnce() -> Result<(), Error> + Send + 's,
+    b: impl FnOnce() -> Result<(), Error> + Send + 's,
+) -> Result<(), Error> {
+    match rt {
+        Some(rt) => rt.join(a, b),
+        None => {
+            a()?;
+            b()
+        }
+    }
+}
+
+/// Eigenvectors of one scaled unreduced block (as
+/// [`super::serial::tridiag_eigvecs`]): on exit `d` holds the eigenvalues
+/// ascending and the returned `m x m` matrix the eigenvectors. The top
+/// [`FORK_DEPTH`] level runs on `rt` (see the module docs); below it the sequential pieces with `params.col_tile`.
+///
+/// # Errors
+/// As [`super::serial::tridiag_eigvecs`].
+pub fn tridiag_eigvecs_forked<T: Scalar>(
+    d: &mut [T],
+    e: &[T],
+    params: &DcParams,
+    rt: Option<&Runtime>,
+) -> Result<Mat<T>, Error> {
+    let m = d.len();
+    if m == 0 || e.len() + 1 != m {
+        return Err(Error::Shape(format!(
+            "tridiag_eigvecs_forked: d {m}, e {}",
+            e.len()
+        )));
+    }
+    let mut q = Mat::<T>::zeros(m, m);
+    tridiag_eigvecs_forked_into(d, e, params, rt, q.as_mut())?;
+    Ok(q)
+}
+
+/// [`tridiag_eigvecs_forked`] into `q` (`m x m`, any contents: every entry is
+/// written), without a matrix of its own.
+fn tridiag_eigvecs_forked_into<T: Scalar>(
+    d: &mut [T],
+    e: &[T],
+    params: &DcParams,
+    rt: Option<&Runtime>,
+    q: MatMut<'_, T>,
+) -> Result<(), Error> {
+    let p = Params {
+        leaf: params.leaf_size.max(1),
+        col_tile: params.col_tile,
+    };
+    node(d, e, T::zero(), T::zero(), q, &p, 0, rt)
+}
+
+struct Params {
+    leaf: usize,
+    col_tile: usize,
+}
+
+/// The subtree on `d` (its entries), `e` (its `len - 1` inner off-diagonals),
+/// the tears at its edges and its diagonal block `q`.
+#[allow(clippy::too_many_arguments)]
+fn node<T: Scalar>(
+    d: &mut [T],
+    e: &[T],
+    before: T,
+    after: T,
+    mut q: MatMut<'_, T>,
+    p: &Params,
+    depth: usize,
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    let len = d.len();
+    if len <= p.leaf {
+        return solve_leaf(d, &e[..len - 1], before, after, q);
+    }
+    let cut = len / 2;
+    let beta = e[cut - 1];
+    let forked = depth < FORK_DEPTH;
+    {
+        let (dl, dr) = d.split_at_mut(cut);
+        let (el, er) = (&e[..cut - 1], &e[cut..]);
+        let (ql, _, _, qr) = q.rb_mut().split_at_mut(cut, cut);
+        let leaves = cut <= p.leaf && len - cut <= p.leaf;
+        let one_thread = rt.is_none_or(|rt| rt.threads() <= 1);
+        if leaves && (!forked || one_thread) {
+            // Two leaves solved in turn on this thread: their QL chases side
+            // by side instead (bitwise the same results).
+            solve_leaf_pair((dl, el, before, beta, ql), (dr, er, beta, after, qr))?;
+        } else {
+            let left = move || node(dl, el, before, beta, ql, p, depth + 1, rt);
+            let right = move || node(dr, er, beta, after, qr, p, depth + 1, rt);
+            if forked {
+                join(rt, left, right)?;
+            } else {
+                left()?;
+                right()?;
+            }
+        }
+    }
+    if forked {
+        merge_split(d, q, cut, beta, rt)
+    } else {
+        merge_node(d, q, cut, beta, p.col_tile)
+    }
+}
+
+/// One merge with its roots and its eigenvector product each split in two
+/// halves (fixed: `k / 2` roots, `n / 2` columns) run by [`join`].
+fn merge_split<T: Scalar>(
+    d: &mut [T],
+    mut q: MatMut<'_, T>,
+    n1: usize,
+    beta: T,
+    rt: Option<&Runtime>,
+) -> Result<(), Error> {
+    let n = d.len();
+    let mut work = vec![T::zero(); MergeProblem::<T>::workspace_len(n, n1)];
+    let mut prob = MergeProblem::new(d, q.rb_mut(), n1, beta, &mut work)?;
+    let k = prob.k();
+    in_halves(k, rt, |r| prob.solve_roots_range(r))?;
+    prob.order_output(q.rb_mut())?;
+    in_halves(k, rt, |r| prob.lowner_range(r))?;
+    let half = n / 2;
+    {
+        let (pr, work) = (&prob, &work[..]);
+        let (qa, qb) = q.split_at_col_mut(half);
+        join(
+            rt,
+            move || pr.apply_cols(0..half, work, qa),
+            move || pr.apply_cols(half..n, work, qb),
+        )?;
+    }
+    prob.eigenvalues_into(d);
+    Ok(())
+}
+
+/// `step` on the fixed halves `0..k / 2` and `k / 2..k` run by [`join`]: a
+/// merge's roots (step 2) or its `z-hat` (step 4), whose results do not
+/// depend on how `0..k` is split or run.
+pub(super) fn in_halves(
+    k: usize,
+    rt: Option<&Runtime>,
+    step: impl Fn(std::ops::Range<usize>) -> Result<(), Error> + Sync,
+) -> Result<(), Error> {
+    let step = &step;
+    join(rt, move || step(0..k / 2), move || step(k / 2..k))
+}
+
+/// Eigenvalues (ascending, in `d`) and eigenvectors of the symmetric
+/// tridiagonal `(d, e)`, LAPACK `dstedc` with `compz = 'I'`: split into
+/// unreduced blocks, each scaled by its max-norm and solved by implicit QL/QR
+/// when it has at most `leaf_size` rows, by divide and conquer otherwise
+/// ([`tridiag_eigvecs_forked`] on `rt`); its vectors go straight into the
+/// block's diagonal block of the identity (no product with the identity).
+/// `e` is overwritten.
+///
+/// # Errors
+/// [`Error::NoConvergence`] if a QL/QR leaf or a secular root fails.
+pub fn stedc_identity<T: Scalar>(
+    d: &mut [T],
+    e: &mut [T],
+    leaf_size: usize,
+    rt: Option<&Runtime>,
+) -> Result<Mat<T>, Error> {
+    let n = d.len();
+    if e.len() != n.saturating_sub(1) {
+        return Err(Error::Shape(format!(
+            "stedc_identity: d {n}, e {}",
+            e.len()
+        )));
+    }
+    let mut z = Mat::<T>::identity(n, n);
+    let params = DcParams {
+        leaf_size: leaf_size.max(1),
+        ..DcParams::default()
+    };
+    let several = for_each_scaled_block(d, e, |s, d, e| {
+        let m = d.len();
+        let zb = z.as_mut().submatrix_mut(s, s, m, m);
+        if m <= params.leaf_size {
+            crate::linalg::tridiagonal::steqr::steqr(d, e, zb)
+        } else {
+            // Straight into the block (its off-diagonal zeros of the identity
+            // are overwritten by the merges): no second n x n matrix.
+            tridiag_eigvecs_forked_into(d, e, &params, rt, zb)
+        }
+    })?;
+    if several {
+        sort_eigenpairs(d, z.as_mut());
+    }
+    Ok(z)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gallery::tridiagonal_to_dense;
+    use faer::Side;
+
+    /// A random tridiagonal (entries in [-1, 1)) from a small LCG, and the
+    /// glued Wilkinson matrix W21+ (four copies glued by 1e-9: heavy deflation
+    /// and clusters).
+    fn matrices(n: usize) -> Vec<(&'static str, Vec<f64>, Vec<f64>)> {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64 ^ n as u64;
+        let mut next = move || {
+            s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        let d: Vec<f64> = (0..n).map(|_| next()).collect();
+        let e: Vec<f64> = (0..n - 1).map(|_| next()).collect();
+        let (mut dw, mut ew) = (Vec::new(), Vec::new());
+        while dw.len() < n {
+            if !dw.is_empty() {
+                ew.push(1e-9);
+            }
+            dw.extend((0..21).map(|i| (10.0 - i as f64).abs()));
+            ew.extend([1.0; 20]);
+        }
+        dw.truncate(n);
+        ew.truncate(n - 1);
+        vec![("random", d, e), ("glued wilkinson", dw, ew)]
+    }
+
+    /// (residual, orthogonality, eigenvalue error vs faer) as LAPACK-style
+    /// scaled ratios, in f64, of `stedc_identity` in precision `T` on `rt`.
+    fn ratios<T: Scalar>(d: &[f64], e: &[f64], rt: Option<&Runtime>) -> (f64, f64, f64) {
+        let n = d.len();
+        let mut dt: Vec<T> = d.iter().map(|&x| T::of(x)).collect();
+        let mut et: Vec<T> = e.iter().map(|&x| T::of(x)).collect();
+        let d64: Vec<f64> = dt.iter().map(|x| x.f64()).collect();
+        let e64: Vec<f64> = et.iter().map(|x| x.f64()).collect();
+        let z = stedc_identity(&mut dt, &mut et, 32, rt).unwrap();
+        assert!(dt.windows(2).all(|w| w[0] <= w[1]), "ascending");
+        let eps = T::EPS.f64();
+        let t = tridiagonal_to_dense(&d64, &e64);
+        let zz = Mat::<f64>::from_fn(n, n, |i, j| z[(i, j)].f64());
+        let zl = Mat::<f64>::from_fn(n, n, |i, j| zz[(i, j)] * dt[j].f64());
+        let tn = t.norm_l2();
+        let resid = (&t * &zz - &zl).norm_l2() / (n as f64 * tn * eps);
+        let orth = (zz.transpose() * &zz - Mat::<f64>::identity(n, n)).norm_l2() / (n as f64 * eps);
+        let mut want = t.self_adjoint_eigenvalues(Side::Lower).unwrap();
+        want.sort_by(f64::total_cmp);
+        let norm = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let err = dt
+            .iter()
+            .zip(&want)
+            .fold(0.0f64, |m, (x, y)| m.max((x.f64() - y).abs()));
+        (resid, orth, err / (n as f64 * eps * norm))
+    }
+
+    fn check<T: Scalar>() {
+        let rt = Runtime::builder().threads(2).build();
+        for n in [33usize, 64, 65, 200, 301] {
+            for (name, d, e) in matrices(n) {
+                for r in [None, Some(&rt)] {
+                    let (res, orth, eig) = ratios::<T>(&d, &e, r);
+                    assert!(
+                        res < 30.0 && orth < 30.0 && eig < 6.0,
+                        "{name} n={n} {}: residual {res}, orthogonality {orth}, eigenvalues {eig}",
+                        T::NAME
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn forked_dc_passes_lapack_ratios_f64() {
+        check::<f64>();
+    }
+
+    #[test]
+    fn forked_dc_passes_lapack_ratios_f32() {
+        check::<f32>();
+    }
+
+    /// The split points do not depend on the runtime: no runtime, one thread
+    /// and two threads give the same bits.
+    #[test]
+    fn forked_dc_is_bitwise_identical_across_runtimes() {
+        let bits = |rt: Option<&Runtime>, d: &[f64], e: &[f64]| {
+            let (mut d, mut e) = (d.to_vec(), e.to_vec());
+            let z = stedc_identity(&mut d, &mut e, 32, rt).unwrap();
+            let mut v: Vec<u64> = d.iter().map(|x| x.to_bits()).collect();
+            v.extend(z.col_iter().flat_map(|c| c.iter().map(|x| x.to_bits())));
+            v
+        };
+        let (one, two) = (
+            Runtime::builder().threads(1).build(),
+            Runtime::builder().threads(2).build(),
+        );
+        for (name, d, e) in matrices(257) {
+            let base = bits(None, &d, &e);
+            assert!(bits(Some(&one), &d, &e) == base, "{name}: 1 thread");
+            assert!(bits(Some(&two), &d, &e) == base, "{name}: 2 threads");
+        }
+    }
+}
