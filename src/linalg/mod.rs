@@ -1,5 +1,7 @@
-//! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; no
-//! parallelism inside a kernel (the runtime owns it). One module per pipeline
+//! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; a
+//! kernel that splits its work in two takes the parallelism as a parameter
+//! ([`par::Fork`], implemented by the runtime), and never names the
+//! scheduler. One module per pipeline
 //! stage, named for its LAPACK counterpart (EVD: `sy2sb`, `sb2st`, `sterf`,
 //! one-stage `sytrd`,
 //! `stedc`, `back_transform`; SVD: `ge2gb`, `gb2bd`, `dqds`, `bdsdc`), plus the shared pieces they are built from.
@@ -22,6 +24,7 @@ pub mod jacobi;
 mod lasr;
 pub mod ormqr;
 pub mod panel_qr;
+pub mod par;
 pub(crate) mod quotient;
 pub mod sb2st;
 pub(crate) mod scan;

@@ -55,6 +55,7 @@ pub use report::{RunReport, StageSummary, TaskRecord};
 pub use team::Team;
 
 use crate::graph::TaskGraph;
+use crate::linalg::par::run_caught;
 use crate::trace::TraceLevel;
 use crate::Result;
 use std::path::PathBuf;
@@ -376,8 +377,8 @@ impl Runtime {
     ) -> Result<()> {
         self.check_threads()?;
         if self.cfg.threads <= 1 {
-            fork::run_caught(a)?;
-            return fork::run_caught(b);
+            run_caught(a)?;
+            return run_caught(b);
         }
         if self.pool.inline() && !self.cfg.gpu_streams {
             return fork::join_inline(&self.pool, a, b);
