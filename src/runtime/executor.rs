@@ -8,7 +8,7 @@ use super::wake::{self, Cancel, Wake};
 use super::{RuntimeBuilder, MAX_STREAMS, MAX_THREADS};
 use crate::error::short_name;
 use crate::graph::plan::Plan;
-use crate::graph::{Cost, Footprint, Lane, TaskContext, TaskFn, TaskGraph, TaskId};
+use crate::graph::{Cost, DeviceSink, Footprint, Lane, TaskContext, TaskFn, TaskGraph, TaskId};
 use crate::trace::{TraceLevel, TraceSession};
 use crate::{Error, Result};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -410,7 +410,11 @@ impl<'g> Shared<'g> {
             lane,
             worker,
             footprint: meta.footprint.clone(),
-            device: self.trace.as_ref().map(|t| Arc::clone(t.device())),
+            stop: &wake::CurrentRun,
+            device: self
+                .trace
+                .as_ref()
+                .map(|t| Arc::clone(t.device()) as Arc<dyn DeviceSink>),
         };
         let start = self.t0.elapsed().as_nanos() as u64;
         let outcome = {

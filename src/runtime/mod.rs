@@ -66,9 +66,7 @@ use std::sync::Arc;
 /// targets, low enough that a mistyped count is refused rather than attempted.
 pub const MAX_THREADS: usize = 1024;
 
-/// Most stream lanes a runtime runs (each is a thread, or a CUDA stream and its
-/// thread).
-pub const MAX_STREAMS: usize = 1024;
+pub use crate::graph::MAX_STREAMS;
 
 /// The one rule for a CPU worker count, wherever it comes from (a
 /// [`RuntimeBuilder::threads`] reaching a run, a fork-join of the one-stage
