@@ -63,7 +63,7 @@ fn main() {
                     &mut d,
                     &mut e,
                     &mut tau,
-                    Some(&rt),
+                    rt.fork(),
                 )
                 .expect("sytrd");
                 t[0].push(s.elapsed().as_secs_f64());
@@ -73,13 +73,13 @@ fn main() {
                 t[1].push(s.elapsed().as_secs_f64());
                 let (mut d2, mut e2) = (d.clone(), e.clone());
                 let s = Instant::now();
-                stedc_values(&mut d2, &mut e2, leaf, Some(&rt)).expect("stedc_values");
+                stedc_values(&mut d2, &mut e2, leaf, rt.fork()).expect("stedc_values");
                 t[2].push(s.elapsed().as_secs_f64());
                 let s = Instant::now();
-                let mut z = stedc_identity(&mut d, &mut e, leaf, Some(&rt)).expect("stedc");
+                let mut z = stedc_identity(&mut d, &mut e, leaf, rt.fork()).expect("stedc");
                 t[3].push(s.elapsed().as_secs_f64());
                 let s = Instant::now();
-                ormtr_on(w.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), Some(&rt))
+                ormtr_on(w.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), rt.fork())
                     .expect("ormtr");
                 t[4].push(s.elapsed().as_secs_f64());
             }

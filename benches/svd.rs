@@ -421,7 +421,7 @@ fn gebrd_kernel<T: Scalar>(args: &Args, n: usize) {
                 &mut e,
                 &mut tq,
                 &mut tp,
-                Some(&rt),
+                rt.fork(),
             )
             .expect("gebrd");
             times.push(t.elapsed().as_secs_f64());

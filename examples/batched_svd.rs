@@ -133,7 +133,7 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
 /// The singular values of the batch by the batched Jacobi kernel on GPU 0.
 #[cfg(feature = "cuda")]
 fn values_on_gpu<T: RunScalar>(b: &BatchRef<'_, T>, opts: &BatchedOptions) -> Result<Vec<T>> {
-    eigenflow::cuda::jacobi::svd_batched_values_gpu(b, &opts.params, 0)
+    eigenflow::pipeline::device::cuda::jacobi::svd_batched_values_gpu(b, &opts.params, 0)
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -6,7 +6,7 @@
 //! 2. compiles every `kernels/*.cu` with NVRTC for it and loads them;
 //! 3. runs each kernel (sb2st, gb2bd, batched Jacobi) against its CPU
 //!    counterpart on small inputs
-//!    (`eigenflow::cuda::check`, bounds stated there);
+//!    (`eigenflow::pipeline::device::cuda::check`, bounds stated there);
 //! 4. runs the hybrid EVD (stage 1 and Q1 through cuBLAS,
 //!    `eigenflow::pipeline::evd::hybrid`) at small n against the same driver
 //!    on the host device: ratios below 30, eigenvalues within 8 n eps;
@@ -22,10 +22,13 @@
 //!
 //! Written without a GPU: never run.
 
-use eigenflow::cuda::check::{check_gb2bd, check_jacobi, check_sb2st, KernelCheck};
-use eigenflow::cuda::launch::{sb2st_on_stream, GpuScalar, Kernels};
-use eigenflow::cuda::{nvrtc_version, CublasDevice, CublasScalar, GpuLanes};
+use eigenflow::cuda::{nvrtc_version, GpuLanes};
 use eigenflow::matrix::band::SymBand;
+use eigenflow::pipeline::device::cuda::check::{
+    check_gb2bd, check_jacobi, check_sb2st, KernelCheck,
+};
+use eigenflow::pipeline::device::cuda::launch::{sb2st_on_stream, GpuScalar, Kernels};
+use eigenflow::pipeline::device::cuda::{CublasDevice, CublasScalar};
 use eigenflow::pipeline::evd::hybrid::{eigh_hybrid, HostBlas};
 use eigenflow::pipeline::evd::stage_seconds;
 use eigenflow::pipeline::{EvdJob, EvdOptions};
@@ -325,7 +328,7 @@ mod cusolver {
     };
     use eigenflow::cuda::cudarc::cusolver::DnHandle;
     use eigenflow::cuda::cudarc::driver::{DevicePtr, DevicePtrMut};
-    use eigenflow::cuda::CublasDevice;
+    use eigenflow::pipeline::device::cuda::CublasDevice;
     use eigenflow::{Error, Result};
     use faer::Mat;
     use std::time::Instant;

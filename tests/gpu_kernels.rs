@@ -1,5 +1,5 @@
 //! The CUDA kernels against their CPU task bodies on small inputs (issue 13),
-//! per kernel with the bound `eigenflow::cuda::check` states, and the hybrid
+//! per kernel with the bound `eigenflow::pipeline::device::cuda::check` states, and the hybrid
 //! EVD and SVD through cuBLAS against the CPU pipelines' accuracy suites.
 //! They need a GPU (and NVRTC, and cuBLAS): built where no CUDA driver was
 //! found (the build script's `cfg(eigenflow_cuda_driver)`) they are ignored,
@@ -10,11 +10,13 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use eigenflow::cuda::check::{check_gb2bd, check_jacobi, check_sb2st, KernelCheck};
-use eigenflow::cuda::launch::{launch_window, Kernels};
 use eigenflow::cuda::GpuLanes;
 use eigenflow::linalg::band::chase::SWEEP_LAG;
 use eigenflow::linalg::band::{gb2bd, sb2st};
+use eigenflow::pipeline::device::cuda::check::{
+    check_gb2bd, check_jacobi, check_sb2st, KernelCheck,
+};
+use eigenflow::pipeline::device::cuda::launch::{launch_window, Kernels};
 use eigenflow::Result;
 use std::collections::HashMap;
 
@@ -144,8 +146,8 @@ fn skewed_launches_cover_every_task_after_its_predecessors() {
     ignore = "no CUDA driver found when this test was built"
 )]
 fn gpu_hybrid_evd_meets_the_accuracy_suite() {
-    use eigenflow::cuda::CublasDevice;
     use eigenflow::gallery::Family;
+    use eigenflow::pipeline::device::cuda::CublasDevice;
     use eigenflow::pipeline::evd::hybrid::eigh_hybrid;
     use eigenflow::pipeline::{EvdJob, EvdOptions};
     use eigenflow::runtime::Runtime;
@@ -155,7 +157,7 @@ fn gpu_hybrid_evd_meets_the_accuracy_suite() {
             "gpu_hybrid_evd_meets_the_accuracy_suite: built where a CUDA driver was found, but {e}"
         )
     }));
-    fn check<T: eigenflow::cuda::CublasScalar>(dev: &Arc<CublasDevice>) {
+    fn check<T: eigenflow::pipeline::device::cuda::CublasScalar>(dev: &Arc<CublasDevice>) {
         let rt = Runtime::builder().threads(2).streams(1).build();
         for family in Family::ALL {
             for (n, b) in [(1, 4), (2, 4), (37, 4), (130, 8), (300, 16)] {
@@ -201,7 +203,7 @@ fn gpu_hybrid_evd_meets_the_accuracy_suite() {
     ignore = "no CUDA driver found when this test was built"
 )]
 fn gpu_hybrid_svd_meets_the_accuracy_suite() {
-    use eigenflow::cuda::CublasDevice;
+    use eigenflow::pipeline::device::cuda::CublasDevice;
     use eigenflow::pipeline::svd::hybrid::svd_hybrid;
     use eigenflow::pipeline::{SvdJob, SvdOptions};
     use eigenflow::runtime::Runtime;
@@ -212,7 +214,7 @@ fn gpu_hybrid_svd_meets_the_accuracy_suite() {
             "gpu_hybrid_svd_meets_the_accuracy_suite: built where a CUDA driver was found, but {e}"
         )
     }));
-    fn check<T: eigenflow::cuda::CublasScalar>(dev: &Arc<CublasDevice>) {
+    fn check<T: eigenflow::pipeline::device::cuda::CublasScalar>(dev: &Arc<CublasDevice>) {
         let rt = Runtime::builder().threads(2).streams(1).build();
         for name in common::SVD_FAMILIES {
             for (m, n, b) in [(1, 1, 4), (5, 3, 4), (40, 23, 4), (23, 40, 4), (200, 61, 8)] {

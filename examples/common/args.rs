@@ -72,7 +72,7 @@ pub fn choose_device(device: DeviceArg, pipeline: &str, gpu_path: bool) -> eigen
 /// The precisions the examples run (f64, f32): with the `cuda` feature,
 /// those cuBLAS and the kernels exist for, so a run can go to the GPU.
 #[cfg(feature = "cuda")]
-pub trait RunScalar: eigenflow::Scalar + eigenflow::cuda::CublasScalar {}
+pub trait RunScalar: eigenflow::Scalar + eigenflow::pipeline::device::cuda::CublasScalar {}
 /// The precisions the examples run (f64, f32).
 #[cfg(not(feature = "cuda"))]
 pub trait RunScalar: eigenflow::Scalar {}

@@ -240,7 +240,7 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
 #[cfg(feature = "cuda")]
 fn gpu_graph<T: RunScalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
     use eigenflow::pipeline::evd::hybrid::evd_graph_hybrid;
-    let dev = std::sync::Arc::new(eigenflow::cuda::CublasDevice::open(0)?);
+    let dev = std::sync::Arc::new(eigenflow::pipeline::device::cuda::CublasDevice::open(0)?);
     evd_graph_hybrid(
         a.as_ref(),
         job,

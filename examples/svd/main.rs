@@ -190,7 +190,7 @@ fn gpu_graph<T: RunScalar>(
     opts: &SvdOptions,
 ) -> Result<SvdGraph<T>> {
     use eigenflow::pipeline::svd::hybrid::svd_graph_hybrid;
-    let dev = std::sync::Arc::new(eigenflow::cuda::CublasDevice::open(0)?);
+    let dev = std::sync::Arc::new(eigenflow::pipeline::device::cuda::CublasDevice::open(0)?);
     svd_graph_hybrid(a, job, opts, &dev, eigenflow::graph::Lane::Stream(0))
 }
 

@@ -7,6 +7,10 @@
 //! [`Error::NoGpu`], which says what was looked for. Everything that touches
 //! cudarc is behind the `cuda` feature.
 //!
+//! The module sits below the runtime (which opens the lanes) and knows no
+//! kernel or pipeline stage: the cuBLAS device and the launchers of the
+//! stages' kernels live with the stages, in `pipeline::device::cuda`.
+//!
 //! # Why every first use is guarded
 //! cudarc is built with dynamic loading (the crate builds without a CUDA
 //! toolkit), and it *panics* at the first driver or NVRTC call when the
@@ -21,22 +25,14 @@
 //! executed. The README's "Running on a GPU" section says how to check it.
 
 #[cfg(feature = "cuda")]
-mod blas;
-#[cfg(feature = "cuda")]
-pub mod check;
-#[cfg(feature = "cuda")]
 mod context;
-#[cfg(feature = "cuda")]
-pub mod jacobi;
 #[cfg(feature = "cuda")]
 mod kernels;
 #[cfg(feature = "cuda")]
 mod lanes;
-#[cfg(feature = "cuda")]
-pub mod launch;
 
 #[cfg(feature = "cuda")]
-pub use blas::{cublas_library_names, CublasDevice, CublasScalar};
+pub(crate) use context::{driver_error, looked_for};
 #[cfg(feature = "cuda")]
 pub use context::{driver_library_names, nvrtc_library_names, GpuContext};
 /// cudarc, re-exported for task bodies that launch kernels on a lane's stream.

@@ -10,7 +10,7 @@
 //! eigenflow::runtime::Runtime::builder().threads(2).build().run(g).unwrap();
 //! ```
 //!
-//! The graph is machine independent: the [`crate::runtime`] decides which thread or
+//! The graph is machine independent: the runtime decides which thread or
 //! stream runs each task. `petgraph` holds the structure while building;
 //! a private plan flattens it into arrays for the scheduler's hot path.
 
@@ -32,6 +32,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Identifies a task inside one [`TaskGraph`].
 ///
@@ -115,6 +116,28 @@ impl Cost {
     }
 }
 
+/// Most stream lanes a graph may use (each is a thread of the runtime, or a
+/// CUDA stream and its thread); the plan refuses more. The runtime re-exports
+/// it as `runtime::MAX_STREAMS`.
+pub const MAX_STREAMS: usize = 1024;
+
+/// Whether the run executing a task has stopped ([`TaskContext::is_stopping`]):
+/// implemented by the runtime (the run its calling thread executes), so that
+/// the graph below it needs no part of the runtime.
+pub(crate) trait StopFlag: Send + Sync + std::fmt::Debug {
+    /// Whether the run has stopped (another task failed, or it was
+    /// cancelled): no other task will start.
+    fn stopped(&self) -> bool;
+}
+
+/// Where [`TaskContext::device_slice`] records: implemented by the trace of a
+/// traced run, so that the graph below it needs no part of the trace.
+pub(crate) trait DeviceSink: Send + Sync + std::fmt::Debug {
+    /// Records `name` on device track `track` from `start` to `end` (host
+    /// clock).
+    fn record(&self, track: usize, name: &str, start: Instant, end: Instant);
+}
+
 /// What a task body sees when it runs.
 #[derive(Clone, Debug)]
 pub struct TaskContext {
@@ -127,23 +150,19 @@ pub struct TaskContext {
     /// The task's declared footprint (what the crate's stage builders check
     /// their views against, see `matrix::access`).
     pub(crate) footprint: Option<Arc<Footprint>>,
+    /// The stop flag of the run executing the task.
+    pub(crate) stop: &'static dyn StopFlag,
     /// Where [`TaskContext::device_slice`] records, when the run is traced.
-    pub(crate) device: Option<Arc<crate::trace::DeviceSlices>>,
+    pub(crate) device: Option<Arc<dyn DeviceSink>>,
 }
 
 impl TaskContext {
     /// Records work this task ran on a device (a kernel, a library call, a
     /// transfer), from `start` to `end` on the host's clock (device timings
     /// placed on it by the caller), as a slice on device track `track` of the
-    /// run's trace (process "devices", see [`crate::trace`]). Nothing when
+    /// run's trace (process "devices", see the `trace` module). Nothing when
     /// the run writes no trace.
-    pub fn device_slice(
-        &self,
-        track: usize,
-        name: &str,
-        start: std::time::Instant,
-        end: std::time::Instant,
-    ) {
+    pub fn device_slice(&self, track: usize, name: &str, start: Instant, end: Instant) {
         if let Some(d) = &self.device {
             d.record(track, name, start, end);
         }
@@ -156,7 +175,7 @@ impl TaskContext {
     /// Answers for the calling thread's run, so call it from the body's own thread
     /// (the runtime thread that runs the task); elsewhere it returns `false`.
     pub fn is_stopping(&self) -> bool {
-        crate::runtime::current_stopping()
+        self.stop.stopped()
     }
 }
 
@@ -460,7 +479,7 @@ impl<'a> TaskGraph<'a> {
 
     /// Checks the graph for a runtime with `streams` stream lanes: every edge
     /// names tasks of this graph, no edge is duplicated, every stream lane exists,
-    /// `streams` is at most [`crate::runtime::MAX_STREAMS`], and there is no cycle
+    /// `streams` is at most [`MAX_STREAMS`], and there is no cycle
     /// (counting the in-order edges of each stream lane).
     pub fn validate(&self, streams: usize) -> Result<()> {
         plan::Plan::build(self, streams).map(|_| ())

@@ -3,9 +3,8 @@
 //! petgraph is convenient to build with but pointer-chasing to run; the plan keeps
 //! successors in one CSR array, in-degrees and priorities in flat vectors.
 
-use super::{Cost, Lane, TaskGraph};
+use super::{Cost, Lane, TaskGraph, MAX_STREAMS};
 use crate::error::MAX_LISTED;
-use crate::runtime::MAX_STREAMS;
 use crate::{Error, Result};
 use petgraph::visit::EdgeRef;
 

@@ -25,7 +25,7 @@ impl TaskGraph<'_> {
             .max()
             .unwrap_or(0)
             // Beyond the maximum the plan names the task on the absurd lane.
-            .min(crate::runtime::MAX_STREAMS);
+            .min(super::MAX_STREAMS);
         let plan = Plan::build(self, streams)?;
         let n = plan.len();
 

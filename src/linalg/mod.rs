@@ -1,5 +1,7 @@
-//! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; no
-//! parallelism inside a kernel (the runtime owns it). Grouped by the problem a
+//! CPU kernels: what the tasks compute. Generic over [`crate::Scalar`]; a
+//! kernel that splits its work in two takes the parallelism as a parameter
+//! ([`par::Fork`], implemented by the runtime) and never names the scheduler.
+//! Grouped by the problem a
 //! kernel solves; inside a group, one module per pipeline stage, named for its
 //! LAPACK counterpart, so a stage's kernel is found by the stage's name:
 //!
@@ -32,5 +34,6 @@ pub mod back_transform;
 pub mod band;
 pub mod bidiagonal;
 pub mod householder;
+pub mod par;
 pub mod small;
 pub mod tridiagonal;

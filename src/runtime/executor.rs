@@ -2,13 +2,13 @@
 //! stream-lane threads (of a persistent crew, see `super::pool`), parking,
 //! failure handling.
 
-use super::pool::{Pool, Role};
+use super::pool::{Crew, Pool, Role};
 use super::report::{RunReport, TaskRecord};
 use super::wake::{self, Cancel, Wake};
 use super::{RuntimeBuilder, MAX_STREAMS, MAX_THREADS};
 use crate::error::short_name;
 use crate::graph::plan::Plan;
-use crate::graph::{Cost, Footprint, Lane, TaskContext, TaskFn, TaskGraph, TaskId};
+use crate::graph::{Cost, DeviceSink, Footprint, Lane, TaskContext, TaskFn, TaskGraph, TaskId};
 use crate::trace::{TraceLevel, TraceSession};
 use crate::{Error, Result};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -84,13 +84,39 @@ pub(super) fn run<'g>(
 fn run_tasks<'g>(
     cfg: &'g RuntimeBuilder,
     pool: &Pool,
-    mut graph: TaskGraph<'g>,
+    graph: TaskGraph<'g>,
     trace: Option<&(PathBuf, TraceLevel)>,
     cancel: Option<&Cancel>,
 ) -> Result<RunReport> {
     let t0 = Instant::now();
-    // Refused before anything is allocated or spawned (the stream count is also
-    // checked by the plan, for `TaskGraph::validate`).
+    check_counts(cfg)?;
+    let plan = Plan::build(&graph, cfg.streams)?;
+    let n = plan.len();
+    let tasks = unpack(graph);
+    if let Some(p) = &cfg.progress {
+        let work: f64 = tasks.0.iter().map(|m| m.cost.seconds()).sum();
+        p.start(n, (work * 1e9) as u64);
+    }
+    // The crew's threads run the graph; an empty graph needs none (so it does not
+    // start them either).
+    let crew = if n > 0 { Some(pool.checkout()?) } else { None };
+    let shared = Shared::new(cfg, plan, tasks, crew.as_ref(), trace, t0)?;
+    shared.push_roots();
+    let _attached = cancel.map(|c| c.attach(&shared.wake));
+    if let Some(crew) = &crew {
+        shared.work(crew, cfg.shuffle_seed);
+    }
+    if let Some(crew) = crew {
+        pool.give_back(crew);
+    }
+    let wall = t0.elapsed();
+    shared.report(cfg, wall)
+}
+
+/// Refuses worker and lane counts beyond the runtime's limits, before anything
+/// is allocated or spawned (the stream count is also checked by the plan, for
+/// `TaskGraph::validate`).
+fn check_counts(cfg: &RuntimeBuilder) -> Result<()> {
     if cfg.threads > MAX_THREADS || cfg.streams > MAX_STREAMS {
         return Err(Error::InvalidArgument(format!(
             "{} CPU worker(s) and {} stream lane(s) requested; the runtime supports at most \
@@ -98,12 +124,17 @@ fn run_tasks<'g>(
             cfg.threads, cfg.streams
         )));
     }
-    let plan = Plan::build(&graph, cfg.streams)?;
-    let n = plan.len();
+    Ok(())
+}
+
+/// The graph's tasks as the workers hold them: what they read ([`Meta`]), the
+/// bodies and stamps each is written by one thread ([`Slot`]), and the
+/// graph's tag.
+fn unpack(mut graph: TaskGraph<'_>) -> (Vec<Meta>, Vec<Slot<'_>>, u64) {
     let tag = graph.tag();
     let (nodes, _) = std::mem::take(&mut graph.g).into_nodes_edges();
-    let mut meta = Vec::with_capacity(n);
-    let mut slots = Vec::with_capacity(n);
+    let mut meta = Vec::with_capacity(nodes.len());
+    let mut slots = Vec::with_capacity(nodes.len());
     for node in nodes {
         let t = node.weight;
         meta.push(Meta {
@@ -118,64 +149,75 @@ fn run_tasks<'g>(
             stamp: UnsafeCell::new((0, 0, 0)),
         });
     }
-    if let Some(p) = &cfg.progress {
-        let work: f64 = meta.iter().map(|m| m.cost.seconds()).sum();
-        p.start(n, (work * 1e9) as u64);
-    }
-    // The crew's threads run the graph; an empty graph needs none (so it does not
-    // start them either).
-    let crew = if n > 0 { Some(pool.checkout()?) } else { None };
-    let shared = Shared {
-        pending: plan.indeg.iter().map(|&d| AtomicU32::new(d)).collect(),
-        stealers: crew.as_ref().map_or_else(Vec::new, |c| c.stealers.clone()),
-        plan,
-        slots,
-        meta,
-        injector: Injector::new(),
-        finished: AtomicUsize::new(0),
-        error: Mutex::new(None),
-        wake: Arc::new(Wake::new(
-            cfg.streams,
-            n == 0,
-            crew.as_ref().and_then(|c| c.helpers()),
-        )),
-        graph: tag,
-        running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
-        progress: cfg.progress.as_deref(),
-        trace: match trace {
-            Some((path, level)) => Some(TraceSession::start(
-                path,
-                *level,
-                (n, cfg.threads, cfg.streams),
-                t0,
-            )?),
-            None => None,
-        },
-        t0,
-    };
-    // Roots go to the injector, most urgent first.
-    let mut roots: Vec<u32> = (0..n as u32)
-        .filter(|&v| {
-            shared.plan.indeg[v as usize] == 0 && shared.meta[v as usize].lane == Lane::Cpu
+    (meta, slots, tag)
+}
+
+impl<'g> Shared<'g> {
+    /// The state of one run of `plan`'s tasks on `crew` (none for an empty
+    /// graph, which starts stopped), with its trace opened if asked for.
+    fn new(
+        cfg: &'g RuntimeBuilder,
+        plan: Plan,
+        (meta, slots, tag): (Vec<Meta>, Vec<Slot<'g>>, u64),
+        crew: Option<&Crew>,
+        trace: Option<&(PathBuf, TraceLevel)>,
+        t0: Instant,
+    ) -> Result<Self> {
+        let n = plan.len();
+        Ok(Shared {
+            pending: plan.indeg.iter().map(|&d| AtomicU32::new(d)).collect(),
+            stealers: crew.map_or_else(Vec::new, |c| c.stealers.clone()),
+            plan,
+            slots,
+            meta,
+            injector: Injector::new(),
+            finished: AtomicUsize::new(0),
+            error: Mutex::new(None),
+            wake: Arc::new(Wake::new(
+                cfg.streams,
+                n == 0,
+                crew.and_then(|c| c.helpers()),
+            )),
+            graph: tag,
+            running: cfg.check_footprints.then(|| Mutex::new(Vec::new())),
+            progress: cfg.progress.as_deref(),
+            trace: match trace {
+                Some((path, level)) => Some(TraceSession::start(
+                    path,
+                    *level,
+                    (n, cfg.threads, cfg.streams),
+                    t0,
+                )?),
+                None => None,
+            },
+            t0,
         })
-        .collect();
-    roots.sort_by(|&a, &b| shared.by_priority(a, b));
-    for r in roots {
-        shared.injector.push(r);
     }
 
-    let _attached = cancel.map(|c| c.attach(&shared.wake));
-    if let Some(crew) = &crew {
-        let seed = cfg.shuffle_seed;
-        let shared = &shared;
+    /// Pushes the CPU roots to the injector, most urgent first.
+    fn push_roots(&self) {
+        let mut roots: Vec<u32> = (0..self.plan.len() as u32)
+            .filter(|&v| {
+                self.plan.indeg[v as usize] == 0 && self.meta[v as usize].lane == Lane::Cpu
+            })
+            .collect();
+        roots.sort_by(|&a, &b| self.by_priority(a, b));
+        for r in roots {
+            self.injector.push(r);
+        }
+    }
+
+    /// Runs the tasks on `crew` until the run stops: the calling thread works
+    /// as CPU worker 0 (inline shape) or waits for the end.
+    fn work(&self, crew: &Crew, seed: Option<u64>) {
         let job = move |role: Role<'_>| {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match role {
-                Role::Cpu(w, local, helper) => shared.cpu_worker(w, local, seed, helper),
-                Role::Stream(s) => shared.stream_lane(s),
+                Role::Cpu(w, local, helper) => self.cpu_worker(w, local, seed, helper),
+                Role::Stream(s) => self.stream_lane(s),
             }));
             if outcome.is_err() {
                 // A defect of the runtime itself (task panics are caught per task).
-                shared.fail(Error::TaskPanicked {
+                self.fail(Error::TaskPanicked {
                     task: "(runtime)".into(),
                     message: "a runtime thread panicked outside any task".into(),
                 });
@@ -184,58 +226,59 @@ fn run_tasks<'g>(
         // Call the crew's threads in at once only for parallel work: several
         // ready tasks, or stream tasks (whose lanes must run them). Otherwise
         // the caller starts alone and calls helpers in when tasks are pushed.
-        let parallel =
-            shared.injector.len() > 1 || shared.plan.streams.iter().any(|l| !l.is_empty());
+        let parallel = self.injector.len() > 1 || self.plan.streams.iter().any(|l| !l.is_empty());
         let open = crew.open(&job, parallel);
         match crew.local0() {
             Some(local) => job(Role::Cpu(0, local, false)),
-            None => shared.wake.wait_stopped(),
+            None => self.wake.wait_stopped(),
         }
         drop(open);
     }
-    if let Some(crew) = crew {
-        pool.give_back(crew);
-    }
-    let wall = t0.elapsed();
-    // A run that stopped without an error before every task finished was cancelled.
-    let unfinished = shared.finished.load(Ordering::Acquire) < n;
-    let error = shared.error.lock().take();
-    if let Some(e) = error.or(unfinished.then_some(Error::Cancelled)) {
-        if let Some(s) = shared.trace {
-            s.abandon();
-        }
-        return Err(e);
-    }
-    debug_assert_eq!(shared.finished.load(Ordering::Relaxed), n);
-    // Close the trace before the report is built: the writer's buffers are gone
-    // before the report's memory is allocated.
-    if let Some(s) = shared.trace {
-        s.finish()?;
-    }
-    let tasks: Vec<TaskRecord> = shared
-        .meta
-        .into_iter()
-        .zip(shared.slots)
-        .map(|(m, slot)| {
-            let (start, end, worker) = slot.stamp.into_inner();
-            TaskRecord {
-                name: m.name,
-                stage: m.stage,
-                lane: m.lane,
-                worker: worker as usize,
-                start: Duration::from_nanos(start),
-                end: Duration::from_nanos(end),
-                cost: m.cost,
+
+    /// The run's result once every thread has left it: its first error (or
+    /// [`Error::Cancelled`]), else the report of every task, after the trace
+    /// is closed.
+    fn report(self, cfg: &RuntimeBuilder, wall: Duration) -> Result<RunReport> {
+        let n = self.plan.len();
+        // A run that stopped without an error before every task finished was cancelled.
+        let unfinished = self.finished.load(Ordering::Acquire) < n;
+        let error = self.error.lock().take();
+        if let Some(e) = error.or(unfinished.then_some(Error::Cancelled)) {
+            if let Some(s) = self.trace {
+                s.abandon();
             }
+            return Err(e);
+        }
+        debug_assert_eq!(self.finished.load(Ordering::Relaxed), n);
+        // Close the trace before the report is built: the writer's buffers are gone
+        // before the report's memory is allocated.
+        if let Some(s) = self.trace {
+            s.finish()?;
+        }
+        let tasks: Vec<TaskRecord> = self
+            .meta
+            .into_iter()
+            .zip(self.slots)
+            .map(|(m, slot)| {
+                let (start, end, worker) = slot.stamp.into_inner();
+                TaskRecord {
+                    name: m.name,
+                    stage: m.stage,
+                    lane: m.lane,
+                    worker: worker as usize,
+                    start: Duration::from_nanos(start),
+                    end: Duration::from_nanos(end),
+                    cost: m.cost,
+                }
+            })
+            .collect();
+        Ok(RunReport {
+            tasks,
+            wall,
+            threads: cfg.threads,
+            streams: cfg.streams,
         })
-        .collect();
-    let report = RunReport {
-        tasks,
-        wall,
-        threads: cfg.threads,
-        streams: cfg.streams,
-    };
-    Ok(report)
+    }
 }
 
 /// A small xorshift generator for the shuffled-schedule test mode.
@@ -410,7 +453,11 @@ impl<'g> Shared<'g> {
             lane,
             worker,
             footprint: meta.footprint.clone(),
-            device: self.trace.as_ref().map(|t| Arc::clone(t.device())),
+            stop: &wake::CurrentRun,
+            device: self
+                .trace
+                .as_ref()
+                .map(|t| Arc::clone(t.device()) as Arc<dyn DeviceSink>),
         };
         let start = self.t0.elapsed().as_nanos() as u64;
         let outcome = {

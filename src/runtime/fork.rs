@@ -13,7 +13,7 @@
 //! what it computes.
 
 use super::pool::{Pool, Role};
-use crate::error::panic_message;
+use crate::linalg::par::run_caught;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,16 +29,6 @@ impl<F: FnOnce() -> Result<()>> Half<F> {
             None => Ok(()),
         }
     }
-}
-
-/// Runs `f`, its panic caught as [`Error::TaskPanicked`] named `join`.
-pub(super) fn run_caught(f: impl FnOnce() -> Result<()>) -> Result<()> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
-        Err(Error::TaskPanicked {
-            task: "join".into(),
-            message: panic_message(payload.as_ref()),
-        })
-    })
 }
 
 /// Runs `a` and `b` on a crew of the inline shape (the caller is worker 0),

@@ -55,6 +55,7 @@ pub use report::{RunReport, StageSummary, TaskRecord};
 pub use team::Team;
 
 use crate::graph::TaskGraph;
+use crate::linalg::par::run_caught;
 use crate::trace::TraceLevel;
 use crate::Result;
 use std::path::PathBuf;
@@ -65,9 +66,7 @@ use std::sync::Arc;
 /// targets, low enough that a mistyped count is refused rather than attempted.
 pub const MAX_THREADS: usize = 1024;
 
-/// Most stream lanes a runtime runs (each is a thread, or a CUDA stream and its
-/// thread).
-pub const MAX_STREAMS: usize = 1024;
+pub use crate::graph::MAX_STREAMS;
 
 /// The one rule for a CPU worker count, wherever it comes from (a
 /// [`RuntimeBuilder::threads`] reaching a run, a fork-join of the one-stage
@@ -376,8 +375,8 @@ impl Runtime {
     ) -> Result<()> {
         self.check_threads()?;
         if self.cfg.threads <= 1 {
-            fork::run_caught(a)?;
-            return fork::run_caught(b);
+            run_caught(a)?;
+            return run_caught(b);
         }
         if self.pool.inline() && !self.cfg.gpu_streams {
             return fork::join_inline(&self.pool, a, b);

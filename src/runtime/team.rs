@@ -20,9 +20,9 @@
 //! it wait), and does not leave the split before `finished == g`. The counters
 //! only grow, so a helper that saw an older split cannot claim a newer one.
 
-use super::fork::run_caught;
 use super::pool::{Pool, Role};
 use super::Runtime;
+use crate::linalg::par::{run_caught, Fork, ForkJoin, Half, SplitJoin, Splits};
 use crate::Result;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -149,24 +149,6 @@ impl<'t> Team<'t> {
         Team::new(Mode::Join(rt))
     }
 
-    /// Runs `f` on a team of `rt` ([`Runtime::team`]) when `engage`,
-    /// otherwise (or without a runtime) on a serial team: for kernels that
-    /// split only from some size on, so that smaller calls do not wake a
-    /// helper for nothing. The bits never depend on the choice.
-    ///
-    /// # Errors
-    /// As [`Runtime::team`].
-    pub fn scope<R>(
-        rt: Option<&Runtime>,
-        engage: bool,
-        f: impl FnOnce(&Team<'_>) -> Result<R>,
-    ) -> Result<R> {
-        match rt {
-            Some(rt) if engage => rt.team(f),
-            _ => f(&Team::serial()),
-        }
-    }
-
     /// Runs `a` and `b`, `b` on the engaged helper when it takes it in time,
     /// otherwise both on the calling thread; both have finished (or `b` never
     /// started: a serial team after an error in `a`) when it returns.
@@ -221,6 +203,44 @@ impl<'t> Team<'t> {
         drop(settle);
         a_result?;
         b_result.into_inner()
+    }
+}
+
+/// The runtime as the kernels see it: a [`Fork`] whose halves run through
+/// [`Runtime::join`], and whose scopes are [`Runtime::team`]s.
+impl ForkJoin for Runtime {
+    fn threads(&self) -> usize {
+        Runtime::threads(self)
+    }
+
+    fn join(&self, a: &mut Half<'_>, b: &mut Half<'_>) -> Result<()> {
+        Runtime::join(self, a, b)
+    }
+
+    fn scope(&self, f: &mut dyn FnMut(Splits<'_>) -> Result<()>) -> Result<()> {
+        self.team(|team| f(Splits::Engaged(team)))
+    }
+}
+
+/// A team's splits as the kernels see them ([`Splits::Engaged`]).
+impl SplitJoin for Team<'_> {
+    fn join(&self, a: &mut Half<'_>, b: &mut Half<'_>) -> Result<()> {
+        Team::join(self, a, b)
+    }
+}
+
+impl Runtime {
+    /// This runtime as a kernel's parallelism ([`Fork::Join`]): the kernels
+    /// of [`crate::linalg`] that split in two halves take a [`Fork`].
+    pub fn fork(&self) -> Fork<'_> {
+        Fork::Join(self)
+    }
+}
+
+impl<'a> From<Option<&'a Runtime>> for Fork<'a> {
+    /// [`Runtime::fork`], or [`Fork::Seq`] without a runtime.
+    fn from(rt: Option<&'a Runtime>) -> Self {
+        rt.map_or(Fork::Seq, Runtime::fork)
     }
 }
 

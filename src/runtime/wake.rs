@@ -3,6 +3,7 @@
 //! [`super::RunHandle`]).
 
 use super::pool::Control;
+use crate::graph::StopFlag;
 use parking_lot::{Condvar, Mutex};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -186,4 +187,16 @@ impl Drop for Current {
 /// [`crate::graph::TaskContext::is_stopping`]).
 pub(crate) fn current_stopping() -> bool {
     CURRENT.with(|c| c.borrow().as_ref().is_some_and(|w| w.stopped()))
+}
+
+/// The stop flag in every [`crate::graph::TaskContext`]: the run of the
+/// calling thread ([`current_stopping`]). One static for all runs, so a
+/// task's context takes no reference count on its run.
+#[derive(Debug)]
+pub(super) struct CurrentRun;
+
+impl StopFlag for CurrentRun {
+    fn stopped(&self) -> bool {
+        current_stopping()
+    }
 }

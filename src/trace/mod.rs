@@ -70,7 +70,7 @@
 
 mod writer;
 
-use crate::graph::{Cost, Lane};
+use crate::graph::{Cost, DeviceSink, Lane};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::fs::File;
@@ -168,10 +168,10 @@ impl std::fmt::Debug for DeviceSlices {
     }
 }
 
-impl DeviceSlices {
+impl DeviceSink for DeviceSlices {
     /// Records `name` on device track `track` from `start` to `end` (a slice
     /// that began before the run starts at 0).
-    pub fn record(&self, track: usize, name: &str, start: Instant, end: Instant) {
+    fn record(&self, track: usize, name: &str, start: Instant, end: Instant) {
         let ns = |t: Instant| t.saturating_duration_since(self.t0).as_nanos() as u64;
         self.slices.lock().push(DeviceSlice {
             track,

@@ -19,12 +19,12 @@
 //! (each output entry is one column's dot product); `A r` is the sum of the
 //! two halves' products in a fixed order from [`GEMV_SPLIT_MIN`] entries on,
 //! a cut that depends on the shape only. Hence [`gemv_t_on`] and
-//! [`gemv_n_on`] give the same bits run in turn or in parallel on a [`Team`].
+//! [`gemv_n_on`] give the same bits run in turn or in parallel on [`Splits`].
 
 use crate::error::Error;
 use crate::linalg::blas::blas2::{axpys, dots};
 use crate::linalg::blas::simd::Isa;
-use crate::runtime::Team;
+use crate::linalg::par::Splits;
 use crate::Scalar;
 use faer::MatRef;
 
@@ -38,7 +38,7 @@ pub(crate) fn col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
 }
 
 /// Smallest number of matrix entries for which the products are cut in two
-/// halves (run in parallel on a [`Team`] with a helper). `gebrd` on two
+/// halves (run in parallel on [`Splits`] with a helper). `gebrd` on two
 /// threads, Intel Xeon, f64, cut from 256^2 against 512^2 entries: 22-23
 /// against 30 ms at n = 512, 0.205 against 0.22 s at 1024, no change at 256.
 pub const GEMV_SPLIT_MIN: usize = 256 * 256;
@@ -104,12 +104,12 @@ pub(crate) fn gemv_n_sub<T: Scalar>(a: MatRef<'_, T>, r: &[T], y: &mut [T]) {
 /// run by `team` from [`GEMV_SPLIT_MIN`] entries on (module docs).
 ///
 /// # Errors
-/// Only a panic in a half ([`Team::join`]).
+/// Only a panic in a half ([`Splits::join`]).
 pub fn gemv_t_on<T: Scalar>(
     a: MatRef<'_, T>,
     u: &[T],
     y: &mut [T],
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     let c = a.ncols();
     let y = &mut y[..c];
@@ -137,13 +137,13 @@ pub fn gemv_t_on<T: Scalar>(
 /// `scratch` (resized as needed), then added (module docs).
 ///
 /// # Errors
-/// Only a panic in a half ([`Team::join`]).
+/// Only a panic in a half ([`Splits::join`]).
 pub fn gemv_n_on<T: Scalar>(
     a: MatRef<'_, T>,
     r: &[T],
     x: &mut [T],
     scratch: &mut Vec<T>,
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     let (m, c) = (a.nrows(), a.ncols());
     let x = &mut x[..m];

@@ -11,8 +11,7 @@
 
 use crate::error::Error;
 use crate::linalg::householder::{apply_block_reflector_left, larf_left, larft};
-use crate::linalg::tridiagonal::stedc::forked::join;
-use crate::runtime::Runtime;
+use crate::linalg::par::Fork;
 use crate::Scalar;
 use faer::reborrow::*;
 use faer::{Mat, MatMut, MatRef};
@@ -91,12 +90,12 @@ fn apply_blocks<T: Scalar>(
 }
 
 /// [`ormqr`] with the columns of `z` split in two fixed halves (from
-/// [`ORMQR_SPLIT_MIN`] columns on) run as two tasks on `rt` ([`join`]): each
+/// [`ORMQR_SPLIT_MIN`] columns on) run by [`Fork::join`] on `par`: each
 /// column is computed as by [`ormqr`], so the result depends on the shapes
-/// only, not on `rt`.
+/// only, not on `par`.
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]).
+/// Only the fork-join's own ([`Fork::join`]).
 ///
 /// # Panics
 /// On inconsistent shapes.
@@ -105,7 +104,7 @@ pub fn ormqr_on<T: Scalar>(
     tau: &[T],
     z: MatMut<'_, T>,
     nb: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     let c = z.ncols();
     if c < ORMQR_SPLIT_MIN {
@@ -131,8 +130,7 @@ pub fn ormqr_on<T: Scalar>(
     };
     let half = &half;
     let (za, zb) = z.split_at_col_mut(c / 2);
-    join(
-        rt,
+    par.join(
         move || {
             half(za);
             Ok(())

@@ -3,13 +3,15 @@
 //! ([`BlasDevice`]), the blocks they address ([`Region`]), and [`HostBlas`],
 //! the same operations on the host: the oracle that tests the hybrid drivers
 //! on machines without a GPU (the cuBLAS implementation is
-//! `crate::cuda::CublasDevice`).
+//! `cuda::CublasDevice`, feature `cuda`).
 //!
 //! Every operation names its operands as (buffer, [`Region`]); the checks
 //! here ([`check_gemm`], [`check_symm`], [`check_syr2k`], [`Region::check`])
 //! are what every implementation runs before touching memory, so a wrong
 //! region is an [`Error::Shape`], never an access outside a buffer.
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod driver;
 mod host;
 

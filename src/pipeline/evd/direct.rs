@@ -18,6 +18,7 @@
 //! ([`crate::trace::record_phases`]).
 
 use super::{prepare, EvdJob, EvdOptions, SymmetricEigen};
+use crate::linalg::par::Fork;
 use crate::linalg::tridiagonal::stebz::Sturm;
 use crate::linalg::tridiagonal::stedc::forked::stedc_identity;
 use crate::linalg::tridiagonal::stedc::merge::APPLY_CHUNK;
@@ -143,7 +144,11 @@ fn reduce_and_solve<T: Scalar>(
     let n = a.nrows();
     let m = n.saturating_sub(1);
     let (mut d, mut e, mut tau) = (vec![T::zero(); n], vec![T::zero(); m], vec![T::zero(); m]);
-    let rt = (n >= THREADS_FROM).then_some(rt);
+    let par = if n >= THREADS_FROM {
+        rt.fork()
+    } else {
+        Fork::Seq
+    };
     phase("sytrd", REDUCE, || {
         sytrd_on(
             a.as_mut(),
@@ -152,12 +157,12 @@ fn reduce_and_solve<T: Scalar>(
             &mut d,
             &mut e,
             &mut tau,
-            rt,
+            par,
         )
     })?;
     let ormtr = |z: &mut Mat<T>| {
         phase("ormtr", BACK_TRANSFORM, || {
-            ormtr_on(a.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), rt)
+            ormtr_on(a.as_ref(), &tau, z.as_mut(), ormtr_block_for(n), par)
         })
     };
     let vectors = if let Some(sel) = &opts.selection {
@@ -182,7 +187,7 @@ fn reduce_and_solve<T: Scalar>(
         match job {
             EvdJob::Values if opts.values_by_dc(n) => {
                 phase("stedc_values", SOLVE, || {
-                    stedc_values(&mut d, &mut e, opts.leaf_size, rt)
+                    stedc_values(&mut d, &mut e, opts.leaf_size, par)
                 })?;
                 None
             }
@@ -194,7 +199,7 @@ fn reduce_and_solve<T: Scalar>(
             }
             EvdJob::Vectors => {
                 let mut z = phase("stedc", SOLVE, || {
-                    stedc_identity(&mut d, &mut e, opts.leaf_size, rt)
+                    stedc_identity(&mut d, &mut e, opts.leaf_size, par)
                 })?;
                 ormtr(&mut z)?;
                 Some(z)

@@ -234,8 +234,13 @@ fn dc_values_stage_is_bitwise_the_serial_solver() {
     let (d4, e4) = random(20, &mut rng);
     for (d, e) in [(d1, e1), (d2, e2), (d3, e3), (d4, e4)] {
         let (mut want, mut ew) = (d.clone(), e.clone());
-        crate::linalg::tridiagonal::stedc::values::stedc_values(&mut want, &mut ew, 32, None)
-            .unwrap();
+        crate::linalg::tridiagonal::stedc::values::stedc_values(
+            &mut want,
+            &mut ew,
+            32,
+            crate::linalg::par::Fork::Seq,
+        )
+        .unwrap();
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for (threads, shuffle) in [(1, None), (2, None), (2, Some(3))] {
             let mut g = TaskGraph::new();

@@ -151,7 +151,11 @@ fn q2<T: Scalar>(
             "{what}: the sweep group must be positive"
         )));
     }
-    let reads = store.side_regions(left);
+    let reads: Vec<Region> = store
+        .side_regions(left)
+        .into_iter()
+        .map(|(m, rows, cols)| Region::new(m, rows, cols))
+        .collect();
     if reads.is_empty() {
         // No pass has a task: Q2 is the identity.
         return Ok(z.retyped());

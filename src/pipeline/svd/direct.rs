@@ -199,7 +199,7 @@ fn reduce_and_solve<T: Scalar>(
             &mut e,
             &mut tauq,
             &mut taup,
-            Some(rt),
+            rt.fork(),
         )
     })?;
     let unscale = |s: Vec<T>| -> Vec<T> { s.into_iter().map(|x| x / scale).collect() };
@@ -231,11 +231,11 @@ fn reduce_and_solve<T: Scalar>(
     let mut u = Mat::<T>::zeros(m, n);
     u.as_mut().subrows_mut(0, n).copy_from(ub);
     phase("ormbr_q", BACK_TRANSFORM, || {
-        ormbr_q_on(w.as_ref(), &tauq, u.as_mut(), ORMBR_BLOCK, Some(rt))
+        ormbr_q_on(w.as_ref(), &tauq, u.as_mut(), ORMBR_BLOCK, rt.fork())
     })?;
     let mut v = vb;
     phase("ormbr_p", BACK_TRANSFORM, || {
-        ormbr_p_on(w.as_ref(), &taup, v.as_mut(), ORMBR_BLOCK, Some(rt))
+        ormbr_p_on(w.as_ref(), &taup, v.as_mut(), ORMBR_BLOCK, rt.fork())
     })?;
     drop(w);
     // A wide a was reduced as a^T = U' S V'^T: U = V', V^T = U'^T.

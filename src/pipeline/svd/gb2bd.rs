@@ -281,8 +281,8 @@ pub(super) fn chase_fine<B: ChaseBand>(
                 };
                 let mut fp = Footprint::new().write(Region::new(bid, rows, cols.clone()));
                 if let Some(st) = &store {
-                    for reg in st.task_regions(p, r, s) {
-                        fp = fp.write(reg);
+                    for (m, rows, cols) in st.task_regions(p, r, s) {
+                        fp = fp.write(Region::new(m, rows, cols));
                     }
                 }
                 let t = g.add(
@@ -405,8 +405,8 @@ pub(super) fn chase_grouped<B: ChaseBand>(
                 }
                 if let Some(st) = &store {
                     for (r, s) in grouping.tasks(gi, c) {
-                        for reg in st.task_regions(p, r, s) {
-                            fp = fp.write(reg);
+                        for (m, rows, cols) in st.task_regions(p, r, s) {
+                            fp = fp.write(Region::new(m, rows, cols));
                         }
                     }
                 }

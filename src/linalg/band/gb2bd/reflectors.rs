@@ -34,11 +34,16 @@
 use super::{num_sweeps, steps, task_geom, Pass};
 use crate::linalg::householder::{larf_left, larf_right};
 use crate::matrix::access::Access;
-use crate::matrix::Region;
-use crate::matrix::SharedMatrix;
+use crate::matrix::{MatrixId, SharedMatrix};
 use crate::Scalar;
 use faer::reborrow::*;
 use faer::{Mat, MatMut, MatRef};
+use std::ops::Range;
+
+/// A rectangle of one of a store's matrices, `(matrix, rows, cols)`: what a
+/// task's footprint declares for it (built into a graph region by the stage
+/// builder; the kernels name no graph type).
+pub type StoreRect = (MatrixId, Range<usize>, Range<usize>);
 
 /// The reflectors of one pass: task `(r, s)` owns column `off[r] + s` of each
 /// of `right` and `left` (`(d + 1) x tasks`), whose first `L` entries hold
@@ -371,25 +376,25 @@ impl<T: Scalar> SharedGb2bdReflectors<T> {
     }
 
     /// The `[right, left]` slot regions task `(r, s)` of pass `p` writes.
-    pub fn task_regions(&self, p: usize, r: usize, s: usize) -> [Region; 2] {
+    pub fn task_regions(&self, p: usize, r: usize, s: usize) -> [StoreRect; 2] {
         let sp = &self.passes[p];
         let (c, _) = slot_col(&sp.offsets, self.n, sp.pass, r, s);
         let rows = 0..sp.pass.d() + 1;
         [
-            Region::new(sp.right.id(), rows.clone(), c..c + 1),
-            Region::new(sp.left.id(), rows, c..c + 1),
+            (sp.right.id(), rows.clone(), c..c + 1),
+            (sp.left.id(), rows, c..c + 1),
         ]
     }
 
     /// The regions holding every reflector of one side (`left`: the `H_L`,
     /// else the `H_R`), one per pass with tasks.
-    pub fn side_regions(&self, left: bool) -> Vec<Region> {
+    pub fn side_regions(&self, left: bool) -> Vec<StoreRect> {
         self.passes
             .iter()
             .filter(|sp| sp.right.ncols() > 0)
             .map(|sp| {
                 let m = if left { &sp.left } else { &sp.right };
-                Region::new(m.id(), 0..m.nrows(), 0..m.ncols())
+                (m.id(), 0..m.nrows(), 0..m.ncols())
             })
             .collect()
     }

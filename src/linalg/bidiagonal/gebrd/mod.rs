@@ -32,7 +32,7 @@
 use crate::error::Error;
 use crate::linalg::householder::larfg_slice;
 use crate::linalg::householder::ormqr::ormqr_on;
-use crate::runtime::{Runtime, Team};
+use crate::linalg::par::{Fork, Splits};
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::reborrow::*;
@@ -76,12 +76,12 @@ struct Workspace<T> {
 /// bidiagonal form in panels of `nb` (module docs for the outputs: `d` of `n`
 /// entries, `e` of `n - 1`, `tauq` and `taup` of `n`). The matrix-vector
 /// products of large panels and the trailing updates are cut in two halves,
-/// run in parallel by a [`Team`] on `rt` when it has several threads; every
-/// cut depends on the shape only, so the bits do not depend on `rt` (`None`
-/// runs the halves in turn).
+/// run in parallel in a [`Fork::scope`] on `par` when it has several threads;
+/// every cut depends on the shape only, so the bits do not depend on `par`
+/// ([`Fork::Seq`] runs the halves in turn).
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]); the reduction itself cannot fail.
+/// Only the fork-join's own ([`Fork::join`]); the reduction itself cannot fail.
 ///
 /// # Panics
 /// If `m < n`, `a` has no unit row stride, or a length is wrong.
@@ -93,12 +93,12 @@ pub fn gebrd_on<T: Scalar>(
     e: &mut [T],
     tauq: &mut [T],
     taup: &mut [T],
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     let (m, n) = (a.nrows(), a.ncols());
     // A team only where a split happens: engaging the helper costs a wake-up.
     let splits = m * n >= GEMV_SPLIT_MIN.min(GEBRD_SPLIT_MIN * GEBRD_SPLIT_MIN) && n > nb.max(1);
-    Team::scope(rt, splits, |team| gebrd_in(a, nb, d, e, tauq, taup, team))
+    par.scope(splits, |team| gebrd_in(a, nb, d, e, tauq, taup, team))
 }
 
 /// [`gebrd_on`] with its splits run by `team`.
@@ -109,7 +109,7 @@ fn gebrd_in<T: Scalar>(
     e: &mut [T],
     tauq: &mut [T],
     taup: &mut [T],
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     let (m, n) = (a.nrows(), a.ncols());
     assert!(m >= n, "gebrd: needs m >= n");
@@ -171,7 +171,7 @@ pub fn gebrd<T: Scalar>(
     tauq: &mut [T],
     taup: &mut [T],
 ) {
-    gebrd_on(a, nb, d, e, tauq, taup, None).expect("no runtime, no run to fail");
+    gebrd_on(a, nb, d, e, tauq, taup, Fork::Seq).expect("no runtime, no run to fail");
 }
 
 /// `A22 := A22 - U2 Y2^T - X2 V2^T` after a panel of `k` (LAPACK `dgebrd`'s
@@ -182,7 +182,7 @@ fn update_trailing<T: Scalar>(
     a: MatMut<'_, T>,
     k: usize,
     ws: &mut Workspace<T>,
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     let (m2, n2) = (a.nrows() - k, a.ncols() - k);
     ws.left.resize_with(m2, 2 * k, |_, _| T::zero());
@@ -245,7 +245,7 @@ fn labrd<T: Scalar>(
     tauq: &mut [T],
     taup: &mut [T],
     ws: &mut Workspace<T>,
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     let (mi, ni) = (a.nrows(), a.ncols());
     let mut x = ws.x.as_mut().submatrix_mut(0, 0, mi, k);
@@ -362,7 +362,7 @@ fn labrd<T: Scalar>(
 /// applied by [`ormqr_on`] to rows `1..` of `z` (`P[0, 0] = 1`).
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]).
+/// Only the fork-join's own ([`Fork::join`]).
 ///
 /// # Panics
 /// On inconsistent shapes.
@@ -371,7 +371,7 @@ pub fn ormbr_p_on<T: Scalar>(
     taup: &[T],
     z: MatMut<'_, T>,
     nb: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     let n = a.ncols();
     assert!(a.nrows() >= n && z.nrows() == n, "ormbr: shapes");
@@ -387,7 +387,7 @@ pub fn ormbr_p_on<T: Scalar>(
             *x = a[(i, i + 2 + jj)];
         }
     }
-    ormqr_on(v.as_ref(), &taup[..n - 1], z.subrows_mut(1, n - 1), nb, rt)
+    ormqr_on(v.as_ref(), &taup[..n - 1], z.subrows_mut(1, n - 1), nb, par)
 }
 
 /// `Z := Q Z` (LAPACK `dormbr`, `vect = 'Q'`, side L, no transpose) with `Q`
@@ -395,7 +395,7 @@ pub fn ormbr_p_on<T: Scalar>(
 /// `m x c` with unit row stride).
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]).
+/// Only the fork-join's own ([`Fork::join`]).
 ///
 /// # Panics
 /// On inconsistent shapes.
@@ -404,9 +404,9 @@ pub fn ormbr_q_on<T: Scalar>(
     tauq: &[T],
     z: MatMut<'_, T>,
     nb: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
-    ormqr_on(a, &tauq[..a.ncols()], z, nb, rt)
+    ormqr_on(a, &tauq[..a.ncols()], z, nb, par)
 }
 
 /// Flops of [`gebrd_on`] for `m x n`, `m >= n`: `4 n^2 (m - n / 3)`.

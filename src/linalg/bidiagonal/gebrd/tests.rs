@@ -6,6 +6,7 @@
 use super::*;
 use crate::gallery::{self, Family};
 use crate::linalg::householder::testutil::{orth_err, to_f64};
+use crate::runtime::Runtime;
 
 /// Reduces `a` (`m >= n`) with panels of `nb`, forms `Q` (`m x n`) and `P`
 /// (`n x n`) through [`ormbr_q_on`] and [`ormbr_p_on`] with blocks of `qb`, and
@@ -21,15 +22,15 @@ fn reduce<T: Scalar>(
     let z = T::zero();
     let (mut d, mut e) = (vec![z; n], vec![z; n.saturating_sub(1)]);
     let (mut tq, mut tp) = (vec![z; n], vec![z; n]);
-    gebrd_on(w.as_mut(), nb, &mut d, &mut e, &mut tq, &mut tp, rt).unwrap();
+    gebrd_on(w.as_mut(), nb, &mut d, &mut e, &mut tq, &mut tp, rt.into()).unwrap();
     assert!(n == 0 || tp[n - 1] == z, "taup[n - 1] must be zero");
     let mut q = Mat::<T>::zeros(m, n);
     for i in 0..n {
         q[(i, i)] = T::one();
     }
-    ormbr_q_on(w.as_ref(), &tq, q.as_mut(), qb, rt).unwrap();
+    ormbr_q_on(w.as_ref(), &tq, q.as_mut(), qb, rt.into()).unwrap();
     let mut p = Mat::<T>::identity(n, n);
-    ormbr_p_on(w.as_ref(), &tp, p.as_mut(), qb, rt).unwrap();
+    ormbr_p_on(w.as_ref(), &tp, p.as_mut(), qb, rt.into()).unwrap();
     let (q, p) = (to_f64(q.as_ref()), to_f64(p.as_ref()));
     let b = gallery::bidiagonal_to_dense(&d, &e);
     let a64 = to_f64(a.as_ref());
@@ -113,14 +114,14 @@ fn bitwise_on_a_runtime() {
         let mut w = a.clone();
         let (mut d, mut e) = (vec![0.0; n], vec![0.0; n - 1]);
         let (mut tq, mut tp) = (vec![0.0; n], vec![0.0; n]);
-        gebrd_on(w.as_mut(), 32, &mut d, &mut e, &mut tq, &mut tp, rt).unwrap();
+        gebrd_on(w.as_mut(), 32, &mut d, &mut e, &mut tq, &mut tp, rt.into()).unwrap();
         let mut q = Mat::<f64>::zeros(m, n);
         for i in 0..n {
             q[(i, i)] = 1.0;
         }
-        ormbr_q_on(w.as_ref(), &tq, q.as_mut(), 32, rt).unwrap();
+        ormbr_q_on(w.as_ref(), &tq, q.as_mut(), 32, rt.into()).unwrap();
         let mut p = Mat::<f64>::identity(n, n);
-        ormbr_p_on(w.as_ref(), &tp, p.as_mut(), 32, rt).unwrap();
+        ormbr_p_on(w.as_ref(), &tp, p.as_mut(), 32, rt.into()).unwrap();
         let mut out: Vec<u64> = d.iter().chain(&e).map(|x| x.to_bits()).collect();
         for x in [q, p] {
             for j in 0..x.ncols() {

@@ -20,6 +20,7 @@ pub(super) fn blocked_svd<T: Scalar>(
     unscale: impl Fn(&mut [T]),
 ) -> Result<()> {
     use crate::linalg::bidiagonal::gebrd::{gebrd, ormbr_p_on, ormbr_q_on, GEBRD_BLOCK};
+    use crate::linalg::par::Fork;
     let mut b = MatMut::from_column_major_slice_mut(&mut ws.a[..], mt, nt);
     gebrd(
         b.rb_mut(),
@@ -41,8 +42,8 @@ pub(super) fn blocked_svd<T: Scalar>(
     left.rb_mut().subrows_mut(0, nt).copy_from(ub.rb());
     left.rb_mut().subrows_mut(nt, mt - nt).fill(T::zero());
     let infallible = "no runtime, no run to fail";
-    ormbr_q_on(b.rb(), &ws.tauq, left.rb_mut(), GEBRD_BLOCK, None).expect(infallible);
-    ormbr_p_on(b.rb(), &ws.taup, vb.rb_mut(), GEBRD_BLOCK, None).expect(infallible);
+    ormbr_q_on(b.rb(), &ws.tauq, left.rb_mut(), GEBRD_BLOCK, Fork::Seq).expect(infallible);
+    ormbr_p_on(b.rb(), &ws.taup, vb.rb_mut(), GEBRD_BLOCK, Fork::Seq).expect(infallible);
     // B = L S R^T with L = left (mt x nt), R = vb (nt x nt). Not transposed:
     // U = L, V^T = R^T; transposed (A = B^T): U = R, V^T = L^T.
     let (m, n) = if transposed { (nt, mt) } else { (mt, nt) };

@@ -1,7 +1,7 @@
 //! The SVD of one small dense matrix by Householder bidiagonalisation and a
 //! bidiagonal solver: the second route of the batched SVD (seed 002, Dong et
 //! al.'s batched GEBRD, here on the CPU with one matrix per kernel call; the
-//! batch parallelism lives in [`crate::pipeline::batched`]).
+//! batch parallelism lives in `pipeline::batched`).
 //!
 //! Steps, for the tall working matrix `B` (`mt x nt`, `mt >= nt`; a wide input
 //! is transposed, as the Jacobi route does, and `U`, `V` swap on output):

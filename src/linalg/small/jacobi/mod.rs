@@ -11,7 +11,7 @@
 //! `A` converge to `U Sigma`, so `sigma` are their norms and `U` their
 //! normalisation ([`JacobiState::finish`]).
 //!
-//! Parallelism lives outside: [`crate::pipeline::batched`] runs many
+//! Parallelism lives outside: `pipeline::batched` runs many
 //! matrices as chunk tasks; a kernel here is serial and deterministic.
 //!
 //! ```

@@ -14,7 +14,7 @@
 use super::serial::{for_each_scaled_block, merge_node, sort_eigenpairs};
 use super::{solve_leaf, solve_leaf_pair, DcParams, MergeProblem};
 use crate::error::Error;
-use crate::runtime::Runtime;
+use crate::linalg::par::Fork;
 use crate::scalar::Scalar;
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut};
@@ -23,28 +23,10 @@ use faer::{Mat, MatMut};
 /// split in two (the root only; see the module docs).
 pub const FORK_DEPTH: usize = 1;
 
-/// Runs `a` and `b`: through [`Runtime::join`] on `rt` (in parallel when it
-/// has several threads), one after the other on the calling thread without a
-/// runtime. The first error is returned (the other half's result is then not
-/// used).
-pub fn join<'s>(
-    rt: Option<&Runtime>,
-    a: impl FnOnce() -> Result<(), Error> + Send + 's,
-    b: impl FnOnce() -> Result<(), Error> + Send + 's,
-) -> Result<(), Error> {
-    match rt {
-        Some(rt) => rt.join(a, b),
-        None => {
-            a()?;
-            b()
-        }
-    }
-}
-
 /// Eigenvectors of one scaled unreduced block (as
 /// [`super::serial::tridiag_eigvecs`]): on exit `d` holds the eigenvalues
 /// ascending and the returned `m x m` matrix the eigenvectors. The top
-/// [`FORK_DEPTH`] level runs on `rt` (see the module docs); below it the sequential pieces with `params.col_tile`.
+/// [`FORK_DEPTH`] level runs on `par` (see the module docs); below it the sequential pieces with `params.col_tile`.
 ///
 /// # Errors
 /// As [`super::serial::tridiag_eigvecs`].
@@ -52,7 +34,7 @@ pub fn tridiag_eigvecs_forked<T: Scalar>(
     d: &mut [T],
     e: &[T],
     params: &DcParams,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<Mat<T>, Error> {
     let m = d.len();
     if m == 0 || e.len() + 1 != m {
@@ -62,7 +44,7 @@ pub fn tridiag_eigvecs_forked<T: Scalar>(
         )));
     }
     let mut q = Mat::<T>::zeros(m, m);
-    tridiag_eigvecs_forked_into(d, e, params, rt, q.as_mut())?;
+    tridiag_eigvecs_forked_into(d, e, params, par, q.as_mut())?;
     Ok(q)
 }
 
@@ -72,14 +54,14 @@ fn tridiag_eigvecs_forked_into<T: Scalar>(
     d: &mut [T],
     e: &[T],
     params: &DcParams,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
     q: MatMut<'_, T>,
 ) -> Result<(), Error> {
     let p = Params {
         leaf: params.leaf_size.max(1),
         col_tile: params.col_tile,
     };
-    node(d, e, T::zero(), T::zero(), q, &p, 0, rt)
+    node(d, e, T::zero(), T::zero(), q, &p, 0, par)
 }
 
 struct Params {
@@ -98,7 +80,7 @@ fn node<T: Scalar>(
     mut q: MatMut<'_, T>,
     p: &Params,
     depth: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     let len = d.len();
     if len <= p.leaf {
@@ -112,16 +94,16 @@ fn node<T: Scalar>(
         let (el, er) = (&e[..cut - 1], &e[cut..]);
         let (ql, _, _, qr) = q.rb_mut().split_at_mut(cut, cut);
         let leaves = cut <= p.leaf && len - cut <= p.leaf;
-        let one_thread = rt.is_none_or(|rt| rt.threads() <= 1);
+        let one_thread = par.threads() <= 1;
         if leaves && (!forked || one_thread) {
             // Two leaves solved in turn on this thread: their QL chases side
             // by side instead (bitwise the same results).
             solve_leaf_pair((dl, el, before, beta, ql), (dr, er, beta, after, qr))?;
         } else {
-            let left = move || node(dl, el, before, beta, ql, p, depth + 1, rt);
-            let right = move || node(dr, er, beta, after, qr, p, depth + 1, rt);
+            let left = move || node(dl, el, before, beta, ql, p, depth + 1, par);
+            let right = move || node(dr, er, beta, after, qr, p, depth + 1, par);
             if forked {
-                join(rt, left, right)?;
+                par.join(left, right)?;
             } else {
                 left()?;
                 right()?;
@@ -129,34 +111,33 @@ fn node<T: Scalar>(
         }
     }
     if forked {
-        merge_split(d, q, cut, beta, rt)
+        merge_split(d, q, cut, beta, par)
     } else {
         merge_node(d, q, cut, beta, p.col_tile)
     }
 }
 
 /// One merge with its roots and its eigenvector product each split in two
-/// halves (fixed: `k / 2` roots, `n / 2` columns) run by [`join`].
+/// halves (fixed: `k / 2` roots, `n / 2` columns) run by [`Fork::join`].
 fn merge_split<T: Scalar>(
     d: &mut [T],
     mut q: MatMut<'_, T>,
     n1: usize,
     beta: T,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     let n = d.len();
     let mut work = vec![T::zero(); MergeProblem::<T>::workspace_len(n, n1)];
     let mut prob = MergeProblem::new(d, q.rb_mut(), n1, beta, &mut work)?;
     let k = prob.k();
-    in_halves(k, rt, |r| prob.solve_roots_range(r))?;
+    in_halves(k, par, |r| prob.solve_roots_range(r))?;
     prob.order_output(q.rb_mut())?;
-    in_halves(k, rt, |r| prob.lowner_range(r))?;
+    in_halves(k, par, |r| prob.lowner_range(r))?;
     let half = n / 2;
     {
         let (pr, work) = (&prob, &work[..]);
         let (qa, qb) = q.split_at_col_mut(half);
-        join(
-            rt,
+        par.join(
             move || pr.apply_cols(0..half, work, qa),
             move || pr.apply_cols(half..n, work, qb),
         )?;
@@ -165,23 +146,23 @@ fn merge_split<T: Scalar>(
     Ok(())
 }
 
-/// `step` on the fixed halves `0..k / 2` and `k / 2..k` run by [`join`]: a
+/// `step` on the fixed halves `0..k / 2` and `k / 2..k` run by [`Fork::join`]: a
 /// merge's roots (step 2) or its `z-hat` (step 4), whose results do not
 /// depend on how `0..k` is split or run.
 pub(super) fn in_halves(
     k: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
     step: impl Fn(std::ops::Range<usize>) -> Result<(), Error> + Sync,
 ) -> Result<(), Error> {
     let step = &step;
-    join(rt, move || step(0..k / 2), move || step(k / 2..k))
+    par.join(move || step(0..k / 2), move || step(k / 2..k))
 }
 
 /// Eigenvalues (ascending, in `d`) and eigenvectors of the symmetric
 /// tridiagonal `(d, e)`, LAPACK `dstedc` with `compz = 'I'`: split into
 /// unreduced blocks, each scaled by its max-norm and solved by implicit QL/QR
 /// when it has at most `leaf_size` rows, by divide and conquer otherwise
-/// ([`tridiag_eigvecs_forked`] on `rt`); its vectors go straight into the
+/// ([`tridiag_eigvecs_forked`] on `par`); its vectors go straight into the
 /// block's diagonal block of the identity (no product with the identity).
 /// `e` is overwritten.
 ///
@@ -191,7 +172,7 @@ pub fn stedc_identity<T: Scalar>(
     d: &mut [T],
     e: &mut [T],
     leaf_size: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<Mat<T>, Error> {
     let n = d.len();
     if e.len() != n.saturating_sub(1) {
@@ -213,7 +194,7 @@ pub fn stedc_identity<T: Scalar>(
         } else {
             // Straight into the block (its off-diagonal zeros of the identity
             // are overwritten by the merges): no second n x n matrix.
-            tridiag_eigvecs_forked_into(d, e, &params, rt, zb)
+            tridiag_eigvecs_forked_into(d, e, &params, par, zb)
         }
     })?;
     if several {
@@ -226,6 +207,7 @@ pub fn stedc_identity<T: Scalar>(
 mod tests {
     use super::*;
     use crate::gallery::tridiagonal_to_dense;
+    use crate::runtime::Runtime;
     use faer::Side;
 
     /// A random tridiagonal (entries in [-1, 1)) from a small LCG, and the
@@ -260,7 +242,7 @@ mod tests {
         let mut et: Vec<T> = e.iter().map(|&x| T::of(x)).collect();
         let d64: Vec<f64> = dt.iter().map(|x| x.f64()).collect();
         let e64: Vec<f64> = et.iter().map(|x| x.f64()).collect();
-        let z = stedc_identity(&mut dt, &mut et, 32, rt).unwrap();
+        let z = stedc_identity(&mut dt, &mut et, 32, rt.into()).unwrap();
         assert!(dt.windows(2).all(|w| w[0] <= w[1]), "ascending");
         let eps = T::EPS.f64();
         let t = tridiagonal_to_dense(&d64, &e64);
@@ -311,7 +293,7 @@ mod tests {
     fn forked_dc_is_bitwise_identical_across_runtimes() {
         let bits = |rt: Option<&Runtime>, d: &[f64], e: &[f64]| {
             let (mut d, mut e) = (d.to_vec(), e.to_vec());
-            let z = stedc_identity(&mut d, &mut e, 32, rt).unwrap();
+            let z = stedc_identity(&mut d, &mut e, 32, rt.into()).unwrap();
             let mut v: Vec<u64> = d.iter().map(|x| x.to_bits()).collect();
             v.extend(z.col_iter().flat_map(|c| c.iter().map(|x| x.to_bits())));
             v

@@ -29,7 +29,7 @@
 //! same pieces, with LAPACK's splitting into unreduced blocks ([`serial`]), serves
 //! the tests as an independent oracle; [`forked`] runs them with the root's halves
 //! and merge split in two tasks for the one-stage small-n path
-//! (`pipeline::evd::eigh` below [`crate::pipeline::EvdOptions::one_stage_below`]).
+//! (`pipeline::evd::eigh` below `EvdOptions::one_stage_below`).
 
 mod columns;
 mod deflation;

@@ -188,7 +188,7 @@ fn values_only<T: Scalar>(d: &[f64], e: &[f64], leaf: usize) -> Vec<f64> {
     let solve = |rt: Option<&crate::runtime::Runtime>| {
         let mut dt: Vec<T> = d.iter().map(|&x| T::of(x)).collect();
         let mut et: Vec<T> = e.iter().map(|&x| T::of(x)).collect();
-        values::stedc_values(&mut dt, &mut et, leaf, rt).unwrap();
+        values::stedc_values(&mut dt, &mut et, leaf, rt.into()).unwrap();
         dt.iter().map(|x| x.f64()).collect::<Vec<f64>>()
     };
     let alone = solve(None);

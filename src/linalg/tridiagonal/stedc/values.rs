@@ -18,19 +18,19 @@
 //! same operations whatever the runtime: the results do not depend on the
 //! thread count.
 
-use super::forked::{in_halves, join, FORK_DEPTH};
+use super::forked::{in_halves, FORK_DEPTH};
 use super::serial::for_each_scaled_block;
 use super::MergeProblem;
 use crate::error::Error;
+use crate::linalg::par::Fork;
 use crate::linalg::tridiagonal::sterf::{check_tridiag, sterf_with_max_iter};
-use crate::runtime::Runtime;
 use crate::scalar::Scalar;
 use faer::Mat;
 
 /// Computes all eigenvalues of the symmetric tridiagonal matrix with diagonal
 /// `d` (length `n`) and off-diagonal `e` (length `n - 1`), in place, sorted
 /// ascending in `d`, by divide and conquer with leaves of at most `leaf_size`
-/// rows (module docs); the top of the tree runs on `rt` when given. `e` is
+/// rows (module docs); the top of the tree runs on `par` when given. `e` is
 /// overwritten (workspace).
 ///
 /// # Errors
@@ -41,7 +41,7 @@ pub fn stedc_values<T: Scalar>(
     d: &mut [T],
     e: &mut [T],
     leaf_size: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     check_tridiag("stedc_values", d, e)?;
     let leaf = leaf_size.max(2);
@@ -50,7 +50,7 @@ pub fn stedc_values<T: Scalar>(
         if m <= leaf {
             return sterf_with_max_iter(d, e, 30 * m);
         }
-        node(d, e, T::zero(), T::zero(), None, leaf, 0, rt)
+        node(d, e, T::zero(), T::zero(), None, leaf, 0, par)
     })?;
     // Blocks, skipped zero blocks and single rows are each in place.
     sort_ascending(d);
@@ -111,7 +111,7 @@ impl<T: Scalar> Half<T> {
             rows,
             self.leaf,
             1,
-            None,
+            Fork::Seq,
         )
     }
 }
@@ -127,7 +127,7 @@ impl<T: Scalar> RootSplit<T> {
         let leaf = leaf_size.max(2);
         let n = d.len();
         if n <= leaf || super::serial::split_blocks(&d, &e).len() != 1 {
-            stedc_values(&mut d, &mut e, leaf, None)?;
+            stedc_values(&mut d, &mut e, leaf, Fork::Seq)?;
             return Ok(RootSplit::Solved(d));
         }
         let norm = super::serial::scale_block(&mut d, &mut e);
@@ -166,7 +166,7 @@ impl<T: Scalar> RootMerge<T> {
         let mut d = [left.d, right.d].concat();
         let first = [left.first, right.first].concat();
         let last = [left.last, right.last].concat();
-        merge_halves(&mut d, &first, &last, cut, self.beta, None, None)?;
+        merge_halves(&mut d, &first, &last, cut, self.beta, None, Fork::Seq)?;
         super::serial::unscale_block(&mut d, self.norm);
         sort_ascending(&mut d);
         Ok(d)
@@ -188,7 +188,7 @@ fn node<T: Scalar>(
     rows: Option<Rows<'_, T>>,
     leaf: usize,
     depth: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     let len = d.len();
     if len <= leaf {
@@ -196,27 +196,26 @@ fn node<T: Scalar>(
     }
     let cut = len / 2;
     let beta = e[cut - 1];
-    let rt = rt.filter(|_| depth < FORK_DEPTH);
+    let par = if depth < FORK_DEPTH { par } else { Fork::Seq };
     let (mut first, mut last) = (vec![T::zero(); len], vec![T::zero(); len]);
     {
         let (dl, dr) = d.split_at_mut(cut);
         let (el, er) = (&e[..cut - 1], &e[cut..]);
         let (fl, fr) = first.split_at_mut(cut);
         let (ll, lr) = last.split_at_mut(cut);
-        join(
-            rt,
-            move || node(dl, el, before, beta, Some((fl, ll)), leaf, depth + 1, rt),
-            move || node(dr, er, beta, after, Some((fr, lr)), leaf, depth + 1, rt),
+        par.join(
+            move || node(dl, el, before, beta, Some((fl, ll)), leaf, depth + 1, par),
+            move || node(dr, er, beta, after, Some((fr, lr)), leaf, depth + 1, par),
         )?;
     }
-    merge_halves(d, &first, &last, cut, beta, rows, rt)
+    merge_halves(d, &first, &last, cut, beta, rows, par)
 }
 
 /// The merge of two solved halves (`d`, `first`, `last`: the left half's
 /// `cut` entries, then the right half's): the merged eigenvalues ascending
 /// into `d` and, unless it is the root (`rows` is `None`: no Löwner step,
 /// no rows), the two rows of the merged eigenvectors into `rows`. Its steps
-/// on two fixed halves run on `rt`.
+/// on two fixed halves run on `par`.
 fn merge_halves<T: Scalar>(
     d: &mut [T],
     first: &[T],
@@ -224,22 +223,21 @@ fn merge_halves<T: Scalar>(
     cut: usize,
     beta: T,
     rows: Option<Rows<'_, T>>,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     let len = d.len();
     let (mut prob, edges) = MergeProblem::new_rows(d, first, last, cut, beta)?;
     let k = prob.k();
-    in_halves(k, rt, |r| prob.solve_roots_range(r))?;
+    in_halves(k, par, |r| prob.solve_roots_range(r))?;
     prob.order_only()?;
     if let Some((f, l)) = rows {
         let p = &prob;
-        in_halves(k, rt, |r| p.lowner_range(r))?;
+        in_halves(k, par, |r| p.lowner_range(r))?;
         let half = len / 2;
         let (fa, fb) = f.split_at_mut(half);
         let (la, lb) = l.split_at_mut(half);
         let edges = &edges;
-        join(
-            rt,
+        par.join(
             move || p.rows_into(edges, 0..half, fa, la),
             move || p.rows_into(edges, half..len, fb, lb),
         )?;

@@ -30,7 +30,7 @@ use crate::error::Error;
 use crate::linalg::blas::gemv::{gemv_n_sub, gemv_t};
 use crate::linalg::householder::ormqr::ormqr_on;
 use crate::linalg::householder::{axpy, dot, larfg_slice};
-use crate::runtime::{Runtime, Team};
+use crate::linalg::par::{Fork, Splits};
 use crate::Scalar;
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
@@ -153,7 +153,7 @@ pub fn sytd2<T: Scalar>(mut a: MatMut<'_, T>, d: &mut [T], e: &mut [T], tau: &mu
             let v: &[T] = ci;
             let m = n - i - 1;
             let mut a22 = right.submatrix_mut(i + 1, 0, m, m);
-            symv_lower_on(a22.rb(), v, &mut w, &mut scratch, &Team::serial())
+            symv_lower_on(a22.rb(), v, &mut w, &mut scratch, Splits::Seq)
                 .expect("a serial team, no run to fail");
             let w = &mut w[..m];
             for x in w.iter_mut() {
@@ -188,15 +188,16 @@ pub fn sytrd<T: Scalar>(
     tau: &mut [T],
 ) {
     // Without a runtime the parts run in turn on this thread: nothing can fail.
-    sytrd_on(a, nb, nx, d, e, tau, None).expect("no runtime, no run to fail");
+    sytrd_on(a, nb, nx, d, e, tau, Fork::Seq).expect("no runtime, no run to fail");
 }
 
-/// [`sytrd`] on `rt`: each trailing SYR2K of at least [`SYR2K_SPLIT_MIN`]
+/// [`sytrd`] on `par`: each trailing SYR2K of at least [`SYR2K_SPLIT_MIN`]
 /// rows is split in two fixed parts (the columns left of `m (1 - 1/sqrt 2)`,
 /// and the triangle right of them: equal flops), and each panel column's
 /// symmetric product of at least [`SYMV_SPLIT_MIN`] rows in two column blocks,
-/// the halves run by a [`Team`] (`None` runs them in turn). The splits depend
-/// only on the order, so the result is bitwise that of [`sytrd`] whatever `rt`.
+/// the halves run in a [`Fork::scope`] ([`Fork::Seq`] runs them in turn). The
+/// splits depend only on the order, so the result is bitwise that of [`sytrd`]
+/// whatever `par`.
 ///
 /// # Errors
 /// Only the runtime's own (a helper thread that cannot start); the reduction
@@ -211,12 +212,12 @@ pub fn sytrd_on<T: Scalar>(
     d: &mut [T],
     e: &mut [T],
     tau: &mut [T],
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     // A team only where a split happens: engaging the helper costs a wake-up.
     let splits =
         nb > 1 && a.nrows() > nx.max(nb) && a.nrows() >= SYMV_SPLIT_MIN.min(SYR2K_SPLIT_MIN);
-    Team::scope(rt, splits, |team| sytrd_in(a, nb, nx, d, e, tau, team))
+    par.scope(splits, |team| sytrd_in(a, nb, nx, d, e, tau, team))
 }
 
 /// [`sytrd_on`] with its splits run by `team`.
@@ -227,7 +228,7 @@ fn sytrd_in<T: Scalar>(
     d: &mut [T],
     e: &mut [T],
     tau: &mut [T],
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     check_args(&a, d, e, tau);
     let n = a.nrows();
@@ -298,7 +299,7 @@ fn syr2k_lower<T: Scalar>(
     w: MatRef<'_, T>,
     mut l: MatMut<'_, T>,
     mut r: MatMut<'_, T>,
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     let (m, k) = (a.nrows(), v.ncols());
     // V W^T + W V^T = [V W] [W V]^T: one product of inner dimension 2k reads
@@ -355,14 +356,14 @@ fn syr2k_lower<T: Scalar>(
 /// [`symv_lower_on`] on `team` (`scratch` its workspace).
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]).
+/// Only the fork-join's own ([`Fork::join`]).
 fn latrd<T: Scalar>(
     mut a: MatMut<'_, T>,
     mut w: MatMut<'_, T>,
     e: &mut [T],
     tau: &mut [T],
     scratch: &mut Vec<T>,
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     let (m, nb) = (a.nrows(), w.ncols());
     debug_assert!(m > nb && w.nrows() == m);
@@ -431,7 +432,7 @@ fn latrd<T: Scalar>(
 /// On inconsistent shapes.
 pub fn ormtr<T: Scalar>(a: MatRef<'_, T>, tau: &[T], z: MatMut<'_, T>, nb: usize) {
     // Without a runtime the halves run in turn on this thread: nothing can fail.
-    ormtr_on(a, tau, z, nb, None).expect("no runtime, no run to fail");
+    ormtr_on(a, tau, z, nb, Fork::Seq).expect("no runtime, no run to fail");
 }
 
 /// Reflector count from which [`ormtr_block_for`] applies them in blocks.
@@ -503,12 +504,12 @@ pub fn ormtr_block_for(n: usize) -> usize {
 pub const ORMTR_SPLIT_MIN: usize = crate::linalg::householder::ormqr::ORMQR_SPLIT_MIN;
 
 /// [`ormtr`] with the columns of `z` split in two fixed halves (from
-/// [`ORMTR_SPLIT_MIN`] columns on) run as two tasks on `rt` ([`Runtime::join`]); each
+/// [`ORMTR_SPLIT_MIN`] columns on) run by [`Fork::join`] on `par`; each
 /// column is computed as by [`ormtr`] on its half, so the result depends on
-/// the shape only, not on `rt`.
+/// the shape only, not on `par`.
 ///
 /// # Errors
-/// Only the runtime's own ([`Runtime::run`]).
+/// Only the fork-join's own ([`Fork::join`]).
 ///
 /// # Panics
 /// On inconsistent shapes.
@@ -517,7 +518,7 @@ pub fn ormtr_on<T: Scalar>(
     tau: &[T],
     z: MatMut<'_, T>,
     nb: usize,
-    rt: Option<&Runtime>,
+    par: Fork<'_>,
 ) -> Result<(), Error> {
     let n = a.nrows();
     assert!(a.ncols() == n && z.nrows() == n, "ormtr: shapes");
@@ -527,5 +528,5 @@ pub fn ormtr_on<T: Scalar>(
     }
     // Reflector i has its unit at row i + 1: `dormqr` on the trailing rows.
     let v = a.submatrix(1, 0, n - 1, n - 1);
-    ormqr_on(v, tau, z.subrows_mut(1, n - 1), nb, rt)
+    ormqr_on(v, tau, z.subrows_mut(1, n - 1), nb, par)
 }

@@ -17,13 +17,13 @@
 //! products over fixed column blocks (columns `0..c` and `c..`, the first with
 //! a little more than half the entries), summed in that order: the split depends only on the order, so the
 //! result is bitwise the same whether the blocks run in turn or in parallel
-//! on a [`Team`].
+//! on [`Splits`].
 
 use super::col;
 use crate::error::Error;
 use crate::linalg::blas::blas2::dots_axpys;
 use crate::linalg::blas::simd::Isa;
-use crate::runtime::Team;
+use crate::linalg::par::Splits;
 use crate::Scalar;
 use faer::MatRef;
 
@@ -31,7 +31,7 @@ use faer::MatRef;
 const COLS: usize = 4;
 
 /// Smallest order whose product [`symv_lower_on`] computes as two column
-/// blocks (in parallel on a [`Team`] with a helper). Measured with `sytrd` on
+/// blocks (in parallel on [`Splits`] with a helper). Measured with `sytrd` on
 /// two threads (Intel Xeon, AVX-512, f64): from 256 on the split gains (n =
 /// 384: 3.5 against 4.0 ms; 512: 7.0 against 9.3 ms), below it nothing.
 pub const SYMV_SPLIT_MIN: usize = 256;
@@ -102,13 +102,13 @@ fn symv_cols_body<T: Scalar>(
 /// second block's partial product (resized as needed).
 ///
 /// # Errors
-/// Only a panic in a block ([`Team::join`]).
+/// Only a panic in a block ([`Splits::join`]).
 pub fn symv_lower_on<T: Scalar>(
     a: MatRef<'_, T>,
     v: &[T],
     w: &mut [T],
     scratch: &mut Vec<T>,
-    team: &Team<'_>,
+    team: Splits<'_>,
 ) -> Result<(), Error> {
     let m = a.nrows();
     debug_assert!(a.ncols() == m && v.len() >= m && w.len() >= m);
@@ -149,5 +149,5 @@ pub fn symv_lower_on<T: Scalar>(
 /// [`symv_lower_on`] on the calling thread, with a scratch of its own.
 pub fn symv_lower<T: Scalar>(a: MatRef<'_, T>, v: &[T], w: &mut [T]) {
     let mut scratch = Vec::new();
-    symv_lower_on(a, v, w, &mut scratch, &Team::serial()).expect("a serial team, no run to fail");
+    symv_lower_on(a, v, w, &mut scratch, Splits::Seq).expect("a serial team, no run to fail");
 }

@@ -5,6 +5,7 @@
 use super::*;
 use crate::gallery::{self, Family};
 use crate::linalg::householder::testutil::{orth_err, to_f64};
+use crate::runtime::Runtime;
 
 /// The symmetric matrix of the lower triangle of `a`, in f64.
 fn sym_f64<T: Scalar>(a: MatRef<'_, T>) -> Mat<f64> {
@@ -169,11 +170,11 @@ fn split_updates_are_bitwise_and_accurate() {
                 &mut d,
                 &mut e,
                 &mut tau,
-                rt,
+                rt.into(),
             )
             .unwrap();
             let mut q = Mat::<f64>::identity(n, n);
-            ormtr_on(w.as_ref(), &tau, q.as_mut(), ORMTR_BLOCK, rt).unwrap();
+            ormtr_on(w.as_ref(), &tau, q.as_mut(), ORMTR_BLOCK, rt.into()).unwrap();
             let mut bits: Vec<u64> = d.iter().chain(&e).map(|x| x.to_bits()).collect();
             bits.extend(q.col_iter().flat_map(|c| c.iter().map(|x| x.to_bits())));
             bits
@@ -258,7 +259,10 @@ fn check_symv<T: Scalar>() {
         }
         let mut w2 = vec![T::zero(); m];
         let mut scratch = Vec::new();
-        rt.team(|team| symv_lower_on(a.as_ref(), &v, &mut w2, &mut scratch, team))
+        rt.fork()
+            .scope(true, |team| {
+                symv_lower_on(a.as_ref(), &v, &mut w2, &mut scratch, team)
+            })
             .unwrap();
         assert!(
             w.iter()

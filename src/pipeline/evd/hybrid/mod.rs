@@ -26,7 +26,7 @@
 //! so the trace shows them on their own track.
 //!
 //! The device is any [`BlasDevice`]: cuBLAS on a GPU
-//! (`crate::cuda::CublasDevice`, feature `cuda`), or [`HostBlas`], the same
+//! (`pipeline::device::cuda::CublasDevice`, feature `cuda`), or [`HostBlas`], the same
 //! operations on the host, which is how the driver is tested without a GPU.
 //! Results are not bitwise those of the CPU pipeline (the device's products
 //! sum in their own order); the tests hold them to the same accuracy ratios.

@@ -82,12 +82,12 @@ fn rows_are_the_full_merges_edge_rows() {
 #[test]
 fn small_orders_and_zero_blocks() {
     let (mut d, mut e) = (Vec::<f64>::new(), Vec::new());
-    stedc_values(&mut d, &mut e, 4, None).unwrap();
+    stedc_values(&mut d, &mut e, 4, Fork::Seq).unwrap();
     let (mut d, mut e) = (vec![3.0], vec![]);
-    stedc_values(&mut d, &mut e, 4, None).unwrap();
+    stedc_values(&mut d, &mut e, 4, Fork::Seq).unwrap();
     assert_eq!(d, [3.0]);
     let (mut d, mut e) = (vec![2.0f64, 2.0], vec![1.0]);
-    stedc_values(&mut d, &mut e, 1, None).unwrap();
+    stedc_values(&mut d, &mut e, 1, Fork::Seq).unwrap();
     assert!(
         (d[0] - 1.0).abs() < 1e-15 && (d[1] - 3.0).abs() < 1e-15,
         "{d:?}"
@@ -98,7 +98,7 @@ fn small_orders_and_zero_blocks() {
     e[9..20].fill(0.0);
     let (mut dr, mut er) = (d.clone(), e.clone());
     crate::linalg::tridiagonal::sterf::sterf(&mut dr, &mut er).unwrap();
-    stedc_values(&mut d, &mut e, 4, None).unwrap();
+    stedc_values(&mut d, &mut e, 4, Fork::Seq).unwrap();
     for (x, y) in d.iter().zip(&dr) {
         assert!((x - y).abs() < 1e-14, "{d:?} vs {dr:?}");
     }
@@ -108,19 +108,19 @@ fn small_orders_and_zero_blocks() {
 fn errors() {
     let (mut d, mut e) = random(50, 4);
     d[7] = f64::NAN;
-    match stedc_values(&mut d, &mut e, 8, None) {
+    match stedc_values(&mut d, &mut e, 8, Fork::Seq) {
         Err(Error::NonFinite { row: 7, col: 7, .. }) => {}
         other => panic!("{other:?}"),
     }
     let (mut d, mut e) = random(50, 4);
     e[3] = f64::INFINITY;
-    match stedc_values(&mut d, &mut e, 8, None) {
+    match stedc_values(&mut d, &mut e, 8, Fork::Seq) {
         Err(Error::NonFinite { row: 4, col: 3, .. }) => {}
         other => panic!("{other:?}"),
     }
     let (mut d, mut e) = (vec![1.0; 5], vec![1.0; 5]);
     assert!(matches!(
-        stedc_values(&mut d, &mut e, 8, None),
+        stedc_values(&mut d, &mut e, 8, Fork::Seq),
         Err(Error::Shape(_))
     ));
     assert!(matches!(

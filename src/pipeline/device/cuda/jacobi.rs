@@ -3,8 +3,8 @@
 //! converged or hit the sweep limit (as `linalg::jacobi::JacobiState::run`
 //! does for one). Compiled only: never run without a GPU.
 
-use super::context::driver_error;
 use super::launch::{GpuScalar, Kernels};
+use crate::cuda::driver_error;
 use crate::linalg::small::jacobi::{blocking_for, order::sweep_schedule, JacobiParams};
 use crate::{Error, Result};
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -236,7 +236,7 @@ pub fn svd_batched_values_gpu<T: GpuScalar>(
         .collect();
     let refs: Vec<MatRef<'_, T>> = tall.iter().map(|a| a.as_ref()).collect();
     let prepared = JacobiBatch::new(&refs, params)?;
-    let lanes = super::GpuLanes::open(ordinal, 1)?;
+    let lanes = crate::cuda::GpuLanes::open(ordinal, 1)?;
     let kernels = Kernels::load(lanes.context())?;
     let stream = lanes.stream(0);
     let mut w = stream

@@ -3,8 +3,7 @@
 //! (one launch per skewed time step, the lag-3 rule as launch boundaries;
 //! `kernels/README.md`). Compiled only: never run without a GPU.
 
-use super::context::{driver_error, GpuContext};
-use super::kernels::compile;
+use crate::cuda::{compile, driver_error, GpuContext};
 use crate::linalg::band::gb2bd::{self, Pass};
 use crate::linalg::band::sb2st::{self, ReflectorLayout};
 use crate::{Result, Scalar};

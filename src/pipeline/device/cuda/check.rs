@@ -14,7 +14,7 @@
 
 use super::launch::{gb2bd_offsets, gb2bd_pass_on_stream, sb2st_offsets, sb2st_on_stream};
 use super::launch::{GpuScalar, Kernels};
-use super::GpuLanes;
+use crate::cuda::GpuLanes;
 use crate::gallery;
 use crate::linalg::band::gb2bd::{self, Gb2bdReflectors, Pass, UpperBand};
 use crate::linalg::band::sb2st::{self, Reflectors, Sb2stReflectors};
@@ -57,7 +57,7 @@ impl KernelCheck {
 }
 
 fn driver(what: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
-    move |e| super::context::driver_error(what, e)
+    move |e| crate::cuda::driver_error(what, e)
 }
 
 /// Largest `|a_i - b_i|`; infinite for different lengths or a NaN.

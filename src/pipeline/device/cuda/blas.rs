@@ -9,10 +9,9 @@
 //! their buffers. The 64-bit cuBLAS entry points are used: at n = 49152 a
 //! matrix has more elements than an `i32` counts.
 
-use super::context::{driver_error, looked_for};
 use super::launch::GpuScalar;
 use super::launch::{gb2bd_pass_on_stream, sb2st_on_stream, Kernels};
-use super::GpuLanes;
+use crate::cuda::{driver_error, looked_for, GpuLanes};
 use crate::linalg::band::gb2bd::{Pass, UpperBand};
 use crate::matrix::SymBand;
 use crate::pipeline::device::{
