@@ -19,7 +19,7 @@ simd_dispatch! {
     /// reflector is skipped.
     ///
     /// `out = Some((right, left))` receives `[tau, v_1, ..., v_{L-1}]` of each
-    /// reflector (`L` = [`super::TaskGeom::len`]). Touches exactly
+    /// reflector (`L` = [`super::Gb2bdTaskGeom::len`]). Touches exactly
     /// [`super::task_regions`]; the band storage needs `ku >= b + d`, `kl >= d`.
     ///
     /// Compiled for AVX-512 or AVX2 when the CPU has them (the reflectors'

@@ -168,7 +168,7 @@ pub fn steps(n: usize, pass: Pass, r: usize) -> usize {
 
 /// Where task `(r, s)` works (0-based, ends exclusive).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TaskGeom {
+pub struct Gb2bdTaskGeom {
     /// Pivot row of the right reflector, `r_s`.
     pub row: usize,
     /// Pivot column `c_s`; also the pivot row and column of the left reflector.
@@ -179,7 +179,7 @@ pub struct TaskGeom {
     pub left_end: usize,
 }
 
-impl TaskGeom {
+impl Gb2bdTaskGeom {
     /// Rows the right reflector updates, `[r_s, c_s + len)`.
     pub fn right_rows(&self) -> Range<usize> {
         self.row..self.col + self.len
@@ -198,7 +198,7 @@ impl TaskGeom {
 
 /// Geometry of task `(r, s)` of `pass`. Panics if it does not exist.
 #[inline]
-pub fn task_geom(n: usize, pass: Pass, r: usize, s: usize) -> TaskGeom {
+pub fn task_geom(n: usize, pass: Pass, r: usize, s: usize) -> Gb2bdTaskGeom {
     assert!(
         s < steps(n, pass, r),
         "gb2bd task ({r}, {s}) does not exist for n = {n}, pass {pass:?}"
@@ -207,7 +207,7 @@ pub fn task_geom(n: usize, pass: Pass, r: usize, s: usize) -> TaskGeom {
     let row = if s == 0 { r } else { col - pass.b };
     let len = (pass.d() + 1).min(n - col);
     let left_end = (col + pass.b + pass.d() + 1).min(n);
-    TaskGeom {
+    Gb2bdTaskGeom {
         row,
         col,
         len,

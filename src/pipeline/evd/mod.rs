@@ -54,7 +54,7 @@ mod tests;
 pub use crate::pipeline::columns::{ColumnBlocks, Reduction, VectorsResult};
 pub use crate::pipeline::task::Slot;
 pub use back_transform::{back_transform_q1, back_transform_q2};
-pub use sb2st::{sb2st, Sb2stGrain, Sb2stReflectors, Sb2stStage, Tridiagonal};
+pub use sb2st::{sb2st, Q2Reflectors, Sb2stGrain, Sb2stStage, Tridiagonal};
 pub use select::{select, SelectStage, Selection, SELECT};
 pub use stedc::{basis, dc_scale, stedc, Eigenvectors, StedcStage};
 pub use sterf::{stedc_values, sterf};

@@ -115,14 +115,14 @@ impl<T> Tridiagonal<T> {
 
 /// The stage-2 reflectors, for [`super::back_transform_q2()`], final once every
 /// task in `done` has run.
-pub struct Sb2stReflectors<T> {
+pub struct Q2Reflectors<T> {
     pub(super) store: Arc<SharedReflectors<T>>,
     pub(super) done: Vec<TaskId>,
     /// The reduction they come from (`None`: of a band given whole).
     pub(super) reduction: Option<Reduction>,
 }
 
-impl<T: Scalar> Sb2stReflectors<T> {
+impl<T: Scalar> Q2Reflectors<T> {
     /// Order of the matrix.
     pub fn n(&self) -> usize {
         self.store.layout().n()
@@ -146,7 +146,7 @@ pub struct Sb2stStage<T> {
     /// The tridiagonal.
     pub tridiagonal: Tridiagonal<T>,
     /// The reflectors, when they were asked for.
-    pub reflectors: Option<Sb2stReflectors<T>>,
+    pub reflectors: Option<Q2Reflectors<T>>,
 }
 
 /// Adds stage 2 (sb2st): bulge chasing of `band` to tridiagonal, each task
@@ -309,7 +309,7 @@ pub(super) fn sb2st_with_lag<T: Scalar>(
     let mut all_done = sub.exits.clone();
     all_done.extend(feed.iter().map(|&(_, t)| t));
     Ok(Sb2stStage {
-        reflectors: reflectors.map(|store| Sb2stReflectors {
+        reflectors: reflectors.map(|store| Q2Reflectors {
             store,
             done: sub.exits.clone(),
             reduction,

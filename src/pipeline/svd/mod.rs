@@ -117,7 +117,7 @@ pub enum SvdJob {
 /// Result of [`svd`]: `A = U diag(values) V^T` with the thin factors.
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct Svd<T> {
+pub struct SvdOutput<T> {
     /// Singular values, descending (`k = min(m, n)` of them).
     pub values: Vec<T>,
     /// `U` (`m x k`, orthonormal columns; column `j` belongs to `values[j]`),
@@ -145,10 +145,10 @@ impl<T: Scalar> SvdGraph<T> {
     }
 
     /// Runs the graph on `rt` and takes the results out.
-    pub(crate) fn run_on(self, rt: &Runtime) -> Result<Svd<T>> {
+    pub(crate) fn run_on(self, rt: &Runtime) -> Result<SvdOutput<T>> {
         let report = rt.run(self.graph)?;
         let (values, u, vt) = self.results.into_results()?;
-        Ok(Svd {
+        Ok(SvdOutput {
             values,
             u,
             vt,
@@ -404,7 +404,7 @@ pub fn svd<T: Scalar>(
     job: SvdJob,
     opts: &SvdOptions,
     rt: &Runtime,
-) -> Result<Svd<T>> {
+) -> Result<SvdOutput<T>> {
     rt.check_threads()?;
     if opts.one_stage_for::<T>(a.nrows(), a.ncols(), job) {
         direct::admit::<T>(a.nrows(), a.ncols(), job, opts, rt.threads())?;

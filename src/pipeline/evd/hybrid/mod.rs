@@ -49,7 +49,8 @@ use crate::pipeline::device::{
     Timed,
 };
 pub use crate::pipeline::device::{
-    check_gemm, check_symm, check_syr2k, BlasDevice, GraphDevice, HostBlas, Op, OpTiming, Region,
+    check_gemm, check_symm, check_syr2k, BlasDevice, DeviceRegion, GraphDevice, HostBlas, Op,
+    OpTiming,
 };
 
 use super::{
@@ -75,9 +76,9 @@ pub const TRANSFER: &str = "transfer";
 /// Where panel `p`'s factors live on the device.
 struct PanelFactors {
     /// `V_p` in explicit form (unit diagonal, zeros above), `m_p x b`.
-    v: Region,
+    v: DeviceRegion,
     /// `T_p`, `b x b`, upper triangular (zeros below).
-    t: Region,
+    t: DeviceRegion,
 }
 
 /// The device buffers of a run, made by the upload task.
@@ -251,13 +252,13 @@ fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
     let (mut v_len, mut t_len) = (0, 0);
     for p in 0..panel_count(n, b) {
         let m = n - (p + 1) * b;
-        let v = Region {
+        let v = DeviceRegion {
             offset: v_len,
             rows: m,
             cols: b,
             ld: m.max(1),
         };
-        let t = Region {
+        let t = DeviceRegion {
             offset: t_len,
             rows: b,
             cols: b,
@@ -278,6 +279,6 @@ fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
         t: dev.alloc(t_len)?,
         panels,
     };
-    ops.upload(a.as_ref(), &mut s.a, Region::whole(n, n))?;
+    ops.upload(a.as_ref(), &mut s.a, DeviceRegion::whole(n, n))?;
     Ok(s)
 }
