@@ -73,15 +73,17 @@ use std::sync::Arc;
 pub const SY2SB: &str = "sy2sb";
 /// Stage name of the bulge chasing.
 pub const SB2ST: &str = "sb2st";
-/// Stage name of the values-only tridiagonal eigensolver.
-pub const TRIDIAG: &str = "tridiag";
-/// Stage name of the divide and conquer.
-pub const DC: &str = "dc";
+/// Stage name of the values-only tridiagonal eigensolver (LAPACK `dsterf`, or
+/// the values-only divide and conquer), named after its file `sterf.rs`.
+pub const STERF: &str = "sterf";
+/// Stage name of the tridiagonal divide and conquer with vectors (LAPACK
+/// `dstedc`), named after its file `stedc.rs`.
+pub const STEDC: &str = "stedc";
 /// Stage name of the Q2 back-transformation.
 pub const Q2: &str = "q2";
 /// Stage name of the Q1 back-transformation.
 pub const Q1: &str = "q1";
-// The bisection tasks of a selection run under TRIDIAG, its inverse
+// The bisection tasks of a selection run under STERF, its inverse
 // iteration under SELECT.
 
 /// What to compute.
@@ -584,7 +586,7 @@ fn finish<T: Scalar>(
     vectors: Option<Arc<SharedMatrix<T>>>,
     scale: T,
 ) -> EvdGraph<T> {
-    let stage = if vectors.is_some() { Q1 } else { TRIDIAG };
+    let stage = if vectors.is_some() { Q1 } else { STERF };
     let values = FinalValues::after(&mut g, "evd.complete", stage, last, values, scale);
     EvdGraph {
         graph: g,
@@ -669,7 +671,7 @@ pub fn reduction_seconds(report: &RunReport) -> f64 {
 /// included), then tridiag (values) or dc, q2, q1 (vectors); each the span from its first task's start to its last
 /// task's end.
 pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
-    [SY2SB, SB2ST, TRIDIAG, DC, SELECT, Q2, Q1]
+    [SY2SB, SB2ST, STERF, STEDC, SELECT, Q2, Q1]
         .into_iter()
         .map(|s| (s, report.stage_span(s).as_secs_f64()))
         .filter(|&(s, t)| t > 0.0 || [SY2SB, SB2ST].contains(&s))

@@ -5,7 +5,7 @@
 //! [`crate::pipeline::evd::stedc()`].
 
 use super::gb2bd::Bidiagonal;
-use super::BDSVD;
+use super::BDSDC;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::bdsdc::merge::pow2_at_least;
 use crate::linalg::bdsdc::{bdsqr, col_tiles, solve_leaf, BdNode, BdTree, BdsdcParams, SvdMerge};
@@ -146,7 +146,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         });
         g.add(
             Task::new("bdsdc.finish", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost(n as f64, (8 * n) as f64)
                 .footprint(Footprint::new().read(Region::new(did, 0..n + 1, 0..1))),
         )
@@ -193,7 +193,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         });
         g.add(
             Task::new("bdsdc.extract", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost((2 * n) as f64, (24 * n) as f64)
                 .footprint(
                     Footprint::new()
@@ -230,7 +230,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         };
         let t = g.add(
             Task::new("bdsdc.direct", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost((12 * n * n * n) as f64, (16 * n * n) as f64)
                 .footprint(
                     Footprint::new()
@@ -288,7 +288,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                 };
                 let t = g.add(
                     Task::new(format!("bdsdc.leaf[{}..{}]", r.start, r.end), body)
-                        .stage(BDSVD)
+                        .stage(BDSDC)
                         .cost((12 * len * len * len) as f64, (16 * len * len) as f64)
                         .footprint(
                             Footprint::new()
@@ -348,7 +348,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     });
                     g.add(
                         Task::new(format!("{name}.deflate"), body)
-                            .stage(BDSVD)
+                            .stage(BDSDC)
                             .cost((8 * len * len) as f64, (32 * len * len) as f64)
                             .footprint(
                                 Footprint::new()
@@ -374,7 +374,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                 };
                 let spec = |step: &str, first_row, flops| MergeRanges {
                     name: format!("{name}.{step}"),
-                    stage: BDSVD,
+                    stage: BDSDC,
                     count: roots,
                     first_row,
                     cost: (flops, (16 * len * len / roots) as f64),
@@ -417,7 +417,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     });
                     g.add(
                         Task::new(format!("{name}.order"), body)
-                            .stage(BDSVD)
+                            .stage(BDSDC)
                             // A sort and at most `len` column moves in each block.
                             .cost((20 * len) as f64, (32 * len * len) as f64)
                             .footprint(
@@ -490,7 +490,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     };
                     let t = g.add(
                         Task::new(format!("{name}.apply[{}..{}]", tile.start, tile.end), body)
-                            .stage(BDSVD)
+                            .stage(BDSDC)
                             .cost(
                                 (4 * len * len * tile.len()) as f64,
                                 (16 * len * (len + tile.len())) as f64,
@@ -523,7 +523,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                             slot.problem.write().take();
                             Ok(())
                         })
-                        .stage(BDSVD)
+                        .stage(BDSDC)
                         .footprint(Footprint::new().write(all.clone())),
                     )
                 };

@@ -101,8 +101,10 @@ use faer::{Mat, MatRef};
 pub const GE2GB: &str = "ge2gb";
 /// Stage name of the band-to-bidiagonal bulge chasing.
 pub const GB2BD: &str = "gb2bd";
-/// Stage name of the bidiagonal singular-value solver.
-pub const BDSVD: &str = "bdsvd";
+/// Stage name of the bidiagonal singular-value solver (dqds for values, the
+/// divide and conquer of LAPACK `dbdsdc` with vectors, or a selection's
+/// bisection), named after its file `bdsdc.rs`.
+pub const BDSDC: &str = "bdsdc";
 
 /// What to compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +174,7 @@ impl<T: Scalar> SvdGraph<T> {
         let stage = if vectors.is_some() {
             back_transform::Q1V
         } else {
-            BDSVD
+            BDSDC
         };
         let values = FinalValues::after(&mut g, "svd.complete", stage, done, values, scale);
         SvdGraph {
@@ -418,7 +420,7 @@ pub fn svd<T: Scalar>(
 /// conquer with vectors) and with vectors q2u, q1u, q2v, q1v; each the span
 /// from its first task's start to its last task's end (spans may overlap).
 pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
-    [GEQRF, GE2GB, GB2BD, BDSVD, Q2U, Q1U, Q2V, Q1V]
+    [GEQRF, GE2GB, GB2BD, BDSDC, Q2U, Q1U, Q2V, Q1V]
         .into_iter()
         .map(|s| (s, report.stage_span(s).as_secs_f64()))
         .filter(|&(s, t)| t > 0.0 || [GE2GB, GB2BD].contains(&s))
