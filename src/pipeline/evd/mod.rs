@@ -41,6 +41,7 @@
 mod back_transform;
 mod direct;
 pub mod hybrid;
+mod options;
 pub mod out_of_core;
 mod sb2st;
 mod select;
@@ -54,13 +55,17 @@ mod tests;
 pub use crate::pipeline::columns::{ColumnBlocks, Reduction, VectorsResult};
 pub use crate::pipeline::task::Slot;
 pub use back_transform::{back_transform_q1, back_transform_q2};
+pub use options::{
+    one_stage_below_auto, ChaseGrain, EvdOptions, ONE_STAGE_BELOW_VALUES,
+    ONE_STAGE_BELOW_VALUES_F32, ONE_STAGE_BELOW_VECTORS, ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2,
+    VALUES_DC_FROM,
+};
 pub use sb2st::{sb2st, Q2Reflectors, Sb2stGrain, Sb2stStage, Tridiagonal};
 pub use select::{select, SelectStage, Selection, SELECT};
 pub use stedc::{basis, dc_scale, stedc, Eigenvectors, StedcStage};
 pub use sterf::{stedc_values, sterf};
 pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
-use super::EvdOptions;
 use crate::graph::{TaskGraph, TaskId};
 use crate::linalg::stedc::{DcParams, DcTree};
 use crate::matrix::SharedMatrix;
