@@ -41,29 +41,17 @@
 
 mod back_transform;
 mod bdsdc;
-#[cfg(test)]
-mod bdsdc_tests;
-#[cfg(test)]
-mod bt_tests;
 mod direct;
 pub mod dqds;
 mod gb2bd;
 mod gb2bd_half;
 mod ge2gb;
 mod geqrf;
-#[cfg(test)]
-mod grain_tests;
-#[cfg(test)]
-mod half_tests;
 pub mod hybrid;
 mod memory;
 mod options;
-#[cfg(test)]
-mod qr_tests;
 mod reflectors;
 mod select;
-#[cfg(test)]
-mod select_tests;
 #[cfg(test)]
 mod tests;
 

@@ -8,7 +8,7 @@ use crate::Scalar;
 /// window to `f32`, chases there and rounds back. Singular values only
 /// ([`super::SvdJob::Values`]); the values then carry an error of a few units
 /// of the storage type's roundoff relative to `||A||_F` (`f16`: `2^-11`,
-/// `bf16`: `2^-8`), measured in `half_tests.rs`. The band is rounded once
+/// `bf16`: `2^-8`), measured in `tests/half.rs`. The band is rounded once
 /// per task, so the fine grain ([`SvdOptions::fine_stage2`]) rounds more often
 /// than the grouped one and their values differ (each is deterministic).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -9,8 +9,8 @@
 //! [`BandPrecision`] through [`svd`], both grains, race-free, refused with
 //! vectors.
 
-use super::gb2bd_half::{fit_half_range, gb2bd_stored};
-use super::*;
+use super::super::gb2bd_half::{fit_half_range, gb2bd_stored};
+use super::super::*;
 use crate::gallery;
 use crate::linalg::gb2bd::storage::BandStorage;
 use crate::linalg::gb2bd::tests::singular_values as reference;
