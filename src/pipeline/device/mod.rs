@@ -129,7 +129,7 @@ pub struct OpTiming {
 
 /// The device side of the hybrid EVD: buffers of scalars and the three
 /// BLAS-3 products of the two-sided band reduction and of the
-/// back-transformation (DESIGN §4.1 and §5). Operations are issued in
+/// back-transformation (Wang et al., PPoPP 2025, §2.3 and §4.3). Operations are issued in
 /// order; [`BlasDevice::download`] returns when the data is on the host.
 pub trait BlasDevice<T: Scalar> {
     /// A buffer of device memory.

@@ -151,8 +151,9 @@ pub struct Sb2stStage<T> {
 
 /// Adds stage 2 (sb2st): bulge chasing of `band` to tridiagonal, each task
 /// ordered after the band copies that produce its columns. Task (s, m) follows
-/// `(s, m-1)` and `(s-1, min(m+2, last(s-1)))` (`research/seed-tridiag.md`
-/// §4.4, the lag of three tasks between consecutive sweeps); at the grouped
+/// `(s, m-1)` and `(s-1, min(m+2, last(s-1)))` (the lag of three tasks between
+/// consecutive sweeps: MAGMA's `shift = 3`, as DAG edges instead of the spin
+/// lock of Wang et al., PPoPP 2025, §4.2, Algorithm 2); at the grouped
 /// grain, super-tasks with edges derived from the same rule. With
 /// `store_reflectors`, every reflector is kept for the Q2 back-transformation.
 ///

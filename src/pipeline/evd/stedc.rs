@@ -37,7 +37,7 @@ pub struct StedcStage<T> {
 }
 
 /// Adds the divide-and-conquer eigensolver of the tridiagonal `tri` (Cuppen
-/// with Gu–Eisenstat, `research/seed-tridiag.md` §5.4): one task per leaf
+/// with Gu–Eisenstat, as LAPACK `dstedc`): one task per leaf
 /// (extract its part of the tridiagonal, scaled, and solve by implicit QL/QR),
 /// per merge a `deflate` task, `roots` tasks over ranges of the secular roots, an
 /// `order` task (output order, deflated columns moved into place, merged

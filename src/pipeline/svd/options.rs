@@ -3,7 +3,7 @@
 use crate::Scalar;
 
 /// Storage type of the band during stage 2 (gb2bd), seed 000's
-/// data-precision awareness (digest `research/seed-ringoot.md`): with a half
+/// data-precision awareness (Ringoot et al., 2025, §VI-E): with a half
 /// type the band lives in 16 bits between tasks and each task widens its
 /// window to `f32`, chases there and rounds back. Singular values only
 /// ([`super::SvdJob::Values`]); the values then carry an error of a few units

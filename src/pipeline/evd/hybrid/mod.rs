@@ -1,5 +1,5 @@
-//! The symmetric EVD with its BLAS-3 stages on a device (DESIGN §5; issue
-//! 13): the hybrid split of MAGMA's two-stage `dsyevdx_2stage`.
+//! The symmetric EVD with its BLAS-3 stages on a device (issue 13): the
+//! hybrid split of MAGMA's two-stage `dsyevdx_2stage`.
 //!
 //! One task graph ([`evd_graph_hybrid`]) holds both sides:
 //!
@@ -9,7 +9,7 @@
 //!   latency bound, so on the host), writes its columns of the band, uploads
 //!   `V_p` and `T_p`, and enqueues the two-sided update of the trailing
 //!   matrix exactly as the CPU tasks compute it
-//!   (`research/seed-tridiag.md` §2 Eq. (1)): `X = A22 V` (SYMM),
+//!   (Wang et al., PPoPP 2025, §2.3, Eq. (1)): `X = A22 V` (SYMM),
 //!   `W = X T`, `M = T^T (V^T W)`, `W -= 1/2 V M` (GEMMs),
 //!   `A22 -= V W^T + W V^T` (SYR2K).
 //! * **Stage 2, the divide and conquer and Q2** on the CPU, built by the CPU

@@ -1,4 +1,4 @@
-//! The SVD with its BLAS-3 stages on a device (DESIGN §5; issue 13), the
+//! The SVD with its BLAS-3 stages on a device (issue 13), the
 //! SVD's counterpart of [`crate::pipeline::evd::hybrid`], in one task graph
 //! ([`svd_graph_hybrid`]):
 //!
