@@ -116,7 +116,7 @@ fn case<T: Scalar>(args: &Args, job: EvdJob, n: usize, threads: usize, gemm: f64
     };
     let (sy2sb, sb2st) = (stage("sy2sb"), stage("sb2st"));
     let stage_obj: serde_json::Map<String, serde_json::Value> =
-        ["sy2sb", "sb2st", "tridiag", "dc", "q2", "q1"]
+        ["sy2sb", "sb2st", "sterf", "stedc", "q2", "q1"]
             .iter()
             .filter(|s| stages[0].iter().any(|x| x.0 == **s))
             .map(|s| (s.to_string(), stage(s).into()))
@@ -125,8 +125,8 @@ fn case<T: Scalar>(args: &Args, job: EvdJob, n: usize, threads: usize, gemm: f64
         EvdJob::Values => "values",
         EvdJob::Vectors => "vectors",
     };
-    // Spans after the reduction (they may overlap): tridiag, or dc + q2 + q1.
-    let after = stage("tridiag") + stage("dc") + stage("q2") + stage("q1");
+    // Spans after the reduction (they may overlap): sterf, or stedc + q2 + q1.
+    let after = stage("sterf") + stage("stedc") + stage("q2") + stage("q1");
     let nf = n as f64;
     let gflops = 4.0 / 3.0 * nf.powi(3) / median(reductions) / 1e9;
     let sy2sb_rate = 4.0 / 3.0 * nf.powi(3) / sy2sb / 1e9;

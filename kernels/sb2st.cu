@@ -1,6 +1,6 @@
 // sb2st bulge chasing (symmetric band -> tridiagonal), stage 2 of the EVD:
 // the task T(s, m) of src/linalg/band/sb2st.rs (chase_step), one sweep per thread
-// block (seed-tridiag.md section 4; DESIGN.md section 5).
+// block (Wang et al., PPoPP 2025, section 4.2).
 //
 // Schedule: launch boundaries. Launch t runs, for every sweep s with
 // 0 <= m = t - 3 s < M_s, the task T(s, m) in thread block s - s_lo. The

@@ -1,5 +1,6 @@
-//! Test matrices: the symmetric families of DESIGN.md §7 (random, known spectra,
-//! graded, Wilkinson, glued Wilkinson, banded, tridiagonal), a few rectangular
+//! Test matrices: symmetric families that stress an eigensolver (random, known
+//! spectra, graded, Wilkinson and glued Wilkinson for the deflation of divide
+//! and conquer, banded, tridiagonal), a few rectangular
 //! ones for the SVD, and spectra helpers.
 //!
 //! Every generator is generic over [`Scalar`] and deterministic given its `u64`

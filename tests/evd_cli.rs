@@ -259,12 +259,15 @@ fn values_only_check_prints_only_what_it_checked() {
     assert!(line["residual"].as_f64().unwrap() < 30.0, "{line}");
     // Not computed: null (docs/cli.md).
     assert!(line["orthogonality"].is_null(), "{line}");
+    // Stages are labelled by their LAPACK names (docs/cli.md).
+    assert!(line["stages"]["sterf"].as_f64().is_some(), "{line}");
     // With vectors both are computed and printed.
     let Some(o) = evd(&["--n", "24", "--check", "--json"]) else {
         return;
     };
     let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert!(line["orthogonality"].as_f64().unwrap() < 30.0, "{line}");
+    assert!(line["stages"]["stedc"].as_f64().is_some(), "{line}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The CUDA kernels of `kernels/*.cu`, embedded in the crate and compiled at
-//! run time by NVRTC (DESIGN.md section 5).
+//! run time by NVRTC (issue 13).
 //!
 //! [`compile`] returns NVRTC's log along with the PTX, because a log that is
 //! not empty holds warnings; the `kernel_compiles_*` tests fail on it.

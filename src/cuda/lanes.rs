@@ -1,6 +1,6 @@
 //! Stream lanes on CUDA streams: one stream per lane, edges between lanes as
 //! event record/wait, host-side completion, device buffers and transfers as
-//! tasks (issue 13, DESIGN.md sections 2 and 5).
+//! tasks (issue 13).
 //!
 //! The runtime's stream-lane thread still runs each task body in creation
 //! order; a body on lane `k` *enqueues* its work on [`GpuLanes::stream`]`(k)`

@@ -1,6 +1,6 @@
 //! Where a computation runs: device selection, and (with the `cuda` feature)
 //! the CUDA device context, stream lanes, device buffers and run-time compiled
-//! kernels (DESIGN.md section 5; issue 13).
+//! kernels (issue 13).
 //!
 //! This module is in every build so that a CPU-only build answers a GPU
 //! request the same way as a GPU build on a machine without a driver: with

@@ -4,7 +4,8 @@
 //! A band of half-bandwidth `kd` is stored with `ldab = 2 * kd` rows per column:
 //! the diagonal, `kd` subdiagonals, and `kd - 1` more for the fill that bulge
 //! chasing creates (the fill never passes `r - c <= 2 kd - 1`,
-//! `research/seed-tridiag.md` §4.1; LAPACK `dsytrd_sb2st` uses `2 KD + 1`).
+//! from the task geometry in `linalg::sb2st`; LAPACK `dsytrd_sb2st` uses
+//! `2 KD + 1`).
 //! Each column's band and bulge are contiguous.
 
 use super::access::Access;

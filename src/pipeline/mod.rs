@@ -9,16 +9,15 @@ mod bisect;
 pub mod columns;
 pub mod device;
 pub mod evd;
-mod options;
 mod phase;
 mod scale;
 pub mod svd;
 mod task;
 
-pub use evd::{eigh, eigh_owned, evd_graph, evd_graph_owned, EvdGraph, EvdJob, SymmetricEigen};
-pub use options::{
-    one_stage_below_auto, ChaseGrain, EvdOptions, Side, ONE_STAGE_BELOW_VALUES,
-    ONE_STAGE_BELOW_VALUES_F32, ONE_STAGE_BELOW_VECTORS, ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2,
-    VALUES_DC_FROM,
+pub use evd::{
+    eigh, eigh_owned, evd_graph, evd_graph_owned, one_stage_below_auto, ChaseGrain, EvdGraph,
+    EvdJob, EvdOptions, SymmetricEigen, ONE_STAGE_BELOW_VALUES, ONE_STAGE_BELOW_VALUES_F32,
+    ONE_STAGE_BELOW_VECTORS, ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2, VALUES_DC_FROM,
 };
+pub use faer::Side;
 pub use svd::{svd, svd_graph, BandPrecision, SvdJob, SvdOptions};

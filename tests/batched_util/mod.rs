@@ -1,5 +1,6 @@
 //! Shared helpers of the batched SVD tests (tests/suite/batched.rs,
-//! tests/suite/batched_gebrd.rs): the digest's matrix families (J5), packing, and
+//! tests/suite/batched_gebrd.rs): the matrix families of Abdelfattah and Fasi's
+//! Table 1 (J5), packing, and
 //! the LAPACK-style ratios J1-J4.
 #![allow(dead_code)]
 

@@ -1,9 +1,9 @@
-//! Batched one-sided Jacobi SVD (issue 12, seed 004): the digest's oracles
-//! J1-J5 on its matrix families, and J9-J11 (masking, mixed batches, edge
+//! Batched one-sided Jacobi SVD (issue 12, seed 004): the LAPACK-style
+//! oracles J1-J5 on the paper's matrix families (Table 1), and J9-J11 (masking, mixed batches, edge
 //! cases), bitwise reproducibility across threads and chunkings, errors.
 //!
 //! Ratios are LAPACK-style, in units of the unit roundoff `u` of the working
-//! precision, and must stay below 30 (the digest's `k = 30`):
+//! precision, and must stay below 30 ([004 §5.5]'s `k = 30`):
 //! * J1 `||A - U S V^T||_1 / (max(m, n) ||A||_1 u)`,
 //! * J2 `||I - U^T U||_1 / (m u)` and `||I - V^T V||_1 / (n u)`,
 //! * J3 `||S - S_ref||_F / (k ||S_ref||_F u)` with `S_ref` from faer in f64

@@ -1,5 +1,5 @@
-//! The batched GEBRD route (issue 12, seed 002): the digest's families and
-//! ratios (J1-J4, all below 30 here, no exception) for f32 and f64, square,
+//! The batched GEBRD route (issue 12, seed 002): seed 004's families and
+//! the LAPACK-style ratios (J1-J4, all below 30 here, no exception) for f32 and f64, square,
 //! tall and wide, sizes 1-100 (512 once); zero and rank-deficient matrices;
 //! bitwise reproducibility across threads and chunkings; per-matrix
 //! failures; and `BatchedMethod::Auto`'s determinism.

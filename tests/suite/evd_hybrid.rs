@@ -10,7 +10,7 @@ use common::{eig_ratios as ratios, reference};
 use eigenflow::gallery::Family;
 use eigenflow::graph::Lane;
 use eigenflow::pipeline::evd::hybrid::{
-    device_words, eigh_hybrid, evd_graph_hybrid, BlasDevice, HostBlas, Op, Region,
+    device_words, eigh_hybrid, evd_graph_hybrid, BlasDevice, DeviceRegion, HostBlas, Op,
 };
 use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
 use eigenflow::runtime::Runtime;
@@ -232,17 +232,17 @@ fn device_operations_check_their_regions() {
     let dev = HostBlas::new();
     let a: Vec<f64> = BlasDevice::<f64>::alloc(&dev, 12).unwrap();
     let mut c: Vec<f64> = BlasDevice::<f64>::alloc(&dev, 12).unwrap();
-    let r3 = Region::whole(3, 4);
-    let too_far = Region { offset: 1, ..r3 };
-    let overlap = Region { ld: 2, ..r3 };
+    let r3 = DeviceRegion::whole(3, 4);
+    let too_far = DeviceRegion { offset: 1, ..r3 };
+    let overlap = DeviceRegion { ld: 2, ..r3 };
     for bad in [too_far, overlap] {
         assert!(matches!(
             dev.gemm(
                 1.0,
                 (&a, bad, Op::N),
-                (&a, Region::whole(4, 3), Op::N),
+                (&a, DeviceRegion::whole(4, 3), Op::N),
                 0.0,
-                (&mut c, Region::whole(3, 3))
+                (&mut c, DeviceRegion::whole(3, 3))
             ),
             Err(Error::Shape(_))
         ));
@@ -254,7 +254,7 @@ fn device_operations_check_their_regions() {
             (&a, r3, Op::N),
             (&a, r3, Op::N),
             0.0,
-            (&mut c, Region::whole(3, 4))
+            (&mut c, DeviceRegion::whole(3, 4))
         ),
         Err(Error::Shape(_))
     ));
@@ -262,9 +262,9 @@ fn device_operations_check_their_regions() {
         dev.syr2k_lower(
             1.0,
             (&a, r3),
-            (&a, Region::whole(4, 3)),
+            (&a, DeviceRegion::whole(4, 3)),
             0.0,
-            (&mut c, Region::whole(3, 3))
+            (&mut c, DeviceRegion::whole(3, 3))
         ),
         Err(Error::Shape(_))
     ));
@@ -278,7 +278,7 @@ fn device_operations_check_their_regions() {
         Err(Error::Shape(_))
     ));
     assert!(matches!(
-        dev.upload(h.as_ref(), &mut c, Region::whole(4, 3)),
+        dev.upload(h.as_ref(), &mut c, DeviceRegion::whole(4, 3)),
         Err(Error::Shape(_))
     ));
 }
@@ -311,22 +311,26 @@ fn host_device_products_are_the_blas_definitions() {
     let bm = Mat::<f64>::from_fn(n, k, |i, j| (i * 3 + j) as f64 / 10.0 - 1.0);
     let up = |m: &Mat<f64>| {
         let mut buf: Vec<f64> = BlasDevice::<f64>::alloc(&dev, m.nrows() * m.ncols()).unwrap();
-        dev.upload(m.as_ref(), &mut buf, Region::whole(m.nrows(), m.ncols()))
-            .unwrap();
+        dev.upload(
+            m.as_ref(),
+            &mut buf,
+            DeviceRegion::whole(m.nrows(), m.ncols()),
+        )
+        .unwrap();
         buf
     };
     let (da, db) = (up(&lower), up(&bm));
     let mut dc = up(&Mat::<f64>::from_fn(n, k, |_, _| f64::NAN));
     dev.symm_lower(
         2.0,
-        (&da, Region::whole(n, n)),
-        (&db, Region::whole(n, k)),
+        (&da, DeviceRegion::whole(n, n)),
+        (&db, DeviceRegion::whole(n, k)),
         0.0,
-        (&mut dc, Region::whole(n, k)),
+        (&mut dc, DeviceRegion::whole(n, k)),
     )
     .unwrap();
     let mut got = Mat::<f64>::zeros(n, k);
-    dev.download(&dc, Region::whole(n, k), got.as_mut())
+    dev.download(&dc, DeviceRegion::whole(n, k), got.as_mut())
         .unwrap();
     let want = &full * &bm * 2.0;
     assert_close(&got, &want);
@@ -336,14 +340,14 @@ fn host_device_products_are_the_blas_definitions() {
     let mut dl = up(&lower);
     dev.syr2k_lower(
         -1.0,
-        (&db, Region::whole(n, k)),
-        (&dw, Region::whole(n, k)),
+        (&db, DeviceRegion::whole(n, k)),
+        (&dw, DeviceRegion::whole(n, k)),
         1.0,
-        (&mut dl, Region::whole(n, n)),
+        (&mut dl, DeviceRegion::whole(n, n)),
     )
     .unwrap();
     let mut got = Mat::<f64>::zeros(n, n);
-    dev.download(&dl, Region::whole(n, n), got.as_mut())
+    dev.download(&dl, DeviceRegion::whole(n, n), got.as_mut())
         .unwrap();
     let want = &full - &bm * w.transpose() - &w * bm.transpose();
     for j in 0..n {
@@ -360,18 +364,18 @@ fn host_device_products_are_the_blas_definitions() {
     // (3 x 2 and 2 x 3 blocks, both transposed).
     let mut dc = up(&Mat::<f64>::zeros(n, n));
     let da = up(&full);
-    let ablk = Region::whole(n, n).sub(1, 2, 3, 2);
-    let bblk = Region::whole(n, k).sub(4, 0, 2, 3);
+    let ablk = DeviceRegion::whole(n, n).sub(1, 2, 3, 2);
+    let bblk = DeviceRegion::whole(n, k).sub(4, 0, 2, 3);
     dev.gemm(
         1.0,
         (&da, ablk, Op::T),
         (&db, bblk, Op::T),
         1.0,
-        (&mut dc, Region::whole(n, n).sub(5, 4, 2, 2)),
+        (&mut dc, DeviceRegion::whole(n, n).sub(5, 4, 2, 2)),
     )
     .unwrap();
     let mut got = Mat::<f64>::zeros(2, 2);
-    dev.download(&dc, Region::whole(n, n).sub(5, 4, 2, 2), got.as_mut())
+    dev.download(&dc, DeviceRegion::whole(n, n).sub(5, 4, 2, 2), got.as_mut())
         .unwrap();
     let want = full.as_ref().submatrix(1, 2, 3, 2).transpose()
         * bm.as_ref().submatrix(4, 0, 2, 3).transpose();

@@ -49,7 +49,12 @@ fn json_with_checks_square_tall_wide() {
         let j = json_line(&cmd.output().unwrap());
         assert_eq!((j["m"].as_u64(), j["n"].as_u64()), (Some(m), Some(n)));
         assert!(j["seconds"].as_f64().unwrap() > 0.0);
-        assert!(j["stages"]["ge2gb"].as_f64().is_some() && j["stages"]["gb2bd"].as_f64().is_some());
+        for stage in ["ge2gb", "gb2bd", "bdsdc"] {
+            assert!(
+                j["stages"][stage].as_f64().is_some(),
+                "{m} x {n}: stage {stage}"
+            );
+        }
         let res = j["residual"].as_f64().expect("residual");
         assert!(res < 30.0, "{m} x {n}: residual ratio {res}");
         if values_only {

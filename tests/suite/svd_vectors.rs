@@ -38,7 +38,10 @@ fn ratios<T: Scalar>(a: &Mat<T>, opts: &SvdOptions, threads: usize) -> [f64; 4] 
 }
 
 /// [`ratios`] of a computed SVD `r` of `a` (shapes and order checked too).
-pub(crate) fn ratios_of<T: Scalar>(a: &Mat<T>, r: eigenflow::pipeline::svd::Svd<T>) -> [f64; 4] {
+pub(crate) fn ratios_of<T: Scalar>(
+    a: &Mat<T>,
+    r: eigenflow::pipeline::svd::SvdOutput<T>,
+) -> [f64; 4] {
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
     let before = to_f64(a.as_ref());

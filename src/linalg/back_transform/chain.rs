@@ -2,8 +2,8 @@
 //! ([`super::q2`], sb2st reflectors) and of the SVD
 //! ([`crate::linalg::band::gb2bd::reflectors`], one side of the gb2bd reflectors):
 //! `Z := B_last ... B_1 B_0 Z` for a chain of parallelogram compact-WY blocks
-//! (`research/seed-tridiag.md` §5.3, the "diamond"/parallelogram blocks of
-//! Haidar et al. and MAGMA's `bulge_back`).
+//! (the "diamond"/parallelogram blocks of Haidar, Ltaief and Dongarra, SC 2011,
+//! and MAGMA's `bulge_back`).
 //!
 //! # Geometry ([`WyChain`])
 //!

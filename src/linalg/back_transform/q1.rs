@@ -1,4 +1,4 @@
-//! The Q1 back-transformation of the EVD (DESIGN §4.1 step 4): the stage-1 panel
+//! The Q1 back-transformation of the EVD (Wang et al., PPoPP 2025, §4.3): the stage-1 panel
 //! block reflectors `Q_p = I - V_p T_p V_p^T` applied to the eigenvectors, LAPACK
 //! `dormqr` (side L, no transpose) on the `V_p` that [`crate::linalg::band::sy2sb`] left
 //! below the band.
@@ -10,7 +10,7 @@ use faer::reborrow::*;
 use faer::{Mat, MatMut, MatRef};
 use std::ops::Range;
 
-/// `C := Q1 C` (back-transformation, DESIGN §4.1 step 4): applies the panel block
+/// `C := Q1 C` (back-transformation, Wang et al., PPoPP 2025, §4.3): applies the panel block
 /// reflectors `Q_{P-1}`, ..., `Q_0` in that order (LAPACK `dormqr`, side L, no
 /// transpose). Columns of `C` are independent, so a task may pass any column
 /// block of the full `C` (see [`apply_q1_left_cols`]).
@@ -120,9 +120,10 @@ pub fn form_q1<T: Scalar>(a_with_vs: MatRef<'_, T>, factors: &Sy2sbFactors<T>) -
     q
 }
 
-/// Merged block reflectors of `Q1` for a faster back-transformation (DESIGN §4.1
-/// step 4): `group` consecutive panels `Q_s ... Q_{s+g-1}` as one
-/// `I - V_G T_G V_G^T` with inner dimension `g b` instead of `b`.
+/// Merged block reflectors of `Q1` for a faster back-transformation (the merge
+/// of Wang et al., PPoPP 2025, §4.3 and §5.3, in `T` form): `group` consecutive
+/// panels `Q_s ... Q_{s+g-1}` as one `I - V_G T_G V_G^T` with inner dimension
+/// `g b` instead of `b`.
 ///
 /// No copy of `V` is needed: with the panel geometry above, the `V_p` of
 /// consecutive panels line up on one diagonal, so `V_G` is the `dgeqrf`-layout view

@@ -1,5 +1,7 @@
-//! Back-transformation of bulge chasing: applying `Q2` (`DESIGN.md` §4.1 step 4,
-//! `research/seed-tridiag.md` §5.1, §5.3).
+//! Back-transformation of bulge chasing: applying `Q2` (the eigenvectors are
+//! `Q1 (Q2 Z)`, Wang et al., "Improving Tridiagonalization Performance on GPU
+//! Architectures", PPoPP 2025, §4.3; the blocks of Haidar, Ltaief and Dongarra,
+//! SC 2011).
 //!
 //! # Convention
 //!

@@ -4,11 +4,12 @@
 //! ([`crate::linalg::band::sb2st`]) and one pass of the upper band to bidiagonal
 //! ([`crate::linalg::band::gb2bd`]) — have the same fine DAG: sweep `s` has
 //! `M_s` steps (non-increasing in `s`), step `m` follows `(s, m - 1)` and, by
-//! the three-cycle separation (seed 000 §IV-A; `research/seed-tridiag.md`
-//! §4.3), `(s - 1, min(m + lag - 1, M_{s-1} - 1))` with `lag = 3`. A fine task
+//! the three-cycle separation (Ringoot, Alomairy and Edelman, 2025, §IV-A;
+//! Wang et al., PPoPP 2025, §4.2, Algorithm 2),
+//! `(s - 1, min(m + lag - 1, M_{s-1} - 1))` with `lag = 3`. A fine task
 //! does `O(b^2)` work, a few microseconds at small `b`, so at scale the task
 //! overhead dominates: [`SweepGrouping`] groups `G` consecutive sweeps and
-//! chunks of `C` skewed steps into one super-task (digest §4.4), which runs its
+//! chunks of `C` skewed steps into one super-task, which runs its
 //! fine tasks in sweep order.
 //!
 //! Super-task `(g, c)` runs, for the sweeps `s = gG + r` (`r = 0..G`), the

@@ -1,6 +1,6 @@
-//! Dense to upper band reduction: stage 1 of the two-stage SVD (`DESIGN.md`
-//! §4.2; LAPACK `dgebrd`'s blocked structure with band-sized panels, as in
-//! PLASMA/MAGMA `ge2gb`).
+//! Dense to upper band reduction: stage 1 of the two-stage SVD (Ringoot,
+//! Alomairy and Edelman, 2025, §I; LAPACK `dgebrd`'s blocked structure with
+//! band-sized panels, as in PLASMA/MAGMA `ge2gb`).
 //!
 //! # Geometry
 //!

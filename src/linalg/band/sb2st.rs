@@ -1,11 +1,12 @@
-//! Bulge chasing: symmetric band (half-bandwidth `b`) to tridiagonal, stage 2 of
-//! the two-stage EVD (`DESIGN.md` §4.1 step 2, `research/seed-tridiag.md` §4).
+//! Bulge chasing: symmetric band (half-bandwidth `b`) to tridiagonal, stage 2
+//! of the two-stage EVD (Wang et al., "Improving Tridiagonalization Performance
+//! on GPU Architectures", PPoPP 2025, §2.4 and Fig. 3; LAPACK `dsytrd_sb2st`).
 //!
 //! # The task T(s, m)
 //!
 //! Sweep `s` (`0 <= s < n - 2`) annihilates column `s` below the first
 //! subdiagonal and chases the bulge it creates to the bottom of the band in
-//! steps `m = 0, 1, ..., M_s - 1` (digest §4.1, made exact there):
+//! steps `m = 0, 1, ..., M_s - 1` (Wang et al. §2.4 and Fig. 3, made exact here):
 //!
 //! ```text
 //! r0 = s + 1 + m b,  L = min(b, n - r0),  R = [r0, r0 + L),  M_s = ceil((n - 2 - s) / b)
@@ -27,7 +28,8 @@
 //!
 //! # Dependencies
 //!
-//! Fine DAG (digest §4.4, LAPACK `dsytrd_sb2st` / SLATE `hb2st` with the tail
+//! Fine DAG (the spin lock of Wang et al. §4.2 made edges, as LAPACK
+//! `dsytrd_sb2st` / SLATE `hb2st` with the tail
 //! clamp): `(s, m-1) -> (s, m)` and `(s-1, min(m+2, M_{s-1}-1)) -> (s, m)`
 //! ([`fine_preds`]). Coarse DAG of super-tasks ([`SweepGrouping`]): G sweeps by a
 //! chunk of C skewed steps; both are checked in the tests below by running many
@@ -43,7 +45,8 @@ use crate::Scalar;
 use std::ops::Range;
 
 /// Lag between consecutive sweeps, in steps: sweep `s` runs three tasks behind
-/// sweep `s - 1` (digest §4.3, "the rule is tight").
+/// sweep `s - 1` (Wang et al. §4.2: sweep `i + 1` may start once sweep `i`
+/// is at its fourth reflector; the rule is tight).
 pub use super::chase::SWEEP_LAG;
 
 /// Number of sweeps for a matrix of order `n`: `n - 2` for `n >= 3`, else 0.
@@ -63,7 +66,7 @@ pub fn steps(n: usize, b: usize, s: usize) -> usize {
     }
 }
 
-/// Where task T(s, m) works, in dense coordinates (digest §4.1).
+/// Where task T(s, m) works, in dense coordinates (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskGeom {
     /// First row of the reflector, `s + 1 + m b`.
@@ -108,7 +111,7 @@ pub fn task_geom(n: usize, b: usize, s: usize, m: usize) -> TaskGeom {
 /// Footprint of T(s, m) as `(rows, cols)` in dense lower coordinates: rows
 /// `[r0, min(r0 + 2b, n))`, columns `[ce, r0 + L)`. Every entry the task reads or
 /// writes is in this rectangle (the task reads and writes all it touches).
-/// It differs from the digest's `[r0 - b, r0 + b)` only by clipping: for `m = 0`
+/// It differs from the unclipped `[r0 - b, r0 + b)` only by clipping: for `m = 0`
 /// the columns start at `s`, and they end at `n`.
 pub fn task_footprint(n: usize, b: usize, s: usize, m: usize) -> (Range<usize>, Range<usize>) {
     let g = task_geom(n, b, s, m);
@@ -116,7 +119,7 @@ pub fn task_footprint(n: usize, b: usize, s: usize, m: usize) -> (Range<usize>, 
 }
 
 /// Predecessors of T(s, m) in the fine DAG: `(s, m-1)` and
-/// `(s-1, min(m+2, M_{s-1}-1))` when they exist (digest §4.4).
+/// `(s-1, min(m+2, M_{s-1}-1))` when they exist (module docs).
 pub fn fine_preds(n: usize, b: usize, s: usize, m: usize) -> [Option<(usize, usize)>; 2] {
     fine_preds_lag(n, b, s, m, SWEEP_LAG)
 }
@@ -138,7 +141,7 @@ fn fine_preds_lag(
 // ---------------------------------------------------------------------------
 
 /// The shape of the sweep DAG of an order-`n`, half-bandwidth-`b` band, for
-/// the coarse task graph of bulge chasing (digest §4.4, [`SweepGrouping`]).
+/// the coarse task graph of bulge chasing ([`SweepGrouping`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sb2stShape {
     n: usize,
@@ -511,7 +514,7 @@ fn axpy<T: Scalar>(y: &mut [T], a: T, x: &[T]) {
 const STACK: usize = 128;
 
 simd_dispatch! {
-    /// Task T(s, m) of the digest §4.1 on `band` (lower storage with
+    /// Task T(s, m) of the module docs on `band` (lower storage with
     /// `ldab >= 2b`): builds the reflector annihilating `A[r0+1.., ce]`, applies it
     /// from the left to the rest of the left block, two-sidedly to the diagonal
     /// block and from the right to the block below (creating the next bulge).
@@ -632,7 +635,7 @@ fn chase_step_body<T: Scalar>(
     }
 }
 
-/// Sequential bulge chasing (digest §4.1): runs every T(s, m), sweep by sweep.
+/// Sequential bulge chasing (module docs): runs every T(s, m), sweep by sweep.
 /// On return the band holds the tridiagonal (diagonal and first subdiagonal)
 /// and every other stored entry is exactly zero. With `store`, the reflectors
 /// are saved so that `T = Q2^T B Q2` (see [`crate::linalg::back_transform::q2`]).

@@ -1,5 +1,6 @@
-//! Dense symmetric to band reduction (stage 1 of the two-stage EVD, DESIGN §4.1
-//! step 1; LAPACK `dsytrd_sy2sb`, lower case; `research/anchors.md` B.2).
+//! Dense symmetric to band reduction (stage 1 of the two-stage EVD, Wang et
+//! al., "Improving Tridiagonalization Performance on GPU Architectures", PPoPP
+//! 2025, §2.3; LAPACK `dsytrd_sy2sb`, lower case).
 //!
 //! # Geometry
 //!
@@ -14,7 +15,7 @@
 //!   ([`panel_kernel`]); `R_p` stays on and above the panel's diagonal (it is part
 //!   of the band) and `V_p` stays strictly below it, like `dgeqrf`;
 //! * followed by the two-sided update of `A22 = A[(p+1)b.., (p+1)b..]`
-//!   (DESIGN §4.1, `research/seed-tridiag.md` §2 Eq. (1)):
+//!   (Wang et al., PPoPP 2025, §2.3, Eq. (1)):
 //!   `X = A22 V T` ([`symm_tile_row`]), `M = T^T V^T X`, `W = X - 1/2 V M`
 //!   ([`form_w`]), `A22 -= V W^T + W V^T` ([`syr2k_tile`]).
 //!

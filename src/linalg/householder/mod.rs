@@ -1,5 +1,6 @@
 //! Householder reflectors and their compact-WY blocks (LAPACK `dlarfg`, `dlarft`,
-//! `dlarfb` conventions, re-derived; see `research/seed-tridiag.md` §2).
+//! `dlarfb` conventions, re-derived; the WY form as in Wang et al., PPoPP 2025,
+//! §2.1).
 //!
 //! A reflector is `H = I - tau v v^T` with `v[0] = 1` (implicit). A block of `k`
 //! reflectors `H_0 H_1 ... H_{k-1}` is `I - V T V^T` (Schreiber–Van Loan compact WY)

@@ -95,7 +95,7 @@ pub fn panel_kernel<T: Scalar>(
 
 /// Recursive QR of `a` (`m x n`, `m >= n`, row stride 1), building `T` as it goes:
 /// `T = [[T11, -T11 (V1^T V2) T22], [0, T22]]` (dgeqrt3; the T-form of the WY merge,
-/// `research/seed-tridiag.md` §2).
+/// Wang et al., PPoPP 2025, §2.1).
 fn qr_rec<T: Scalar>(mut a: MatMut<'_, T>, tau: &mut [T], t: MatMut<'_, T>) {
     let (m, n) = (a.nrows(), a.ncols());
     debug_assert!(m >= n);

@@ -1,7 +1,7 @@
 //! Eigenvalues and eigenvectors of a symmetric tridiagonal matrix by implicit QL/QR
 //! with Wilkinson shifts, organised as LAPACK `dsteqr` with `compz = 'V'`.
 //!
-//! Used for the leaves of the divide-and-conquer tree (DESIGN.md §4.1 step 3), so it
+//! Used for the leaves of the divide-and-conquer tree (as LAPACK `dlaed0` uses `dsteqr`), so it
 //! is sequential and deterministic: the same input gives bitwise the same output.
 //!
 //! Splitting, per-block scaling, the QL-or-QR choice and the total sweep budget

@@ -2,7 +2,7 @@
 //! take, the device memory check, the state their tasks hand on, the trace
 //! of the device's work, and the block reflector applied as three GEMMs.
 
-use super::{BlasDevice, Op, Region, Timed};
+use super::{BlasDevice, DeviceRegion, Op, Timed};
 use crate::graph::{Lane, TaskContext};
 use crate::runtime::Runtime;
 use crate::{Error, Result, Scalar};
@@ -60,13 +60,13 @@ pub(crate) fn trace_timings<T: Scalar, D: BlasDevice<T>>(dev: &D, ctx: &TaskCont
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn apply_block_reflector<T: Scalar, D: BlasDevice<T>>(
     ops: &Timed<'_, D>,
-    (v, v_at): (&D::Buffer, Region),
-    (t, t_at, t_op): (&D::Buffer, Region, Op),
-    (c, c_at): (&mut D::Buffer, Region),
+    (v, v_at): (&D::Buffer, DeviceRegion),
+    (t, t_at, t_op): (&D::Buffer, DeviceRegion, Op),
+    (c, c_at): (&mut D::Buffer, DeviceRegion),
     x: &mut D::Buffer,
     w: &mut D::Buffer,
 ) -> Result<()> {
-    let work = Region::whole(v_at.cols, c_at.cols);
+    let work = DeviceRegion::whole(v_at.cols, c_at.cols);
     let (one, zero) = (T::one(), T::zero());
     ops.gemm(one, (v, v_at, Op::T), (&*c, c_at, Op::N), zero, (x, work))?;
     ops.gemm(one, (t, t_at, t_op), (&*x, work, Op::N), zero, (w, work))?;

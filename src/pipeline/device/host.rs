@@ -1,7 +1,9 @@
 //! [`HostBlas`]: the device operations on the host, the oracle of the
 //! hybrid drivers where no GPU is.
 
-use super::{check_chase, check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region};
+use super::{
+    check_chase, check_gemm, check_symm, check_syr2k, BlasDevice, DeviceRegion, Op, OpTiming,
+};
 use crate::linalg::band::gb2bd::{Pass, UpperBand};
 use crate::matrix::SymBand;
 use crate::{Error, Result, Scalar};
@@ -50,7 +52,7 @@ impl Default for HostBlas {
 }
 
 /// `r` of `buf` as a matrix (checked by the caller).
-fn view<T: Scalar>(buf: &[T], r: Region) -> MatRef<'_, T> {
+fn view<T: Scalar>(buf: &[T], r: DeviceRegion) -> MatRef<'_, T> {
     MatRef::from_column_major_slice_with_stride(
         &buf[r.offset.min(buf.len())..],
         r.rows,
@@ -59,7 +61,7 @@ fn view<T: Scalar>(buf: &[T], r: Region) -> MatRef<'_, T> {
     )
 }
 
-fn view_mut<T: Scalar>(buf: &mut [T], r: Region) -> MatMut<'_, T> {
+fn view_mut<T: Scalar>(buf: &mut [T], r: DeviceRegion) -> MatMut<'_, T> {
     let start = r.offset.min(buf.len());
     MatMut::from_column_major_slice_with_stride_mut(&mut buf[start..], r.rows, r.cols, r.ld)
 }
@@ -132,7 +134,7 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
         Ok(())
     }
 
-    fn upload(&self, host: MatRef<'_, T>, dst: &mut Vec<T>, at: Region) -> Result<()> {
+    fn upload(&self, host: MatRef<'_, T>, dst: &mut Vec<T>, at: DeviceRegion) -> Result<()> {
         at.check(dst.len(), "upload")?;
         if (host.nrows(), host.ncols()) != (at.rows, at.cols) {
             return Err(Error::Shape(format!(
@@ -145,7 +147,7 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
         Ok(())
     }
 
-    fn download(&self, src: &Vec<T>, at: Region, mut host: MatMut<'_, T>) -> Result<()> {
+    fn download(&self, src: &Vec<T>, at: DeviceRegion, mut host: MatMut<'_, T>) -> Result<()> {
         at.check(src.len(), "download")?;
         if (host.nrows(), host.ncols()) != (at.rows, at.cols) {
             return Err(Error::Shape(format!(
@@ -161,10 +163,10 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
     fn gemm(
         &self,
         alpha: T,
-        a: (&Vec<T>, Region, Op),
-        b: (&Vec<T>, Region, Op),
+        a: (&Vec<T>, DeviceRegion, Op),
+        b: (&Vec<T>, DeviceRegion, Op),
         beta: T,
-        c: (&mut Vec<T>, Region),
+        c: (&mut Vec<T>, DeviceRegion),
     ) -> Result<()> {
         let (_, _, k) = check_gemm(
             (a.1, a.2),
@@ -184,10 +186,10 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
     fn symm_lower(
         &self,
         alpha: T,
-        a: (&Vec<T>, Region),
-        b: (&Vec<T>, Region),
+        a: (&Vec<T>, DeviceRegion),
+        b: (&Vec<T>, DeviceRegion),
         beta: T,
-        c: (&mut Vec<T>, Region),
+        c: (&mut Vec<T>, DeviceRegion),
     ) -> Result<()> {
         check_symm(a.1, b.1, c.1, [a.0.len(), b.0.len(), c.0.len()])?;
         let mut cm = view_mut(c.0, c.1);
@@ -225,10 +227,10 @@ impl<T: Scalar> BlasDevice<T> for HostBlas {
     fn syr2k_lower(
         &self,
         alpha: T,
-        a: (&Vec<T>, Region),
-        b: (&Vec<T>, Region),
+        a: (&Vec<T>, DeviceRegion),
+        b: (&Vec<T>, DeviceRegion),
         beta: T,
-        c: (&mut Vec<T>, Region),
+        c: (&mut Vec<T>, DeviceRegion),
     ) -> Result<()> {
         let (_, k) = check_syr2k(a.1, b.1, c.1, [a.0.len(), b.0.len(), c.0.len()])?;
         let mut cm = view_mut(c.0, c.1);

@@ -1,12 +1,12 @@
 //! The dense BLAS-3 operations the hybrid pipelines (the EVD's
 //! [`super::evd::hybrid`], the SVD's [`super::svd::hybrid`]) ask of a device
-//! ([`BlasDevice`]), the blocks they address ([`Region`]), and [`HostBlas`],
+//! ([`BlasDevice`]), the blocks they address ([`DeviceRegion`]), and [`HostBlas`],
 //! the same operations on the host: the oracle that tests the hybrid drivers
 //! on machines without a GPU (the cuBLAS implementation is
 //! `cuda::CublasDevice`, feature `cuda`).
 //!
-//! Every operation names its operands as (buffer, [`Region`]); the checks
-//! here ([`check_gemm`], [`check_symm`], [`check_syr2k`], [`Region::check`])
+//! Every operation names its operands as (buffer, [`DeviceRegion`]); the checks
+//! here ([`check_gemm`], [`check_symm`], [`check_syr2k`], [`DeviceRegion::check`])
 //! are what every implementation runs before touching memory, so a wrong
 //! region is an [`Error::Shape`], never an access outside a buffer.
 
@@ -30,7 +30,7 @@ use std::time::Instant;
 /// `(i, j)` at element `offset + i + j ld` (the BLAS convention of a pointer
 /// and a leading dimension).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Region {
+pub struct DeviceRegion {
     /// Element index of entry (0, 0).
     pub offset: usize,
     /// Rows.
@@ -41,10 +41,10 @@ pub struct Region {
     pub ld: usize,
 }
 
-impl Region {
+impl DeviceRegion {
     /// A whole `rows x cols` matrix stored contiguously from element 0.
     pub fn whole(rows: usize, cols: usize) -> Self {
-        Region {
+        DeviceRegion {
             offset: 0,
             rows,
             cols,
@@ -57,14 +57,14 @@ impl Region {
     /// # Panics
     /// If the block does not lie inside `self` (a bug of the caller's index
     /// arithmetic, not of its data).
-    pub fn sub(&self, r: usize, c: usize, rows: usize, cols: usize) -> Region {
+    pub fn sub(&self, r: usize, c: usize, rows: usize, cols: usize) -> DeviceRegion {
         assert!(
             r + rows <= self.rows && c + cols <= self.cols,
             "block ({r}, {c}) of {rows} x {cols} outside a {} x {} region",
             self.rows,
             self.cols
         );
-        Region {
+        DeviceRegion {
             offset: self.offset + r + c * self.ld,
             rows,
             cols,
@@ -109,7 +109,7 @@ pub enum Op {
 
 impl Op {
     /// `(rows, cols)` of `op(r)`.
-    pub fn dims(self, r: Region) -> (usize, usize) {
+    pub fn dims(self, r: DeviceRegion) -> (usize, usize) {
         match self {
             Op::N => (r.rows, r.cols),
             Op::T => (r.cols, r.rows),
@@ -131,7 +131,7 @@ pub struct OpTiming {
 
 /// The device side of the hybrid EVD: buffers of scalars and the three
 /// BLAS-3 products of the two-sided band reduction and of the
-/// back-transformation (DESIGN §4.1 and §5). Operations are issued in
+/// back-transformation (Wang et al., PPoPP 2025, §2.3 and §4.3). Operations are issued in
 /// order; [`BlasDevice::download`] returns when the data is on the host.
 pub trait BlasDevice<T: Scalar> {
     /// A buffer of device memory.
@@ -149,20 +149,20 @@ pub trait BlasDevice<T: Scalar> {
     fn len(&self, buf: &Self::Buffer) -> usize;
 
     /// Copies `host` into `dst` at `at` (same shape).
-    fn upload(&self, host: MatRef<'_, T>, dst: &mut Self::Buffer, at: Region) -> Result<()>;
+    fn upload(&self, host: MatRef<'_, T>, dst: &mut Self::Buffer, at: DeviceRegion) -> Result<()>;
 
     /// Copies `src` at `at` into `host` (same shape), after every operation
     /// issued before it; the data is on the host when this returns.
-    fn download(&self, src: &Self::Buffer, at: Region, host: MatMut<'_, T>) -> Result<()>;
+    fn download(&self, src: &Self::Buffer, at: DeviceRegion, host: MatMut<'_, T>) -> Result<()>;
 
     /// `C = alpha op_a(A) op_b(B) + beta C` (GEMM).
     fn gemm(
         &self,
         alpha: T,
-        a: (&Self::Buffer, Region, Op),
-        b: (&Self::Buffer, Region, Op),
+        a: (&Self::Buffer, DeviceRegion, Op),
+        b: (&Self::Buffer, DeviceRegion, Op),
         beta: T,
-        c: (&mut Self::Buffer, Region),
+        c: (&mut Self::Buffer, DeviceRegion),
     ) -> Result<()>;
 
     /// `C = alpha A B + beta C` with `A` symmetric, only its lower triangle
@@ -170,10 +170,10 @@ pub trait BlasDevice<T: Scalar> {
     fn symm_lower(
         &self,
         alpha: T,
-        a: (&Self::Buffer, Region),
-        b: (&Self::Buffer, Region),
+        a: (&Self::Buffer, DeviceRegion),
+        b: (&Self::Buffer, DeviceRegion),
         beta: T,
-        c: (&mut Self::Buffer, Region),
+        c: (&mut Self::Buffer, DeviceRegion),
     ) -> Result<()>;
 
     /// The lower triangle of `C = alpha (A B^T + B A^T) + beta C`; the strict
@@ -181,10 +181,10 @@ pub trait BlasDevice<T: Scalar> {
     fn syr2k_lower(
         &self,
         alpha: T,
-        a: (&Self::Buffer, Region),
-        b: (&Self::Buffer, Region),
+        a: (&Self::Buffer, DeviceRegion),
+        b: (&Self::Buffer, DeviceRegion),
         beta: T,
-        c: (&mut Self::Buffer, Region),
+        c: (&mut Self::Buffer, DeviceRegion),
     ) -> Result<()>;
 
     /// Whether [`BlasDevice::chase_band`] runs on this device; if not, the
@@ -276,7 +276,7 @@ impl<D> Timed<'_, D> {
         &self,
         host: MatRef<'_, T>,
         dst: &mut D::Buffer,
-        at: Region,
+        at: DeviceRegion,
     ) -> Result<()>
     where
         D: BlasDevice<T>,
@@ -287,7 +287,7 @@ impl<D> Timed<'_, D> {
     pub fn download<T: Scalar>(
         &self,
         src: &D::Buffer,
-        at: Region,
+        at: DeviceRegion,
         host: MatMut<'_, T>,
     ) -> Result<()>
     where
@@ -299,10 +299,10 @@ impl<D> Timed<'_, D> {
     pub fn gemm<T: Scalar>(
         &self,
         alpha: T,
-        a: (&D::Buffer, Region, Op),
-        b: (&D::Buffer, Region, Op),
+        a: (&D::Buffer, DeviceRegion, Op),
+        b: (&D::Buffer, DeviceRegion, Op),
         beta: T,
-        c: (&mut D::Buffer, Region),
+        c: (&mut D::Buffer, DeviceRegion),
     ) -> Result<()>
     where
         D: BlasDevice<T>,
@@ -313,10 +313,10 @@ impl<D> Timed<'_, D> {
     pub fn symm_lower<T: Scalar>(
         &self,
         alpha: T,
-        a: (&D::Buffer, Region),
-        b: (&D::Buffer, Region),
+        a: (&D::Buffer, DeviceRegion),
+        b: (&D::Buffer, DeviceRegion),
         beta: T,
-        c: (&mut D::Buffer, Region),
+        c: (&mut D::Buffer, DeviceRegion),
     ) -> Result<()>
     where
         D: BlasDevice<T>,
@@ -328,10 +328,10 @@ impl<D> Timed<'_, D> {
     pub fn syr2k_lower<T: Scalar>(
         &self,
         alpha: T,
-        a: (&D::Buffer, Region),
-        b: (&D::Buffer, Region),
+        a: (&D::Buffer, DeviceRegion),
+        b: (&D::Buffer, DeviceRegion),
         beta: T,
-        c: (&mut D::Buffer, Region),
+        c: (&mut D::Buffer, DeviceRegion),
     ) -> Result<()>
     where
         D: BlasDevice<T>,
@@ -357,9 +357,9 @@ pub fn check_chase<T: Scalar>(band: &SymBand<T>, b: usize) -> Result<()> {
 /// `(m, n, k)` of a GEMM after checking every operand against its buffer's
 /// length (`lens` = A, B, C) and the shapes against each other.
 pub fn check_gemm(
-    a: (Region, Op),
-    b: (Region, Op),
-    c: Region,
+    a: (DeviceRegion, Op),
+    b: (DeviceRegion, Op),
+    c: DeviceRegion,
     lens: [usize; 3],
 ) -> Result<(usize, usize, usize)> {
     a.0.check(lens[0], "gemm A")?;
@@ -377,7 +377,12 @@ pub fn check_gemm(
 }
 
 /// `(m, n)` of a SYMM (`A` is `m x m`, `B` and `C` are `m x n`), checked.
-pub fn check_symm(a: Region, b: Region, c: Region, lens: [usize; 3]) -> Result<(usize, usize)> {
+pub fn check_symm(
+    a: DeviceRegion,
+    b: DeviceRegion,
+    c: DeviceRegion,
+    lens: [usize; 3],
+) -> Result<(usize, usize)> {
     a.check(lens[0], "symm A")?;
     b.check(lens[1], "symm B")?;
     c.check(lens[2], "symm C")?;
@@ -391,7 +396,12 @@ pub fn check_symm(a: Region, b: Region, c: Region, lens: [usize; 3]) -> Result<(
 }
 
 /// `(n, k)` of a SYR2K (`A`, `B` are `n x k`, `C` is `n x n`), checked.
-pub fn check_syr2k(a: Region, b: Region, c: Region, lens: [usize; 3]) -> Result<(usize, usize)> {
+pub fn check_syr2k(
+    a: DeviceRegion,
+    b: DeviceRegion,
+    c: DeviceRegion,
+    lens: [usize; 3],
+) -> Result<(usize, usize)> {
     a.check(lens[0], "syr2k A")?;
     b.check(lens[1], "syr2k B")?;
     c.check(lens[2], "syr2k C")?;

@@ -2,7 +2,7 @@
 //! stage-2 reflectors, LAPACK `dormtr` after `dsytrd_sb2st`) and `Z := Q1 Z`
 //! (the stage-1 panels, `dormqr` after `dsytrd_sy2sb`).
 
-use super::sb2st::Sb2stReflectors;
+use super::sb2st::Q2Reflectors;
 use super::stedc::{basis, Eigenvectors};
 use super::sy2sb::Sy2sbReflectors;
 use super::{Q1, Q2};
@@ -49,7 +49,7 @@ fn check_order<T, B>(what: &str, refl_n: usize, z: &Eigenvectors<T, B>) -> Resul
 /// `group`/`col_block`, [`Error::Shape`] when the orders differ.
 pub fn back_transform_q2<T: Scalar>(
     g: &mut TaskGraph<'static>,
-    reflectors: Sb2stReflectors<T>,
+    reflectors: Q2Reflectors<T>,
     z: Eigenvectors<T, basis::Reduced>,
     group: usize,
     col_block: usize,
@@ -63,7 +63,7 @@ pub fn back_transform_q2<T: Scalar>(
 /// Errors: as [`back_transform_q2`].
 pub fn back_transform_q2_windowed<T: Scalar>(
     g: &mut TaskGraph<'static>,
-    reflectors: Sb2stReflectors<T>,
+    reflectors: Q2Reflectors<T>,
     z: Eigenvectors<T, basis::Reduced>,
     group: usize,
     col_block: usize,
@@ -88,7 +88,7 @@ fn active_cols(cols: &Range<usize>, active: &Option<Arc<AtomicUsize>>) -> Range<
 /// task runs; the others are left as they are).
 pub(super) fn q2_active<T: Scalar>(
     g: &mut TaskGraph<'static>,
-    reflectors: Sb2stReflectors<T>,
+    reflectors: Q2Reflectors<T>,
     z: Eigenvectors<T, basis::Reduced>,
     group: usize,
     col_block: usize,

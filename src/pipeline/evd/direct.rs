@@ -1,7 +1,7 @@
 //! The one-stage path of [`super::eigh`] for small and mid orders, with no task
 //! graph: on the calling thread, its GEMM-rich parts split in two fixed halves
 //! on the runtime's threads from order [`THREADS_FROM`] on
-//! (`research/small-mid-evd.md` §1, §3).
+//! (LAPACK `dsyevd`'s one-stage sequence, below).
 //! LAPACK `dsyevd`'s sequence: scale into the safe range, `dsytrd`
 //! ([`crate::linalg::tridiagonal::sytrd::sytrd_on`]), then `dsterf` (values; from
 //! [`EvdOptions::values_by_dc`] on, the values-only divide and conquer

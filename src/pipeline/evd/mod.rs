@@ -41,6 +41,7 @@
 mod back_transform;
 mod direct;
 pub mod hybrid;
+mod options;
 pub mod out_of_core;
 mod sb2st;
 mod select;
@@ -54,13 +55,17 @@ mod tests;
 pub use crate::pipeline::columns::{ColumnBlocks, Reduction, VectorsResult};
 pub use crate::pipeline::task::Slot;
 pub use back_transform::{back_transform_q1, back_transform_q2};
-pub use sb2st::{sb2st, Sb2stGrain, Sb2stReflectors, Sb2stStage, Tridiagonal};
+pub use options::{
+    one_stage_below_auto, ChaseGrain, EvdOptions, ONE_STAGE_BELOW_VALUES,
+    ONE_STAGE_BELOW_VALUES_F32, ONE_STAGE_BELOW_VECTORS, ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2,
+    VALUES_DC_FROM,
+};
+pub use sb2st::{sb2st, Q2Reflectors, Sb2stGrain, Sb2stStage, Tridiagonal};
 pub use select::{select, SelectStage, Selection, SELECT};
 pub use stedc::{basis, dc_scale, stedc, Eigenvectors, StedcStage};
 pub use sterf::{stedc_values, sterf};
 pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};
 
-use super::EvdOptions;
 use crate::graph::{TaskGraph, TaskId};
 use crate::linalg::tridiagonal::stedc::{DcParams, DcTree};
 use crate::matrix::SharedMatrix;
@@ -73,15 +78,17 @@ use std::sync::Arc;
 pub const SY2SB: &str = "sy2sb";
 /// Stage name of the bulge chasing.
 pub const SB2ST: &str = "sb2st";
-/// Stage name of the values-only tridiagonal eigensolver.
-pub const TRIDIAG: &str = "tridiag";
-/// Stage name of the divide and conquer.
-pub const DC: &str = "dc";
+/// Stage name of the values-only tridiagonal eigensolver (LAPACK `dsterf`, or
+/// the values-only divide and conquer), named after its file `sterf.rs`.
+pub const STERF: &str = "sterf";
+/// Stage name of the tridiagonal divide and conquer with vectors (LAPACK
+/// `dstedc`), named after its file `stedc.rs`.
+pub const STEDC: &str = "stedc";
 /// Stage name of the Q2 back-transformation.
 pub const Q2: &str = "q2";
 /// Stage name of the Q1 back-transformation.
 pub const Q1: &str = "q1";
-// The bisection tasks of a selection run under TRIDIAG, its inverse
+// The bisection tasks of a selection run under STERF, its inverse
 // iteration under SELECT.
 
 /// What to compute.
@@ -584,7 +591,7 @@ fn finish<T: Scalar>(
     vectors: Option<Arc<SharedMatrix<T>>>,
     scale: T,
 ) -> EvdGraph<T> {
-    let stage = if vectors.is_some() { Q1 } else { TRIDIAG };
+    let stage = if vectors.is_some() { Q1 } else { STERF };
     let values = FinalValues::after(&mut g, "evd.complete", stage, last, values, scale);
     EvdGraph {
         graph: g,
@@ -669,7 +676,7 @@ pub fn reduction_seconds(report: &RunReport) -> f64 {
 /// included), then tridiag (values) or dc, q2, q1 (vectors); each the span from its first task's start to its last
 /// task's end.
 pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
-    [SY2SB, SB2ST, TRIDIAG, DC, SELECT, Q2, Q1]
+    [SY2SB, SB2ST, STERF, STEDC, SELECT, Q2, Q1]
         .into_iter()
         .map(|s| (s, report.stage_span(s).as_secs_f64()))
         .filter(|&(s, t)| t > 0.0 || [SY2SB, SB2ST].contains(&s))

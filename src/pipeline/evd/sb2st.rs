@@ -115,14 +115,14 @@ impl<T> Tridiagonal<T> {
 
 /// The stage-2 reflectors, for [`super::back_transform_q2()`], final once every
 /// task in `done` has run.
-pub struct Sb2stReflectors<T> {
+pub struct Q2Reflectors<T> {
     pub(super) store: Arc<SharedReflectors<T>>,
     pub(super) done: Vec<TaskId>,
     /// The reduction they come from (`None`: of a band given whole).
     pub(super) reduction: Option<Reduction>,
 }
 
-impl<T: Scalar> Sb2stReflectors<T> {
+impl<T: Scalar> Q2Reflectors<T> {
     /// Order of the matrix.
     pub fn n(&self) -> usize {
         self.store.layout().n()
@@ -146,13 +146,14 @@ pub struct Sb2stStage<T> {
     /// The tridiagonal.
     pub tridiagonal: Tridiagonal<T>,
     /// The reflectors, when they were asked for.
-    pub reflectors: Option<Sb2stReflectors<T>>,
+    pub reflectors: Option<Q2Reflectors<T>>,
 }
 
 /// Adds stage 2 (sb2st): bulge chasing of `band` to tridiagonal, each task
 /// ordered after the band copies that produce its columns. Task (s, m) follows
-/// `(s, m-1)` and `(s-1, min(m+2, last(s-1)))` (`research/seed-tridiag.md`
-/// §4.4, the lag of three tasks between consecutive sweeps); at the grouped
+/// `(s, m-1)` and `(s-1, min(m+2, last(s-1)))` (the lag of three tasks between
+/// consecutive sweeps: MAGMA's `shift = 3`, as DAG edges instead of the spin
+/// lock of Wang et al., PPoPP 2025, §4.2, Algorithm 2); at the grouped
 /// grain, super-tasks with edges derived from the same rule. With
 /// `store_reflectors`, every reflector is kept for the Q2 back-transformation.
 ///
@@ -309,7 +310,7 @@ pub(super) fn sb2st_with_lag<T: Scalar>(
     let mut all_done = sub.exits.clone();
     all_done.extend(feed.iter().map(|&(_, t)| t));
     Ok(Sb2stStage {
-        reflectors: reflectors.map(|store| Sb2stReflectors {
+        reflectors: reflectors.map(|store| Q2Reflectors {
             store,
             done: sub.exits.clone(),
             reduction,

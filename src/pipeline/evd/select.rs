@@ -15,7 +15,7 @@
 use super::sb2st::Tridiagonal;
 use super::stedc::{basis, Eigenvectors};
 use super::{
-    back_transform, finish, reduce_to_tridiagonal, EvdGraph, EvdJob, Reduced, Slot, TRIDIAG,
+    back_transform, finish, reduce_to_tridiagonal, EvdGraph, EvdJob, Reduced, Slot, STERF,
 };
 use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::tridiagonal::stebz::Sturm;
@@ -192,7 +192,7 @@ pub fn select<T: Scalar>(
         });
         g.add(
             Task::new("select.plan", body)
-                .stage(TRIDIAG)
+                .stage(STERF)
                 .cost((10 * n) as f64, (16 * n) as f64)
                 .footprint(
                     Footprint::new()
@@ -204,7 +204,7 @@ pub fn select<T: Scalar>(
     g.succeed(plan_task, &tri.all_done);
     let layout = BisectParts {
         prefix: "select",
-        stage: TRIDIAG,
+        stage: STERF,
         parts,
         flops: (60 * n * cap.div_ceil(parts)) as f64,
         bytes: (16 * n) as f64,
@@ -226,7 +226,7 @@ pub fn select<T: Scalar>(
         };
         g.add(
             Task::new("select.values", body)
-                .stage(TRIDIAG)
+                .stage(STERF)
                 .cost(cap as f64, (8 * cap) as f64)
                 .footprint(
                     Footprint::new()

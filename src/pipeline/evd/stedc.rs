@@ -3,7 +3,7 @@
 //! the Löwner step and the eigenvector product as column-tile tasks.
 
 use super::sb2st::Tridiagonal;
-use super::DC;
+use super::STEDC;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::tridiagonal::stedc::merge::MergeProblem;
 use crate::linalg::tridiagonal::stedc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
@@ -37,7 +37,7 @@ pub struct StedcStage<T> {
 }
 
 /// Adds the divide-and-conquer eigensolver of the tridiagonal `tri` (Cuppen
-/// with Gu–Eisenstat, `research/seed-tridiag.md` §5.4): one task per leaf
+/// with Gu–Eisenstat, as LAPACK `dstedc`): one task per leaf
 /// (extract its part of the tridiagonal, scaled, and solve by implicit QL/QR),
 /// per merge a `deflate` task, `roots` tasks over ranges of the secular roots, an
 /// `order` task (output order, deflated columns moved into place, merged
@@ -322,7 +322,7 @@ fn add_leaf<T: Scalar>(
     };
     let t = g.add(
         Task::new(format!("dc.leaf[{begin}..{end}]"), body)
-            .stage(DC)
+            .stage(STEDC)
             .cost((6 * len * len * len) as f64, (8 * len * len) as f64)
             .footprint(
                 Footprint::new()
@@ -384,7 +384,7 @@ fn add_merge<T: Scalar>(
         });
         g.add(
             Task::new(format!("dc.merge[{begin}..{end}].deflate"), body)
-                .stage(DC)
+                .stage(STEDC)
                 .cost((4 * len * len) as f64, (16 * len * len) as f64)
                 .footprint(
                     Footprint::new()
@@ -431,7 +431,7 @@ fn add_merge<T: Scalar>(
         });
         g.add(
             Task::new(format!("dc.merge[{begin}..{end}].order"), body)
-                .stage(DC)
+                .stage(STEDC)
                 // A sort and at most `len` column moves.
                 .cost((20 * len) as f64, (16 * len * len) as f64)
                 .footprint(
@@ -488,7 +488,7 @@ fn add_merge<T: Scalar>(
                 ),
                 body,
             )
-            .stage(DC)
+            .stage(STEDC)
             .cost(
                 (2 * len * len * cols.len()) as f64,
                 (8 * len * (len + cols.len())) as f64,
@@ -535,7 +535,7 @@ pub(super) fn merge_step(
     let len = end - begin;
     MergeRanges {
         name: format!("dc.merge[{begin}..{end}].{step}"),
-        stage: DC,
+        stage: STEDC,
         count,
         first_row,
         cost: (flops, (8 * len * len / count) as f64),
@@ -573,7 +573,7 @@ pub(super) fn add_free<T: Send + Sync + 'static>(
             slot.problem.write().take();
             Ok(())
         })
-        .stage(DC)
+        .stage(STEDC)
         .footprint(Footprint::new().write(all)),
     )
 }
@@ -597,7 +597,7 @@ pub(super) fn add_finish<T: Scalar>(
     });
     let finish = g.add(
         Task::new("dc.finish", body)
-            .stage(DC)
+            .stage(STEDC)
             .cost(0.0, (8 * n) as f64)
             .footprint(Footprint::new().read(Region::new(nodes.d.id(), 0..n, 0..1))),
     );

@@ -5,7 +5,7 @@
 //! end of an eigenvalues-only run is not one thread's work alone.
 
 use super::sb2st::Tridiagonal;
-use super::TRIDIAG;
+use super::STERF;
 use crate::graph::{Footprint, Region, Task, TaskGraph};
 use crate::linalg::tridiagonal::stedc::values::{Half, RootMerge, RootSplit};
 use crate::linalg::tridiagonal::sterf;
@@ -66,7 +66,7 @@ pub fn stedc_values<T: Scalar>(
     };
     let split = g.add(
         Task::new("tridiag.dc_values.split", split)
-            .stage(TRIDIAG)
+            .stage(STERF)
             .cost((4 * n) as f64, (16 * n) as f64)
             .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),
     );
@@ -83,7 +83,7 @@ pub fn stedc_values<T: Scalar>(
         });
         let t = g.add(
             Task::new(name, body)
-                .stage(TRIDIAG)
+                .stage(STERF)
                 .cost(9.0 * (n * n) as f64, (16 * n) as f64),
         );
         g.succeed(t, &[split]);
@@ -109,7 +109,7 @@ pub fn stedc_values<T: Scalar>(
     };
     let task = g.add(
         Task::new("tridiag.dc_values.root", root)
-            .stage(TRIDIAG)
+            .stage(STERF)
             .cost(2.0 * (n * n) as f64, (16 * n) as f64),
     );
     g.succeed(task, &solved);
@@ -153,7 +153,7 @@ fn values_task<T: Scalar>(
     };
     let task = g.add(
         Task::new(name, body)
-            .stage(TRIDIAG)
+            .stage(STERF)
             .cost(flops_per_n2 * (n * n) as f64, (16 * n) as f64)
             .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),
     );

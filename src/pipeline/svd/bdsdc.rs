@@ -5,7 +5,7 @@
 //! [`crate::pipeline::evd::stedc()`].
 
 use super::gb2bd::Bidiagonal;
-use super::BDSVD;
+use super::BDSDC;
 use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::bidiagonal::bdsdc::merge::pow2_at_least;
 use crate::linalg::bidiagonal::bdsdc::{
@@ -148,7 +148,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         });
         g.add(
             Task::new("bdsdc.finish", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost(n as f64, (8 * n) as f64)
                 .footprint(Footprint::new().read(Region::new(did, 0..n + 1, 0..1))),
         )
@@ -195,7 +195,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         });
         g.add(
             Task::new("bdsdc.extract", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost((2 * n) as f64, (24 * n) as f64)
                 .footprint(
                     Footprint::new()
@@ -232,7 +232,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
         };
         let t = g.add(
             Task::new("bdsdc.direct", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost((12 * n * n * n) as f64, (16 * n * n) as f64)
                 .footprint(
                     Footprint::new()
@@ -290,7 +290,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                 };
                 let t = g.add(
                     Task::new(format!("bdsdc.leaf[{}..{}]", r.start, r.end), body)
-                        .stage(BDSVD)
+                        .stage(BDSDC)
                         .cost((12 * len * len * len) as f64, (16 * len * len) as f64)
                         .footprint(
                             Footprint::new()
@@ -350,7 +350,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     });
                     g.add(
                         Task::new(format!("{name}.deflate"), body)
-                            .stage(BDSVD)
+                            .stage(BDSDC)
                             .cost((8 * len * len) as f64, (32 * len * len) as f64)
                             .footprint(
                                 Footprint::new()
@@ -376,7 +376,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                 };
                 let spec = |step: &str, first_row, flops| MergeRanges {
                     name: format!("{name}.{step}"),
-                    stage: BDSVD,
+                    stage: BDSDC,
                     count: roots,
                     first_row,
                     cost: (flops, (16 * len * len / roots) as f64),
@@ -419,7 +419,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     });
                     g.add(
                         Task::new(format!("{name}.order"), body)
-                            .stage(BDSVD)
+                            .stage(BDSDC)
                             // A sort and at most `len` column moves in each block.
                             .cost((20 * len) as f64, (32 * len * len) as f64)
                             .footprint(
@@ -492,7 +492,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                     };
                     let t = g.add(
                         Task::new(format!("{name}.apply[{}..{}]", tile.start, tile.end), body)
-                            .stage(BDSVD)
+                            .stage(BDSDC)
                             .cost(
                                 (4 * len * len * tile.len()) as f64,
                                 (16 * len * (len + tile.len())) as f64,
@@ -525,7 +525,7 @@ pub(super) fn bdsdc_impl<T: Scalar>(
                             slot.problem.write().take();
                             Ok(())
                         })
-                        .stage(BDSVD)
+                        .stage(BDSDC)
                         .footprint(Footprint::new().write(all.clone())),
                     )
                 };

@@ -24,7 +24,7 @@
 //! and each phase is an event of the calling thread's phase trace, if any
 //! ([`crate::trace::record_phases`]).
 
-use super::{bdsdc, prepare, Bidiagonal, Svd, SvdJob, SvdOptions};
+use super::{bdsdc, prepare, Bidiagonal, SvdJob, SvdOptions, SvdOutput};
 use crate::graph::TaskGraph;
 use crate::linalg::bidiagonal::bdsdc::BdTree;
 use crate::linalg::bidiagonal::gebrd::{gebrd_on, ormbr_p_on, ormbr_q_on, GEBRD_BLOCK};
@@ -125,7 +125,7 @@ pub(super) fn run<T: Scalar>(
     job: SvdJob,
     opts: &SvdOptions,
     rt: &Runtime,
-) -> Result<Svd<T>> {
+) -> Result<SvdOutput<T>> {
     let start = Instant::now();
     let small = match job {
         SvdJob::Vectors => SMALL_BELOW_VECTORS,
@@ -136,7 +136,7 @@ pub(super) fn run<T: Scalar>(
     } else {
         reduce_and_solve(a, job, opts, rt)?
     };
-    Ok(Svd {
+    Ok(SvdOutput {
         values,
         u,
         vt,

@@ -2,7 +2,7 @@
 //! which computes them to high relative accuracy ([`crate::linalg::bidiagonal::dqds`]).
 
 use super::gb2bd::Bidiagonal;
-use super::BDSVD;
+use super::BDSDC;
 use crate::graph::{Footprint, Region, Task, TaskGraph};
 use crate::pipeline::task::{check_owned, with_access, Slot};
 use crate::{Result, Scalar};
@@ -33,7 +33,7 @@ pub fn singular_values<T: Scalar>(
     };
     let task = g.add(
         Task::new("bdsvd.dqds", body)
-            .stage(BDSVD)
+            .stage(BDSDC)
             .cost((120 * n * n) as f64, (32 * n) as f64)
             .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),
     );

@@ -1,6 +1,7 @@
-//! Stage 2 of the SVD as tasks: upper band to upper bidiagonal by bulge
-//! chasing with bandwidth tiling (seed 000, Ringoot et al.; digest
-//! `research/seed-ringoot.md`), one task per (pass, sweep, step).
+//! Stage 2 of the SVD as tasks: upper band to upper bidiagonal by bulge chasing
+//! with bandwidth tiling (seed 000: Ringoot, Alomairy and Edelman,
+//! "Accelerating Bidiagonalization of Banded Matrices through Memory-Aware
+//! Bulge-Chasing on GPUs", 2025, §IV), one task per (pass, sweep, step).
 
 use super::ge2gb::UpperBandHandle;
 use super::reflectors::Gb2bdReflectorsHandle;

@@ -1,6 +1,6 @@
 //! Stage 2 with the band stored in a half type ([`BandPrecision::F16`],
 //! [`BandPrecision::BF16`]): seed 000's data-precision awareness (Ringoot
-//! et al.; digest `research/seed-ringoot.md`). Singular values only.
+//! et al., 2025, §VI-A and §VI-E). Singular values only.
 //!
 //! The graph: one conversion task per stage-1 band column block (rounds the
 //! working-precision band into the half store as soon as ge2gb has copied

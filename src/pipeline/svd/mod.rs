@@ -41,29 +41,17 @@
 
 mod back_transform;
 mod bdsdc;
-#[cfg(test)]
-mod bdsdc_tests;
-#[cfg(test)]
-mod bt_tests;
 mod direct;
 pub mod dqds;
 mod gb2bd;
 mod gb2bd_half;
 mod ge2gb;
 mod geqrf;
-#[cfg(test)]
-mod grain_tests;
-#[cfg(test)]
-mod half_tests;
 pub mod hybrid;
 mod memory;
 mod options;
-#[cfg(test)]
-mod qr_tests;
 mod reflectors;
 mod select;
-#[cfg(test)]
-mod select_tests;
 #[cfg(test)]
 mod tests;
 
@@ -101,8 +89,10 @@ use faer::{Mat, MatRef};
 pub const GE2GB: &str = "ge2gb";
 /// Stage name of the band-to-bidiagonal bulge chasing.
 pub const GB2BD: &str = "gb2bd";
-/// Stage name of the bidiagonal singular-value solver.
-pub const BDSVD: &str = "bdsvd";
+/// Stage name of the bidiagonal singular-value solver (dqds for values, the
+/// divide and conquer of LAPACK `dbdsdc` with vectors, or a selection's
+/// bisection), named after its file `bdsdc.rs`.
+pub const BDSDC: &str = "bdsdc";
 
 /// What to compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,7 +107,7 @@ pub enum SvdJob {
 /// Result of [`svd`]: `A = U diag(values) V^T` with the thin factors.
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct Svd<T> {
+pub struct SvdOutput<T> {
     /// Singular values, descending (`k = min(m, n)` of them).
     pub values: Vec<T>,
     /// `U` (`m x k`, orthonormal columns; column `j` belongs to `values[j]`),
@@ -145,10 +135,10 @@ impl<T: Scalar> SvdGraph<T> {
     }
 
     /// Runs the graph on `rt` and takes the results out.
-    pub(crate) fn run_on(self, rt: &Runtime) -> Result<Svd<T>> {
+    pub(crate) fn run_on(self, rt: &Runtime) -> Result<SvdOutput<T>> {
         let report = rt.run(self.graph)?;
         let (values, u, vt) = self.results.into_results()?;
-        Ok(Svd {
+        Ok(SvdOutput {
             values,
             u,
             vt,
@@ -172,7 +162,7 @@ impl<T: Scalar> SvdGraph<T> {
         let stage = if vectors.is_some() {
             back_transform::Q1V
         } else {
-            BDSVD
+            BDSDC
         };
         let values = FinalValues::after(&mut g, "svd.complete", stage, done, values, scale);
         SvdGraph {
@@ -404,7 +394,7 @@ pub fn svd<T: Scalar>(
     job: SvdJob,
     opts: &SvdOptions,
     rt: &Runtime,
-) -> Result<Svd<T>> {
+) -> Result<SvdOutput<T>> {
     rt.check_threads()?;
     if opts.one_stage_for::<T>(a.nrows(), a.ncols(), job) {
         direct::admit::<T>(a.nrows(), a.ncols(), job, opts, rt.threads())?;
@@ -418,7 +408,7 @@ pub fn svd<T: Scalar>(
 /// conquer with vectors) and with vectors q2u, q1u, q2v, q1v; each the span
 /// from its first task's start to its last task's end (spans may overlap).
 pub fn stage_seconds(report: &RunReport) -> Vec<(&'static str, f64)> {
-    [GEQRF, GE2GB, GB2BD, BDSVD, Q2U, Q1U, Q2V, Q1V]
+    [GEQRF, GE2GB, GB2BD, BDSDC, Q2U, Q1U, Q2V, Q1V]
         .into_iter()
         .map(|s| (s, report.stage_span(s).as_secs_f64()))
         .filter(|&(s, t)| t > 0.0 || [GE2GB, GB2BD].contains(&s))

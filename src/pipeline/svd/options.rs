@@ -3,12 +3,12 @@
 use crate::Scalar;
 
 /// Storage type of the band during stage 2 (gb2bd), seed 000's
-/// data-precision awareness (digest `research/seed-ringoot.md`): with a half
+/// data-precision awareness (Ringoot et al., 2025, §VI-E): with a half
 /// type the band lives in 16 bits between tasks and each task widens its
 /// window to `f32`, chases there and rounds back. Singular values only
 /// ([`super::SvdJob::Values`]); the values then carry an error of a few units
 /// of the storage type's roundoff relative to `||A||_F` (`f16`: `2^-11`,
-/// `bf16`: `2^-8`), measured in `half_tests.rs`. The band is rounded once
+/// `bf16`: `2^-8`), measured in `tests/half.rs`. The band is rounded once
 /// per task, so the fine grain ([`SvdOptions::fine_stage2`]) rounds more often
 /// than the grouped one and their values differ (each is deterministic).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -35,7 +35,7 @@
 //! -> the Q2/Q1 column-block tasks of [`super::back_transform`].
 
 use super::gb2bd::Bidiagonal;
-use super::BDSVD;
+use super::BDSDC;
 use crate::graph::{Footprint, Region, Task, TaskGraph};
 use crate::linalg::tridiagonal::stebz::Sturm;
 use crate::linalg::tridiagonal::stein::{clusters, one_norm, stein_columns};
@@ -183,7 +183,7 @@ pub fn select_bidiagonal<T: Scalar>(
         });
         g.add(
             Task::new("svd.select.plan", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost((20 * n) as f64, (32 * n) as f64)
                 .footprint(
                     Footprint::new()
@@ -195,7 +195,7 @@ pub fn select_bidiagonal<T: Scalar>(
     g.succeed(plan_task, &bd.all_done);
     let layout = BisectParts {
         prefix: "svd.select",
-        stage: BDSVD,
+        stage: BDSDC,
         parts,
         flops: (120 * n * k.div_ceil(parts)) as f64,
         bytes: (32 * n) as f64,
@@ -252,7 +252,7 @@ pub fn select_bidiagonal<T: Scalar>(
         };
         g.add(
             Task::new("svd.select.values", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost(k as f64, (8 * k) as f64)
                 .footprint(
                     Footprint::new()
@@ -305,7 +305,7 @@ pub fn select_bidiagonal<T: Scalar>(
                 format!("svd.select.stein.cols[{}..{}]", cols.start, cols.end),
                 body,
             )
-            .stage(BDSVD)
+            .stage(BDSDC)
             .cost((40 * n * cols.len()) as f64, (16 * n * cols.len()) as f64)
             .footprint(
                 Footprint::new()
@@ -345,7 +345,7 @@ pub fn select_bidiagonal<T: Scalar>(
         });
         g.add(
             Task::new("svd.select.split", body)
-                .stage(BDSVD)
+                .stage(BDSDC)
                 .cost((8 * n * k) as f64, (32 * n * k) as f64)
                 .footprint(
                     Footprint::new()

@@ -11,7 +11,7 @@ use faer::reborrow::*;
 const STACK: usize = 256;
 
 simd_dispatch! {
-    /// Task `(r, s)` of `pass` (module docs, digest §1.3) on `band`: the right
+    /// Task `(r, s)` of `pass` (module docs) on `band`: the right
     /// reflector annihilating `A[r_s, c_s+1 ..= c_s+d]`, applied to the rows
     /// below it, then the left reflector annihilating `A[c_s+1 ..= c_s+d, c_s]`,
     /// applied to the columns right of it. Annihilated entries are written as exact
@@ -19,7 +19,7 @@ simd_dispatch! {
     /// reflector is skipped.
     ///
     /// `out = Some((right, left))` receives `[tau, v_1, ..., v_{L-1}]` of each
-    /// reflector (`L` = [`super::TaskGeom::len`]). Touches exactly
+    /// reflector (`L` = [`super::Gb2bdTaskGeom::len`]). Touches exactly
     /// [`super::task_regions`]; the band storage needs `ku >= b + d`, `kl >= d`.
     ///
     /// Compiled for AVX-512 or AVX2 when the CPU has them (the reflectors'

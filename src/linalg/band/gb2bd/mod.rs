@@ -1,11 +1,12 @@
-//! Upper band to upper bidiagonal by bulge chasing with bandwidth tiling: stage 2
-//! of the SVD (`DESIGN.md` §4.2; seed 000, Ringoot, Alomairy, Edelman, digested
-//! in `research/seed-ringoot.md`).
+//! Upper band to upper bidiagonal by bulge chasing with bandwidth tiling: stage
+//! 2 of the SVD (Ringoot, Alomairy and Edelman, "Accelerating Bidiagonalization
+//! of Banded Matrices through Memory-Aware Bulge-Chasing on GPUs", 2025, arXiv
+//! 2510.12705; "seed 000" below).
 //!
 //! # Passes
 //!
 //! The bandwidth is removed in passes `b -> b'` ([`Pass`]), `d = b - b'`
-//! superdiagonals at a time, until `b' = 1` (digest §1.2). [`schedule`] gives
+//! superdiagonals at a time, until `b' = 1` (seed 000 §IV, Algorithm 1). [`schedule`] gives
 //! the default `b -> max(b - TW, 1) -> ... -> 1` with the inner tile width `TW`
 //! of one 128-byte cache line ([`tile_width`]: 16 for f64, 32 for f32; seed 000
 //! §VI-B); `TW >= b - 1` is a single pass. [`schedule_with`] accepts any
@@ -13,7 +14,8 @@
 //!
 //! # The task (pass, sweep r, step s)
 //!
-//! 0-based version of the digest's §1.3 geometry (its 1-based `R` is `r + 1`).
+//! 0-based version of seed 000's geometry (§IV, Algorithm 1, lines 7-8; its
+//! 1-based `R` is `r + 1`).
 //! Sweep `r` (`0 <= r < n - 1 - b'`, [`num_sweeps`]) reduces row `r` to
 //! bandwidth `b'` and chases the bulge it creates down the band in steps
 //! `s = 0, 1, ...` while `c_s <= n - 2` ([`steps`]):
@@ -33,9 +35,9 @@
 //! outer band entries of row `r`; step `s >= 1` annihilates the `d` entries
 //! the previous step's left reflector pushed beyond the band in row `r_s`. Only
 //! the first row and column of each bulge is annihilated; the rest is deferred
-//! to the later sweeps (digest §1.3, "deferred bulges"). Reflectors follow
+//! to the later sweeps (seed 000 §IV, "deferred bulges"). Reflectors follow
 //! LAPACK `dlarfg` (`H = I - tau v v^T`, `v[0] = 1`); an all-zero tail gives
-//! `tau = 0` and the reflector is skipped (never NaN, digest §1.6).
+//! `tau = 0` and the reflector is skipped (never NaN).
 //!
 //! Every task is an orthogonal equivalence `A <- H_L A H_R`, so with the tasks
 //! in sequential order (pass, sweep, step ascending) the bidiagonal is
@@ -47,7 +49,7 @@
 //! [`UpperBand`]: column-major LAPACK-style band storage with `ku` rows above
 //! the diagonal and `kl` below; a pass `b -> b'` needs `ku >= b + d` (the
 //! deferred fill reaches `b + d` superdiagonals) and `kl >= d` (the fill a
-//! right reflector creates below the diagonal, digest §1.8): the default
+//! right reflector creates below the diagonal, seed 000 §V): the default
 //! schedule needs `b + 2 TW + 1` rows per column, as seed 000 §V says.
 //!
 //! # Dependencies
@@ -87,7 +89,7 @@ use std::ops::Range;
 /// sweep `r - 1` step `s + 3` (seed 000 §IV-A, "three-cycle separation").
 pub use crate::linalg::band::chase::SWEEP_LAG;
 
-/// One bandwidth-reduction pass `b -> b'` (digest §1.2).
+/// One bandwidth-reduction pass `b -> b'` (seed 000 §IV, Algorithm 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pass {
     /// Upper bandwidth at the start of the pass.
@@ -168,7 +170,7 @@ pub fn steps(n: usize, pass: Pass, r: usize) -> usize {
 
 /// Where task `(r, s)` works (0-based, ends exclusive).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TaskGeom {
+pub struct Gb2bdTaskGeom {
     /// Pivot row of the right reflector, `r_s`.
     pub row: usize,
     /// Pivot column `c_s`; also the pivot row and column of the left reflector.
@@ -179,7 +181,7 @@ pub struct TaskGeom {
     pub left_end: usize,
 }
 
-impl TaskGeom {
+impl Gb2bdTaskGeom {
     /// Rows the right reflector updates, `[r_s, c_s + len)`.
     pub fn right_rows(&self) -> Range<usize> {
         self.row..self.col + self.len
@@ -198,7 +200,7 @@ impl TaskGeom {
 
 /// Geometry of task `(r, s)` of `pass`. Panics if it does not exist.
 #[inline]
-pub fn task_geom(n: usize, pass: Pass, r: usize, s: usize) -> TaskGeom {
+pub fn task_geom(n: usize, pass: Pass, r: usize, s: usize) -> Gb2bdTaskGeom {
     assert!(
         s < steps(n, pass, r),
         "gb2bd task ({r}, {s}) does not exist for n = {n}, pass {pass:?}"
@@ -207,7 +209,7 @@ pub fn task_geom(n: usize, pass: Pass, r: usize, s: usize) -> TaskGeom {
     let row = if s == 0 { r } else { col - pass.b };
     let len = (pass.d() + 1).min(n - col);
     let left_end = (col + pass.b + pass.d() + 1).min(n);
-    TaskGeom {
+    Gb2bdTaskGeom {
         row,
         col,
         len,

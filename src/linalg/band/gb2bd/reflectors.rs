@@ -4,7 +4,7 @@
 //!
 //! Task `(p, r, s)` (pass, sweep, step) is `A <- H_L A H_R` with both
 //! reflectors acting on the index range `[c_s, c_s + L)` (rows for `H_L`,
-//! columns for `H_R`; [`super::TaskGeom::span`]). With the tasks in
+//! columns for `H_R`; [`super::Gb2bdTaskGeom::span`]). With the tasks in
 //! sequential order (pass, sweep, step ascending) and `H^T = H`:
 //!
 //! ```text

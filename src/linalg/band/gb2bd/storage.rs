@@ -1,6 +1,6 @@
 //! Band storage in a narrower type than the arithmetic: seed 000's
-//! data-precision awareness (Ringoot et al. §VI; digest
-//! `research/seed-ringoot.md`). The band lives in `f16`/`bf16` (or any
+//! data-precision awareness (Ringoot, Alomairy and Edelman, 2025, §VI-A and
+//! §VI-E). The band lives in `f16`/`bf16` (or any
 //! [`BandStorage`]) between tasks; each task widens its window into an `f32`
 //! scratch buffer, runs [`super::chase_step`] there and rounds the window back.
 //! Memory traffic per task halves (vs f32) while the Householder arithmetic

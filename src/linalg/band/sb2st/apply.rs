@@ -1,4 +1,4 @@
-//! Steps 2-4 of a bulge-chasing step (digest §4.1): the reflector
+//! Steps 2-4 of a bulge-chasing step (module docs of `sb2st`): the reflector
 //! `H = I - tau v v^T` of step 1 applied from the left to the rest of the
 //! left block, from both sides to the diagonal block (LAPACK `dlarfy`) and
 //! from the right to the block below, with the rows of the step held in

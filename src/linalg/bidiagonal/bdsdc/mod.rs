@@ -2,7 +2,7 @@
 //! divide and conquer (Gu & Eisenstat 1995, "A divide-and-conquer algorithm for the
 //! bidiagonal SVD"), organised as LAPACK `dbdsdc`/`dlasd0`–`dlasd4` but cut into
 //! pieces that a task graph can run as separate tasks, like the tridiagonal
-//! eigensolver in [`crate::linalg::tridiagonal::stedc`] (DESIGN.md §4.2).
+//! eigensolver in [`crate::linalg::tridiagonal::stedc`].
 //!
 //! # Pieces and their dependencies
 //!

@@ -8,8 +8,8 @@
 //! passes (`Q2_U`, `Q2_V`: about `4 n^3` more flops at a fraction of the GEMM
 //! rate), which only pays when the BLAS-3 rate is several times the BLAS-2
 //! rate of `dgebrd`'s matrix-vector products; at small and mid sizes on a few
-//! cores it is not (the same argument as `sytrd`,
-//! `research/small-mid-evd.md` §1).
+//! cores it is not (the same argument as `sytrd`, in its module
+//! documentation).
 //!
 //! # Storage (as `dgebrd`, `m >= n`)
 //!

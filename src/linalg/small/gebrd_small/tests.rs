@@ -1,5 +1,7 @@
-//! Oracles G1-G3 of `research/seed-batched.md` on the kernels of this
-//! module, against faer (LAPACK-style scaled ratios, `u = T::EPS / 2`).
+//! LAPACK's checks of a bidiagonalization (G1: `A = Q B P^T` as `dbdt01`; G2:
+//! orthogonality of `Q` and `P` as `dort01`; G3: `B`'s singular values are
+//! `A`'s) on the kernels of this module, against faer (LAPACK-style scaled
+//! ratios, `u = T::EPS / 2`).
 
 use super::*;
 use crate::linalg::householder::testutil::{orth_err, random, to_f64, Rng};

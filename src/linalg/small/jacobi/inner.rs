@@ -9,7 +9,8 @@ use faer::linalg::jacobi::JacobiRotation;
 use faer::MatMut;
 
 /// The plane rotation that diagonalises the symmetric 2 x 2 matrix
-/// `[[gjj, gjk], [gjk, gkk]]` (digest A.3, real case, `e = sign(gjk)`).
+/// `[[gjj, gjk], [gjk, gkk]]` (MAGMA's batched `gesvj` rotation, real case,
+/// `e = sign(gjk)`).
 ///
 /// Returns `(c, s)` such that the column update
 /// `x_j' = c x_j + s x_k`, `x_k' = -s x_j + c x_k` makes the pair orthogonal
@@ -75,7 +76,7 @@ fn rotate_sym<T: Scalar>(g: &mut [T], nn: usize, p: usize, q: usize, c: T, s: T)
 /// rotations into `jac` (set to the identity first, then `J`).
 ///
 /// A pair `(p, q)` is rotated iff `|g_pq| > tol_abs * sqrt(|g_pp| |g_qq|)`
-/// (digest A.3; MAGMA's strict `>`). Returns whether any rotation was applied;
+/// (MAGMA's strict `>`). Returns whether any rotation was applied;
 /// if not, `jac` is exactly the identity. Stops early after a sweep without
 /// rotation.
 pub fn jacobi_sweeps<T: Scalar>(

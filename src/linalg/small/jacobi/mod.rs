@@ -1,6 +1,6 @@
 //! Blocked one-sided Jacobi SVD of one small dense matrix (seed 004,
 //! Abdelfattah & Fasi, "An Efficient Batch Solver for the Singular Value
-//! Decomposition on GPUs"; digest `shared/research/seed-batched.md`, part A).
+//! Decomposition on GPUs", 2026, §5).
 //!
 //! The columns of `A` (tall orientation; a wide input is transposed) are
 //! split into an even number `l` of blocks of width `nb`. A sweep visits all

@@ -1,6 +1,5 @@
-//! The Brent-Luk round-robin parallel ordering ([004 §5.1]; the generator
-//! `next` is the one the digest reads from MAGMA, A.4 of
-//! `shared/research/seed-batched.md`).
+//! The Brent-Luk round-robin parallel ordering ([004 §5.1], Abdelfattah and
+//! Fasi; the generator `next` is the one of MAGMA's batched one-sided Jacobi).
 //!
 //! `l` (even) indices are split into `l / 2` disjoint pairs; `l - 1` such
 //! iterations cover all `l (l - 1) / 2` pairs exactly once (one sweep). The

@@ -1,4 +1,4 @@
-//! One matrix's blocked one-sided Jacobi iteration (digest A.6.1 for one
+//! One matrix's blocked one-sided Jacobi iteration ([004 §5] for one
 //! problem), as a state that advances one outer sweep at a time, so a batch
 //! driver can interleave many matrices and drop converged ones (masking,
 //! [004 §8]).
@@ -373,7 +373,7 @@ impl<T: Scalar> JacobiState<T> {
     /// cannot be normalised; it is completed to an orthonormal basis instead:
     /// the unit vector `e_i` farthest from the span of the columns before it,
     /// orthogonalised twice (classical Gram-Schmidt) and normalised. MAGMA
-    /// leaves such columns zero (digest A.4, Finalize); we choose the
+    /// leaves such columns zero (its finalize step, [004 §5]); we choose the
     /// completion so `U` is always orthonormal.
     ///
     /// # Panics

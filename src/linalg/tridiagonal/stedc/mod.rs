@@ -1,6 +1,7 @@
 //! Symmetric tridiagonal divide and conquer (Cuppen 1981, with the Gu–Eisenstat 1995
 //! eigenvector computation), organised as LAPACK `dstedc`/`dlaed0`–`dlaed4` but cut into
-//! pieces that a task graph can run as separate tasks (DESIGN.md §4.1 step 3).
+//! pieces that a task graph can run as separate tasks (the eigensolver after
+//! the two-stage reduction, as in Wang et al., PPoPP 2025, §3.1).
 //!
 //! # Pieces and their dependencies
 //!

@@ -7,7 +7,8 @@
 //! two-stage reduction does about 2n^3 more flops (the Q2 back-transformation),
 //! which only pays when the BLAS-3 rate is more than about four times the BLAS-2
 //! rate of `dsytrd`'s symmetric matrix-vector products; at small and mid n on
-//! a few cores it is not (`research/small-mid-evd.md` §1).
+//! a few cores it is not (LAPACK's `dsyevd` is one-stage: `dsytrd`, `dstedc`,
+//! `dormtr`).
 //!
 //! # Storage (as `dsytrd` with `uplo = 'L'`)
 //!

@@ -6,9 +6,9 @@
 //! One pass over the lower triangle, **four columns at a time**: columns
 //! `c..c + 4` give four dots (their parts below row `c + 3` times `v`) and
 //! one fused four-column axpy into the rows below, so each entry of `A` is
-//! read once and `v` and `w` once per four columns (`research/small-mid-evd.md`
-//! §1: at small and mid n the BLAS-2 rate of this product is what decides
-//! against LAPACK). The 4 x 4 diagonal blocks are done in scalar code.
+//! read once and `v` and `w` once per four columns (at small and mid n the
+//! BLAS-2 rate of this product is what decides against LAPACK, whose `dlatrd`
+//! panels make one `dsymv` per column). The 4 x 4 diagonal blocks are done in scalar code.
 //!
 //! The inner loop is [`crate::linalg::blas::blas2`]'s fused multiply-add kernel
 //! (AVX-512 or AVX2 + FMA intrinsics, the same bits on every version).

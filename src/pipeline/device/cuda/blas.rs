@@ -15,7 +15,7 @@ use crate::cuda::{driver_error, looked_for, GpuLanes};
 use crate::linalg::band::gb2bd::{Pass, UpperBand};
 use crate::matrix::SymBand;
 use crate::pipeline::device::{
-    check_chase, check_gemm, check_symm, check_syr2k, BlasDevice, Op, OpTiming, Region,
+    check_chase, check_gemm, check_symm, check_syr2k, BlasDevice, DeviceRegion, Op, OpTiming,
 };
 use crate::{Error, Result};
 use cudarc::cublas::sys::{self, cublasOperation_t, cublasStatus_t};
@@ -294,7 +294,7 @@ fn op(o: Op) -> cublasOperation_t {
 
 /// The device address of `r`'s entry (0, 0) in a buffer at `base`, with its
 /// leading dimension (the region was checked against the buffer).
-fn at<T>(base: u64, r: Region) -> (u64, i64) {
+fn at<T>(base: u64, r: DeviceRegion) -> (u64, i64) {
     (
         base + (r.offset * std::mem::size_of::<T>()) as u64,
         r.ld as i64,
@@ -405,7 +405,7 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
         stream.synchronize().map_err(drv("cuStreamSynchronize"))
     }
 
-    fn upload(&self, host: MatRef<'_, T>, dst: &mut CudaSlice<T>, r: Region) -> Result<()> {
+    fn upload(&self, host: MatRef<'_, T>, dst: &mut CudaSlice<T>, r: DeviceRegion) -> Result<()> {
         r.check(dst.len(), "upload")?;
         if (host.nrows(), host.ncols()) != (r.rows, r.cols) {
             return Err(Error::Shape(format!(
@@ -434,7 +434,7 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
         Ok(())
     }
 
-    fn download(&self, src: &CudaSlice<T>, r: Region, mut host: MatMut<'_, T>) -> Result<()> {
+    fn download(&self, src: &CudaSlice<T>, r: DeviceRegion, mut host: MatMut<'_, T>) -> Result<()> {
         r.check(src.len(), "download")?;
         if (host.nrows(), host.ncols()) != (r.rows, r.cols) {
             return Err(Error::Shape(format!(
@@ -468,10 +468,10 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
     fn gemm(
         &self,
         alpha: T,
-        a: (&CudaSlice<T>, Region, Op),
-        b: (&CudaSlice<T>, Region, Op),
+        a: (&CudaSlice<T>, DeviceRegion, Op),
+        b: (&CudaSlice<T>, DeviceRegion, Op),
         beta: T,
-        c: (&mut CudaSlice<T>, Region),
+        c: (&mut CudaSlice<T>, DeviceRegion),
     ) -> Result<()> {
         let (m, n, k) = check_gemm(
             (a.1, a.2),
@@ -509,10 +509,10 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
     fn symm_lower(
         &self,
         alpha: T,
-        a: (&CudaSlice<T>, Region),
-        b: (&CudaSlice<T>, Region),
+        a: (&CudaSlice<T>, DeviceRegion),
+        b: (&CudaSlice<T>, DeviceRegion),
         beta: T,
-        c: (&mut CudaSlice<T>, Region),
+        c: (&mut CudaSlice<T>, DeviceRegion),
     ) -> Result<()> {
         let (m, n) = check_symm(a.1, b.1, c.1, [a.0.len(), b.0.len(), c.0.len()])?;
         if m == 0 || n == 0 {
@@ -541,10 +541,10 @@ impl<T: CublasScalar> BlasDevice<T> for CublasDevice {
     fn syr2k_lower(
         &self,
         alpha: T,
-        a: (&CudaSlice<T>, Region),
-        b: (&CudaSlice<T>, Region),
+        a: (&CudaSlice<T>, DeviceRegion),
+        b: (&CudaSlice<T>, DeviceRegion),
         beta: T,
-        c: (&mut CudaSlice<T>, Region),
+        c: (&mut CudaSlice<T>, DeviceRegion),
     ) -> Result<()> {
         let (n, k) = check_syr2k(a.1, b.1, c.1, [a.0.len(), b.0.len(), c.0.len()])?;
         if n == 0 {

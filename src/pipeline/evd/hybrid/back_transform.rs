@@ -55,7 +55,7 @@ fn apply_q1<T: Scalar, D: BlasDevice<T>>(
 ) -> Result<()> {
     let ops = Timed(dev);
     let n = z.nrows();
-    let whole = Region::whole(n, n);
+    let whole = DeviceRegion::whole(n, n);
     ops.upload(z.as_ref(), &mut s.a, whole)?;
     for f in s.panels.iter().rev() {
         let zr = whole.sub(n - f.v.rows, 0, f.v.rows, n);

@@ -1,5 +1,5 @@
-//! The symmetric EVD with its BLAS-3 stages on a device (DESIGN §5; issue
-//! 13): the hybrid split of MAGMA's two-stage `dsyevdx_2stage`.
+//! The symmetric EVD with its BLAS-3 stages on a device (issue 13): the
+//! hybrid split of MAGMA's two-stage `dsyevdx_2stage`.
 //!
 //! One task graph ([`evd_graph_hybrid`]) holds both sides:
 //!
@@ -9,7 +9,7 @@
 //!   latency bound, so on the host), writes its columns of the band, uploads
 //!   `V_p` and `T_p`, and enqueues the two-sided update of the trailing
 //!   matrix exactly as the CPU tasks compute it
-//!   (`research/seed-tridiag.md` §2 Eq. (1)): `X = A22 V` (SYMM),
+//!   (Wang et al., PPoPP 2025, §2.3, Eq. (1)): `X = A22 V` (SYMM),
 //!   `W = X T`, `M = T^T (V^T W)`, `W -= 1/2 V M` (GEMMs),
 //!   `A22 -= V W^T + W V^T` (SYR2K).
 //! * **Stage 2, the divide and conquer and Q2** on the CPU, built by the CPU
@@ -49,7 +49,8 @@ use crate::pipeline::device::{
     Timed,
 };
 pub use crate::pipeline::device::{
-    check_gemm, check_symm, check_syr2k, BlasDevice, GraphDevice, HostBlas, Op, OpTiming, Region,
+    check_gemm, check_symm, check_syr2k, BlasDevice, DeviceRegion, GraphDevice, HostBlas, Op,
+    OpTiming,
 };
 
 use super::{
@@ -76,9 +77,9 @@ pub const TRANSFER: &str = "transfer";
 /// Where panel `p`'s factors live on the device.
 struct PanelFactors {
     /// `V_p` in explicit form (unit diagonal, zeros above), `m_p x b`.
-    v: Region,
+    v: DeviceRegion,
     /// `T_p`, `b x b`, upper triangular (zeros below).
-    t: Region,
+    t: DeviceRegion,
 }
 
 /// The device buffers of a run, made by the upload task.
@@ -252,13 +253,13 @@ fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
     let (mut v_len, mut t_len) = (0, 0);
     for p in 0..panel_count(n, b) {
         let m = n - (p + 1) * b;
-        let v = Region {
+        let v = DeviceRegion {
             offset: v_len,
             rows: m,
             cols: b,
             ld: m.max(1),
         };
-        let t = Region {
+        let t = DeviceRegion {
             offset: t_len,
             rows: b,
             cols: b,
@@ -279,6 +280,6 @@ fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
         t: dev.alloc(t_len)?,
         panels,
     };
-    ops.upload(a.as_ref(), &mut s.a, Region::whole(n, n))?;
+    ops.upload(a.as_ref(), &mut s.a, DeviceRegion::whole(n, n))?;
     Ok(s)
 }

@@ -94,7 +94,7 @@ fn reduce_panel<T: Scalar, D: BlasDevice<T>>(
     let (m, b) = (v_at.rows, v_at.cols);
     let (c0, r0) = (p * b, (p + 1) * b);
     let n = r0 + m;
-    let whole = Region::whole(n, n);
+    let whole = DeviceRegion::whole(n, n);
     // The column block from the diagonal down, as the previous panels'
     // updates left it: its diagonal block is final, the rest is factored.
     let mut block = Mat::<T>::zeros(n - c0, b);
@@ -119,13 +119,13 @@ fn reduce_panel<T: Scalar, D: BlasDevice<T>>(
     ops.upload(t.as_ref(), &mut s.t, t_at)?;
 
     let a22 = whole.sub(r0, r0, m, m);
-    let work = Region {
+    let work = DeviceRegion {
         offset: 0,
         rows: m,
         cols: b,
         ld: n,
     };
-    let bb = Region::whole(b, b);
+    let bb = DeviceRegion::whole(b, b);
     let (one, zero) = (T::one(), T::zero());
     ops.symm_lower(one, (&s.a, a22), (&s.v, v_at), zero, (&mut s.x, work))?;
     ops.gemm(
@@ -172,7 +172,11 @@ fn copy_trailing_block<T: Scalar, D: BlasDevice<T>>(
     let n = s.n;
     let k = n - c0;
     let mut last = Mat::<T>::zeros(k, k);
-    ops.download(&s.a, Region::whole(n, n).sub(c0, c0, k, k), last.as_mut())?;
+    ops.download(
+        &s.a,
+        DeviceRegion::whole(n, n).sub(c0, c0, k, k),
+        last.as_mut(),
+    )?;
     for j in 0..k {
         for i in j..k {
             band.set(c0 + i, c0 + j, last[(i, j)]);

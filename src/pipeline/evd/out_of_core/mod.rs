@@ -41,7 +41,7 @@ mod tests;
 pub use check::{sample_columns, sampled_check, LowerPart, SampledCheck};
 pub use plan::{plan, DiskSpace, MemoryPlan, OocPlan, OutOfCore};
 
-use super::sb2st::{sb2st, Sb2stReflectors};
+use super::sb2st::{sb2st, Q2Reflectors};
 use super::stedc::{add_nodes, NodeStore};
 use super::sy2sb::{sy2sb, Sy2sbReflectors};
 use super::{dc_scale, grain, owned_lower, prepare, EvdJob, SB2ST, SY2SB};
@@ -229,7 +229,7 @@ pub fn evd_graph_out_of_core<T: Scalar>(
 
     // Stage 2, its reflectors to disk once it is done.
     let s2 = sb2st(&mut g, band, grain(opts), true)?;
-    let Sb2stReflectors {
+    let Q2Reflectors {
         store, done: done2, ..
     } = s2
         .reflectors

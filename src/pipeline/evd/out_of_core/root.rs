@@ -26,7 +26,7 @@ use super::super::sb2st::Tridiagonal;
 use super::super::stedc::{
     add_finish, add_free, merge_step, root_tasks_for, store_values, DcNodes,
 };
-use super::super::{DC, Q1, Q2};
+use super::super::{Q1, Q2, STEDC};
 use super::IO;
 use crate::graph::{Footprint, Lane, Region, Task, TaskGraph, TaskId};
 use crate::linalg::back_transform::q1::{apply_q1_panels, panel_offsets};
@@ -156,7 +156,7 @@ pub(super) fn add_root_and_passes<T: Scalar>(
         });
         g.add(
             Task::new(format!("dc.merge[0..{n}].deflate"), body)
-                .stage(DC)
+                .stage(STEDC)
                 .cost((4 * n * n) as f64, (16 * n * n) as f64)
                 .footprint(
                     Footprint::new()
@@ -207,7 +207,7 @@ pub(super) fn add_root_and_passes<T: Scalar>(
         });
         g.add(
             Task::new(format!("dc.merge[0..{n}].order"), body)
-                .stage(DC)
+                .stage(STEDC)
                 .cost((20 * n) as f64, (8 * n) as f64)
                 .footprint(
                     Footprint::new()
@@ -458,7 +458,7 @@ fn add_pass<T: Scalar>(
                 ),
                 body,
             )
-            .stage(DC)
+            .stage(STEDC)
             .cost(
                 (2 * n * n * local.len()) as f64,
                 (8 * n * (n + local.len())) as f64,

@@ -85,7 +85,7 @@ fn apply_q1<T: Scalar, D: BlasDevice<T>>(
     let ops = Timed(dev);
     let (m, n, b) = (s.m, s.n, s.b);
     for (mut z, rows, qr) in [(u.as_mut(), m, true), (v.as_mut(), n, false)] {
-        let whole = Region::whole(rows, n);
+        let whole = DeviceRegion::whole(rows, n);
         ops.upload(z.as_ref(), &mut s.a, whole)?;
         let panels = if qr { &s.qr } else { &s.lq };
         for (k, f) in panels.iter().enumerate().rev() {

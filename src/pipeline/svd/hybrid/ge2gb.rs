@@ -116,7 +116,7 @@ fn reduce_qr_panel<T: Scalar, D: BlasDevice<T>>(
     let (v_at, t_at) = (f.v, f.t);
     let (c0, w) = (k * b, v_at.cols);
     let top = c0.saturating_sub(b);
-    let whole = Region::whole(m, n);
+    let whole = DeviceRegion::whole(m, n);
     let mut block = Mat::<T>::zeros(m - top, w);
     ops.download(&s.a, whole.sub(top, c0, m - top, w), block.as_mut())?;
     let mut t = Mat::<T>::zeros(w, w);
@@ -160,7 +160,7 @@ fn reduce_lq_panel<T: Scalar, D: BlasDevice<T>>(
     let (v_at, t_at) = (f.v, f.t);
     let (r0, c0) = (k * b, (k + 1) * b);
     let wk = n - c0;
-    let whole = Region::whole(m, n);
+    let whole = DeviceRegion::whole(m, n);
     let rows_at = whole.sub(r0, c0, b, wk);
     let mut panel = Mat::<T>::zeros(b, wk);
     ops.download(&s.a, rows_at, panel.as_mut())?;
@@ -174,7 +174,7 @@ fn reduce_lq_panel<T: Scalar, D: BlasDevice<T>>(
     let below = m - c0;
     // C = A[c0.., c0..]: C -= ((C V) T) V^T.
     let c = whole.sub(c0, c0, below, wk);
-    let xw = Region::whole(below, b);
+    let xw = DeviceRegion::whole(below, b);
     let (one, zero) = (T::one(), T::zero());
     ops.gemm(
         one,

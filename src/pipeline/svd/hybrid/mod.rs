@@ -1,4 +1,4 @@
-//! The SVD with its BLAS-3 stages on a device (DESIGN §5; issue 13), the
+//! The SVD with its BLAS-3 stages on a device (issue 13), the
 //! SVD's counterpart of [`crate::pipeline::evd::hybrid`], in one task graph
 //! ([`svd_graph_hybrid`]):
 //!
@@ -45,7 +45,7 @@ use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::{basis, ColumnBlocks};
 use crate::pipeline::device::{
     apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
-    BlasDevice, GraphDevice, Op, Region, Timed,
+    BlasDevice, DeviceRegion, GraphDevice, Op, Timed,
 };
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatMut, MatRef};
@@ -58,9 +58,9 @@ pub const TRANSFER: &str = "transfer";
 /// Where a panel's factors live on the device.
 struct PanelFactors {
     /// `V` in explicit form (unit diagonal, zeros above).
-    v: Region,
+    v: DeviceRegion,
     /// `T`, upper triangular (zeros below).
-    t: Region,
+    t: DeviceRegion,
 }
 
 /// The device buffers of a run, made by the upload task.
@@ -105,13 +105,13 @@ impl Layout {
         let (mut v_len, mut t_len) = (0, 0);
         let mut add = |rows: usize, w: usize| {
             let f = PanelFactors {
-                v: Region {
+                v: DeviceRegion {
                     offset: v_len,
                     rows,
                     cols: w,
                     ld: rows.max(1),
                 },
-                t: Region {
+                t: DeviceRegion {
                     offset: t_len,
                     rows: w,
                     cols: w,
@@ -258,7 +258,7 @@ fn upload_matrix<T: Scalar, D: BlasDevice<T>>(
         qr: layout.qr,
         lq: layout.lq,
     };
-    ops.upload(a.as_ref(), &mut s.a, Region::whole(m, n))?;
+    ops.upload(a.as_ref(), &mut s.a, DeviceRegion::whole(m, n))?;
     Ok(s)
 }
 
@@ -273,7 +273,7 @@ pub fn svd_hybrid<T, D>(
     opts: &SvdOptions,
     rt: &crate::runtime::Runtime,
     dev: &Arc<D>,
-) -> Result<super::Svd<T>>
+) -> Result<super::SvdOutput<T>>
 where
     T: Scalar,
     D: GraphDevice<T>,

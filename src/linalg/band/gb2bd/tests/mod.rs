@@ -116,7 +116,7 @@ fn geometry_counts() {
             }
         }
     }
-    // 1-based example of the digest (b = 4, b' = 2, R = 1): pivot columns
+    // A 1-based example worked by hand (b = 4, b' = 2, R = 1): pivot columns
     // 3, 7, 11 and rows 1, 3, 7.
     let p = Pass::new(4, 2).unwrap();
     let geoms: Vec<_> = (0..3).map(|s| task_geom(20, p, 0, s)).collect();

@@ -1,6 +1,14 @@
 //! Tests of the SVD pipeline: singular values against faer (LAPACK-style
 //! scaled ratios), the race checker on the whole graph with a negative
-//! control, determinism across thread counts and schedules.
+//! control, determinism across thread counts and schedules. The tests of one
+//! stage or path sit in the submodules below.
+
+mod bdsdc;
+mod bt;
+mod grain;
+mod half;
+mod qr;
+mod select;
 
 use super::*;
 use crate::gallery;

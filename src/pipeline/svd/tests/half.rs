@@ -1,5 +1,5 @@
-//! Seed 000's protocol for the half-precision band stage (Ringoot et al.,
-//! data-precision awareness; digest `research/seed-ringoot.md`): reduce to
+//! Seed 000's protocol for the half-precision band stage (Ringoot, Alomairy
+//! and Edelman, 2025, §VI-A, data-precision awareness): reduce to
 //! band in f64, chase with the band stored in f16 / bf16 / f32 (f32
 //! arithmetic inside each task) or f64 (the working-precision stage), singular
 //! values by dqds in f64; relative 2-norm errors
@@ -9,8 +9,8 @@
 //! [`BandPrecision`] through [`svd`], both grains, race-free, refused with
 //! vectors.
 
-use super::gb2bd_half::{fit_half_range, gb2bd_stored};
-use super::*;
+use super::super::gb2bd_half::{fit_half_range, gb2bd_stored};
+use super::super::*;
 use crate::gallery;
 use crate::linalg::band::gb2bd::storage::BandStorage;
 use crate::linalg::band::gb2bd::tests::singular_values as reference;

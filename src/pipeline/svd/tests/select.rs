@@ -1,7 +1,7 @@
 //! Unit tests of the SVD selection (`select.rs`) on bidiagonals given whole.
 
-use super::gb2bd::Bidiagonal;
-use super::select::{golub_kahan, select_bidiagonal, SvdSelection};
+use super::super::gb2bd::Bidiagonal;
+use super::super::select::{golub_kahan, select_bidiagonal, SvdSelection};
 use crate::graph::TaskGraph;
 use crate::runtime::Runtime;
 use faer::Mat;

@@ -1,6 +1,6 @@
 //! Tuning parameters of the EVD pipeline.
 
-pub use faer::Side;
+use faer::Side;
 
 /// Automatic crossover of the eigenvalues-only job in f64: below this order
 /// the one-stage path is taken. It depends on the order and the precision
@@ -193,10 +193,10 @@ pub struct EvdOptions {
     /// bits on any thread count.
     pub values_dc_from: usize,
     /// Part of the spectrum: `None` (the default) computes every eigenpair;
-    /// a [`Selection`](super::evd::Selection) computes the selected ones only,
+    /// a [`Selection`](super::Selection) computes the selected ones only,
     /// by bisection and inverse iteration on the tridiagonal, with only their
     /// eigenvectors back-transformed (see `pipeline::evd::select`).
-    pub selection: Option<super::evd::Selection>,
+    pub selection: Option<super::Selection>,
 }
 
 impl Default for EvdOptions {

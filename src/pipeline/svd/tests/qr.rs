@@ -3,7 +3,7 @@
 //! the race checker on the whole graph with a negative control, and bitwise
 //! identical results across thread counts.
 
-use super::*;
+use super::super::*;
 use crate::gallery;
 use crate::runtime::Runtime;
 

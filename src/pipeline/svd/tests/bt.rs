@@ -4,7 +4,7 @@
 //! on the whole graph with negative controls (each kind of edge dropped);
 //! bitwise determinism across thread counts and orders.
 
-use super::*;
+use super::super::*;
 use crate::gallery;
 use crate::graph::{Footprint, Region, Task};
 use crate::matrix::SharedMatrix;

@@ -2,7 +2,7 @@
 //! grain's result (values, U, V^T) for several group and chunk sizes and
 //! schedules, and race-free.
 
-use super::*;
+use super::super::*;
 use crate::gallery;
 
 fn run(a: &Mat<f64>, job: SvdJob, o: &SvdOptions, threads: usize) -> Vec<u64> {

@@ -3,8 +3,8 @@
 //! against faer on the hard bidiagonal families, race free, and the race
 //! checker catches a missing Löwner -> apply edge.
 
-use super::bdsdc::bdsdc_impl;
-use super::*;
+use super::super::bdsdc::bdsdc_impl;
+use super::super::*;
 use crate::graph::TaskGraph;
 use crate::linalg::bidiagonal::bdsdc::BdsdcParams;
 use crate::linalg::bidiagonal::dqds::tests::{abs_ratio, dense, faer_sv, families, rounded};
