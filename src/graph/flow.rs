@@ -5,8 +5,8 @@
 //! adds the read-after-write, write-after-read and write-after-write edges against
 //! the earlier accesses that overlap, as the sequential task flow of StarPU
 //! (Augonnet et al., "StarPU: a unified platform for task scheduling on
-//! heterogeneous multicore architectures", CCPE 23(2), 2011, Sec. 3) or OpenMP
-//! `depend` clauses (OpenMP 5.2, Sec. 15.9.5) do. A task thus states its data once:
+//! heterogeneous multicore architectures", CCPE 23(2), 2011) or the `depend`
+//! clauses of OpenMP tasks (OpenMP 4.0 and later) do. A task thus states its data once:
 //! the same footprint orders it, is checked against its views (`matrix::access`)
 //! and is verified by [`TaskGraph::check_races`].
 //!
