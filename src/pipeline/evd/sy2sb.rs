@@ -2,7 +2,7 @@
 //! band, with the band handed to stage 2 column block by column block.
 
 use super::{SB2ST, SY2SB};
-use crate::graph::{DataFlow, Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::band::sy2sb::{self, panel_cols, panel_count, trailing_blocks, Sy2sbFactors};
 use crate::linalg::householder::panel_qr;
 use crate::matrix::access::Access;
@@ -120,18 +120,6 @@ pub struct Sy2sbStage<T> {
     pub reflectors: Sy2sbReflectors<T>,
 }
 
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
-enum Key {
-    /// Tile (I, J) of A on the absolute grid of size `nb`.
-    A(usize, usize),
-    /// Panel workspace (V) of parity k.
-    V(usize),
-    /// Row block (starting row) of the X/W workspace of parity k.
-    X(usize, usize),
-    /// T factor of panel p.
-    T(usize),
-}
-
 /// Adds stage 1 (sy2sb): dense symmetric `a` (lower triangle read; the graph
 /// owns it from now on) to band of half-width `b`, tiled with tile size `nb` (a
 /// multiple of `b`). Each finished column block of the band is copied into band
@@ -170,225 +158,57 @@ pub fn sy2sb<T: Scalar>(
         )));
     }
     crate::matrix::check_finite(a.as_ref(), true)?;
-    let a = Arc::new(SharedMatrix::new(a));
-    let band = Arc::new(SharedBand::new(SymBand::zeros(n, b)));
-    let mut feed = Vec::new();
     let np = panel_count(n, b);
     // Per parity: V (`n x b`) and the `[V W V]` workspace (`n x 3b`) of
     // `sy2sb::form_w`, X/W in its middle columns.
     let ws = |rows, cols| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, cols)));
     let rows = if np > 0 { n } else { 0 };
-    let (vws, xws) = (
-        [ws(rows, b), ws(rows, b)],
-        [ws(rows, 3 * b), ws(rows, 3 * b)],
-    );
-    let tf = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, np * b)));
-    let (aid, tid) = (a.id(), tf.id());
-    let mut flow = DataFlow::new();
-    let mut ids: Vec<TaskId> = Vec::new();
+    let mut st = Builder {
+        flow: Flow::new(),
+        a: Arc::new(SharedMatrix::new(a)),
+        band: Arc::new(SharedBand::new(SymBand::zeros(n, b))),
+        tf: ws(b, np * b),
+        vws: [ws(rows, b), ws(rows, b)],
+        xws: [ws(rows, 3 * b), ws(rows, 3 * b)],
+        n,
+        b,
+        ids: Vec::new(),
+    };
+    let mut feed = Vec::new();
     let mut panel_tasks = Vec::with_capacity(np);
-    let tile = |r: usize| r / nb;
-    let bytes = std::mem::size_of::<T>() as f64;
     for p in 0..np {
-        let k = p % 2;
-        let (v, x) = (vws[k].clone(), xws[k].clone());
-        let (vid, xid) = (v.id(), x.id());
-        let cols = panel_cols(b, p);
-        let r0 = (p + 1) * b;
-        let m = n - r0;
-        let blocks = trailing_blocks(n, b, p, nb);
-        let jp = tile(cols.start);
-        let tcols = p * b..(p + 1) * b;
-        let v_all = Region::new(vid, 0..m, 0..b);
-        let t_reg = Region::new(tid, 0..b, tcols.clone());
-
-        // Panel QR.
-        let keys: Vec<Key> = blocks
-            .iter()
-            .map(|blk| Key::A(tile(blk.start), jp))
-            .chain([Key::V(k), Key::T(p)])
-            .collect();
-        let body = {
-            let (a, v, tf, cols, tcols) = (
-                a.clone(),
-                v.clone(),
-                tf.clone(),
-                cols.clone(),
-                tcols.clone(),
-            );
-            move |acc: &Access<'_>| {
-                panel_qr::panel_kernel(
-                    a.write(acc, r0..n, cols.clone()),
-                    tf.write(acc, 0..b, tcols.clone()),
-                    v.write(acc, 0..m, 0..b),
-                );
-                Ok(())
-            }
-        };
-        let t = g.add(
-            Task::new(format!("sy2sb.panel[{p}]"), with_access(body))
-                .stage(SY2SB)
-                .cost((2 * m * b * b) as f64, bytes * (m * b) as f64)
-                .footprint(
-                    Footprint::new()
-                        .write(Region::new(aid, r0..n, cols.clone()))
-                        .write(v_all.clone())
-                        .write(t_reg.clone()),
-                ),
-        );
-        flow.access(g, t, &[], &keys);
-        ids.push(t);
-        panel_tasks.push(t);
-        {
-            // Panel p's columns are final now: the diagonal block after the last
-            // SYR2K of panel p-1, the rest of the band after this panel's QR.
-            feed.push(copy_band_columns(
-                g,
-                &mut flow,
-                &a,
-                &band,
-                b,
-                nb,
-                cols.clone(),
-            ));
+        let panel = Panel::new(n, b, nb, p);
+        panel_tasks.push(st.add_panel(g, &panel));
+        // Panel p's columns are final now: the diagonal block after the last
+        // SYR2K of panel p-1, the rest of the band after this panel's QR.
+        feed.push(st.copy_band_columns(g, panel.cols.clone()));
+        for i in 0..panel.blocks.len() {
+            st.add_symm_row(g, &panel, i);
         }
-
-        // SYMM row blocks: X_i = (A22 V T)_i.
-        for (i, blk) in blocks.iter().enumerate() {
-            let (s, e) = (blk.start, blk.end);
-            let (i0, li) = (s - r0, e - s);
-            let mut reads: Vec<Key> = blocks[..=i]
-                .iter()
-                .map(|c| Key::A(tile(s), tile(c.start)))
-                .collect();
-            reads.extend(
-                blocks[i + 1..]
-                    .iter()
-                    .map(|r| Key::A(tile(r.start), tile(s))),
-            );
-            reads.extend([Key::V(k), Key::T(p)]);
-            let body = {
-                let (a, v, x, tf, tcols) =
-                    (a.clone(), v.clone(), x.clone(), tf.clone(), tcols.clone());
-                move |acc: &Access<'_>| {
-                    sy2sb::symm_tile_row(
-                        a.read(acc, s..e, r0..e),
-                        a.read(acc, e..n, s..e),
-                        v.read(acc, 0..m, 0..b),
-                        tf.read(acc, 0..b, tcols.clone()),
-                        x.write(acc, i0..i0 + li, b..2 * b),
-                    );
-                    Ok(())
-                }
-            };
-            let t = g.add(
-                Task::new(format!("sy2sb.symm[{p}][{i}]"), with_access(body))
-                    .stage(SY2SB)
-                    .cost((2 * li * m * b) as f64, bytes * (li * m) as f64)
-                    .footprint(
-                        Footprint::new()
-                            .read(Region::new(aid, s..e, r0..e))
-                            .read(Region::new(aid, e..n, s..e))
-                            .read(v_all.clone())
-                            .read(t_reg.clone())
-                            .write(Region::new(xid, i0..i0 + li, b..2 * b)),
-                    ),
-            );
-            flow.access(g, t, &reads, &[Key::X(k, s)]);
-            ids.push(t);
-        }
-
-        // W = X - 1/2 V (T^T V^T X), in place.
-        let xkeys: Vec<Key> = blocks.iter().map(|blk| Key::X(k, blk.start)).collect();
-        let body = {
-            let (v, x, tf, tcols) = (v.clone(), x.clone(), tf.clone(), tcols.clone());
-            move |acc: &Access<'_>| {
-                sy2sb::form_w(
-                    x.write(acc, 0..m, 0..3 * b),
-                    v.read(acc, 0..m, 0..b),
-                    tf.read(acc, 0..b, tcols.clone()),
-                );
-                Ok(())
-            }
-        };
-        let t = g.add(
-            Task::new(format!("sy2sb.form_w[{p}]"), with_access(body))
-                .stage(SY2SB)
-                .cost((6 * m * b * b) as f64, bytes * (2 * m * b) as f64)
-                .footprint(
-                    Footprint::new()
-                        .read(v_all.clone())
-                        .read(t_reg.clone())
-                        .write(Region::new(xid, 0..m, 0..3 * b)),
-                ),
-        );
-        flow.access(g, t, &[Key::V(k), Key::T(p)], &xkeys);
-        ids.push(t);
-
+        st.add_form_w(g, &panel);
         // SYR2K tiles, column by column: the first column is what panel p+1 needs.
-        for (j, cb) in blocks.iter().enumerate() {
-            for (i, rb) in blocks.iter().enumerate().skip(j) {
-                let (ri, rj) = (rb.clone(), cb.clone());
-                let (i0, j0) = (ri.start - r0, rj.start - r0);
-                let (li, lj) = (ri.len(), rj.len());
-                let body = {
-                    let (a, x) = (a.clone(), x.clone());
-                    let (ri, rj) = (ri.clone(), rj.clone());
-                    move |acc: &Access<'_>| {
-                        sy2sb::syr2k_tile(
-                            a.write(acc, ri, rj),
-                            x.read(acc, i0..i0 + li, 0..2 * b),
-                            x.read(acc, j0..j0 + lj, b..3 * b),
-                            i == j,
-                        );
-                        Ok(())
-                    }
-                };
-                let t = g.add(
-                    Task::new(format!("sy2sb.syr2k[{p}][{i},{j}]"), with_access(body))
-                        .stage(SY2SB)
-                        .cost((4 * li * lj * b) as f64, bytes * (2 * li * lj) as f64)
-                        .footprint(
-                            Footprint::new()
-                                .write(Region::new(aid, ri.clone(), rj.clone()))
-                                .read(Region::new(xid, i0..i0 + li, 0..2 * b))
-                                .read(Region::new(xid, j0..j0 + lj, b..3 * b)),
-                        ),
-                );
-                // The tile reads V from the [V W V] workspace, not from V(k);
-                // the key stays: the X keys name absolute rows, so they
-                // alone do not order these reads before panel p + 2's SYMM
-                // writes to the same workspace rows, and V(k), written by
-                // panel p + 2's QR, does.
-                flow.access(
-                    g,
-                    t,
-                    &[Key::V(k), Key::X(k, ri.start), Key::X(k, rj.start)],
-                    &[Key::A(tile(ri.start), tile(rj.start))],
-                );
-                ids.push(t);
+        for j in 0..panel.blocks.len() {
+            for i in j..panel.blocks.len() {
+                st.add_syr2k_tile(g, &panel, i, j);
             }
         }
     }
-    {
-        // The columns after the last panel are final once stage 1 is done.
-        let rest = np * b..n;
-        if !rest.is_empty() {
-            feed.push(copy_band_columns(g, &mut flow, &a, &band, b, nb, rest));
-        }
+    // The columns after the last panel are final once stage 1 is done.
+    if np * b < n {
+        feed.push(st.copy_band_columns(g, np * b..n));
     }
-    let sub = subgraph_of(g, &ids);
+    let sub = subgraph_of(g, &st.ids);
     let reduction = Some(Reduction::fresh());
     Ok(Sy2sbStage {
         band: Band {
-            band,
+            band: st.band,
             b,
             feed,
             reduction,
         },
         reflectors: Sy2sbReflectors {
-            a,
-            t: tf,
+            a: st.a,
+            t: st.tf,
             b,
             panels: np,
             done: sub.exits.clone(),
@@ -400,59 +220,243 @@ pub fn sy2sb<T: Scalar>(
     })
 }
 
-/// Adds the task copying band columns `cols` (rows `c..=c+b` of each column `c`)
-/// of `a` into `band`, ordered by `flow` after the last writers of those tiles.
-fn copy_band_columns<T: Scalar>(
-    g: &mut TaskGraph<'static>,
-    flow: &mut DataFlow<Key>,
-    a: &Arc<SharedMatrix<T>>,
-    band: &Arc<SharedBand<T>>,
-    b: usize,
-    nb: usize,
+/// The geometry of panel `p`.
+struct Panel {
+    p: usize,
+    /// Parity: which of the two V/X workspaces the panel uses.
+    k: usize,
+    /// The panel's columns.
     cols: Range<usize>,
-) -> (Range<usize>, TaskId) {
-    let n = a.nrows();
-    let rows = cols.start..(cols.end + b).min(n);
-    let (src, dst) = (a.clone(), band.clone());
-    let (c0, c1) = (cols.start, cols.end);
-    let t = g.add(
-        Task::new(
-            format!("band.copy[{c0}..{c1}]"),
-            with_access(move |acc| {
-                // Ordered after the last stage-1 writer of these entries and before
-                // every stage-2 task touching these band columns.
-                let mut view = dst.write(acc, c0..(c1 + 2 * b).min(n), c0..c1);
-                let av = src.read(acc, c0..(c1 + b).min(n), c0..c1);
-                for c in c0..c1 {
-                    for r in c..(c + b + 1).min(n) {
-                        view.set(r, c, av[(r - c0, c - c0)]);
-                    }
-                }
+    /// First row below the band (and of the trailing matrix).
+    r0: usize,
+    /// Rows of the trailing matrix, `n - r0`.
+    m: usize,
+    /// Row (equally column) blocks of the trailing matrix.
+    blocks: Vec<Range<usize>>,
+    /// The panel's columns in the side-by-side T factors.
+    tcols: Range<usize>,
+}
+
+impl Panel {
+    fn new(n: usize, b: usize, nb: usize, p: usize) -> Self {
+        let r0 = (p + 1) * b;
+        Panel {
+            p,
+            k: p % 2,
+            cols: panel_cols(b, p),
+            r0,
+            m: n - r0,
+            blocks: trailing_blocks(n, b, p, nb),
+            tcols: p * b..(p + 1) * b,
+        }
+    }
+}
+
+/// Stage 1 while it is being built: the shared matrices and the flow that
+/// orders the tasks from their footprints.
+struct Builder<T> {
+    flow: Flow,
+    a: Arc<SharedMatrix<T>>,
+    band: Arc<SharedBand<T>>,
+    /// The T factors side by side (`b x (panels b)`).
+    tf: Arc<SharedMatrix<T>>,
+    /// V of each parity.
+    vws: [Arc<SharedMatrix<T>>; 2],
+    /// The `[V W V]` workspace of each parity.
+    xws: [Arc<SharedMatrix<T>>; 2],
+    n: usize,
+    b: usize,
+    /// Every task added, in order.
+    ids: Vec<TaskId>,
+}
+
+impl<T: Scalar> Builder<T> {
+    fn add(&mut self, g: &mut TaskGraph<'static>, task: Task<'static>) -> TaskId {
+        let t = self.flow.add(g, task.stage(SY2SB));
+        self.ids.push(t);
+        t
+    }
+
+    fn bytes(&self) -> f64 {
+        std::mem::size_of::<T>() as f64
+    }
+
+    /// All of panel `pn`'s V, and its T factor.
+    fn v_and_t(&self, pn: &Panel) -> (Region, Region) {
+        (
+            Region::new(self.vws[pn.k].id(), 0..pn.m, 0..self.b),
+            Region::new(self.tf.id(), 0..self.b, pn.tcols.clone()),
+        )
+    }
+
+    /// The panel QR: the panel below the band into V and the T factor.
+    fn add_panel(&mut self, g: &mut TaskGraph<'static>, pn: &Panel) -> TaskId {
+        let (n, b, m, r0) = (self.n, self.b, pn.m, pn.r0);
+        let (v_all, t_reg) = self.v_and_t(pn);
+        let body = {
+            let (a, v, tf) = (self.a.clone(), self.vws[pn.k].clone(), self.tf.clone());
+            let (cols, tcols) = (pn.cols.clone(), pn.tcols.clone());
+            move |acc: &Access<'_>| {
+                panel_qr::panel_kernel(
+                    a.write(acc, r0..n, cols.clone()),
+                    tf.write(acc, 0..b, tcols.clone()),
+                    v.write(acc, 0..m, 0..b),
+                );
                 Ok(())
-            }),
-        )
-        .stage(SB2ST)
-        .cost(
-            0.0,
-            (std::mem::size_of::<T>() * (b + 1) * cols.len()) as f64,
-        )
-        .footprint(
-            Footprint::new()
-                .read(Region::new(a.id(), rows.clone(), cols.clone()))
-                .write(Region::new(
-                    band.id(),
-                    cols.start..(cols.end + 2 * b).min(n),
-                    cols.clone(),
-                )),
-        ),
-    );
-    let keys: Vec<Key> = (rows.start / nb..=(rows.end - 1) / nb)
-        .flat_map(|i| {
-            (cols.start / nb..=(cols.end - 1) / nb)
-                .filter(move |&j| j <= i)
-                .map(move |j| Key::A(i, j))
-        })
-        .collect();
-    flow.access(g, t, &keys, &[]);
-    (cols, t)
+            }
+        };
+        let fp = Footprint::new()
+            .write(Region::new(self.a.id(), r0..n, pn.cols.clone()))
+            .write(v_all)
+            .write(t_reg);
+        let task = Task::new(format!("sy2sb.panel[{}]", pn.p), with_access(body))
+            .cost((2 * m * b * b) as f64, self.bytes() * (m * b) as f64)
+            .footprint(fp);
+        self.add(g, task)
+    }
+
+    /// Row block `i` of `X = A22 V T`.
+    fn add_symm_row(&mut self, g: &mut TaskGraph<'static>, pn: &Panel, i: usize) {
+        let (n, b, m, r0) = (self.n, self.b, pn.m, pn.r0);
+        let (s, e) = (pn.blocks[i].start, pn.blocks[i].end);
+        let (i0, li) = (s - r0, e - s);
+        let (v_all, t_reg) = self.v_and_t(pn);
+        let body = {
+            let (a, v, x, tf) = (
+                self.a.clone(),
+                self.vws[pn.k].clone(),
+                self.xws[pn.k].clone(),
+                self.tf.clone(),
+            );
+            let tcols = pn.tcols.clone();
+            move |acc: &Access<'_>| {
+                sy2sb::symm_tile_row(
+                    a.read(acc, s..e, r0..e),
+                    a.read(acc, e..n, s..e),
+                    v.read(acc, 0..m, 0..b),
+                    tf.read(acc, 0..b, tcols.clone()),
+                    x.write(acc, i0..i0 + li, b..2 * b),
+                );
+                Ok(())
+            }
+        };
+        let aid = self.a.id();
+        let fp = Footprint::new()
+            .read(Region::new(aid, s..e, r0..e))
+            .read(Region::new(aid, e..n, s..e))
+            .read(v_all)
+            .read(t_reg)
+            .write(Region::new(self.xws[pn.k].id(), i0..i0 + li, b..2 * b));
+        let task = Task::new(format!("sy2sb.symm[{}][{i}]", pn.p), with_access(body))
+            .cost((2 * li * m * b) as f64, self.bytes() * (li * m) as f64)
+            .footprint(fp);
+        self.add(g, task);
+    }
+
+    /// `W = X - 1/2 V (T^T V^T X)`, in place.
+    fn add_form_w(&mut self, g: &mut TaskGraph<'static>, pn: &Panel) {
+        let (b, m) = (self.b, pn.m);
+        let (v_all, t_reg) = self.v_and_t(pn);
+        let body = {
+            let (v, x, tf) = (
+                self.vws[pn.k].clone(),
+                self.xws[pn.k].clone(),
+                self.tf.clone(),
+            );
+            let tcols = pn.tcols.clone();
+            move |acc: &Access<'_>| {
+                sy2sb::form_w(
+                    x.write(acc, 0..m, 0..3 * b),
+                    v.read(acc, 0..m, 0..b),
+                    tf.read(acc, 0..b, tcols.clone()),
+                );
+                Ok(())
+            }
+        };
+        let fp = Footprint::new().read(v_all).read(t_reg).write(Region::new(
+            self.xws[pn.k].id(),
+            0..m,
+            0..3 * b,
+        ));
+        let task = Task::new(format!("sy2sb.form_w[{}]", pn.p), with_access(body))
+            .cost((6 * m * b * b) as f64, self.bytes() * (2 * m * b) as f64)
+            .footprint(fp);
+        self.add(g, task);
+    }
+
+    /// The SYR2K update of trailing tile (i, j), `i >= j`.
+    fn add_syr2k_tile(&mut self, g: &mut TaskGraph<'static>, pn: &Panel, i: usize, j: usize) {
+        let b = self.b;
+        let (ri, rj) = (pn.blocks[i].clone(), pn.blocks[j].clone());
+        let (i0, j0) = (ri.start - pn.r0, rj.start - pn.r0);
+        let (li, lj) = (ri.len(), rj.len());
+        let body = {
+            let (a, x) = (self.a.clone(), self.xws[pn.k].clone());
+            let (ri, rj) = (ri.clone(), rj.clone());
+            move |acc: &Access<'_>| {
+                sy2sb::syr2k_tile(
+                    a.write(acc, ri, rj),
+                    x.read(acc, i0..i0 + li, 0..2 * b),
+                    x.read(acc, j0..j0 + lj, b..3 * b),
+                    i == j,
+                );
+                Ok(())
+            }
+        };
+        let xid = self.xws[pn.k].id();
+        let fp = Footprint::new()
+            .write(Region::new(self.a.id(), ri, rj))
+            .read(Region::new(xid, i0..i0 + li, 0..2 * b))
+            .read(Region::new(xid, j0..j0 + lj, b..3 * b));
+        let task = Task::new(format!("sy2sb.syr2k[{}][{i},{j}]", pn.p), with_access(body))
+            .cost(
+                (4 * li * lj * b) as f64,
+                self.bytes() * (2 * li * lj) as f64,
+            )
+            .footprint(fp);
+        self.add(g, task);
+    }
+
+    /// Adds the task copying band columns `cols` (rows `c..=c+b` of each column
+    /// `c`) of `a` into `band`, ordered by the flow after the last writers of
+    /// those entries.
+    fn copy_band_columns(
+        &mut self,
+        g: &mut TaskGraph<'static>,
+        cols: Range<usize>,
+    ) -> (Range<usize>, TaskId) {
+        let (n, b) = (self.n, self.b);
+        let rows = cols.start..(cols.end + b).min(n);
+        let (src, dst) = (self.a.clone(), self.band.clone());
+        let (c0, c1) = (cols.start, cols.end);
+        let body = move |acc: &Access<'_>| {
+            // Ordered after the last stage-1 writer of these entries and before
+            // every stage-2 task touching these band columns.
+            let mut view = dst.write(acc, c0..(c1 + 2 * b).min(n), c0..c1);
+            let av = src.read(acc, c0..(c1 + b).min(n), c0..c1);
+            for c in c0..c1 {
+                for r in c..(c + b + 1).min(n) {
+                    view.set(r, c, av[(r - c0, c - c0)]);
+                }
+            }
+            Ok(())
+        };
+        let fp = Footprint::new()
+            .read(Region::new(self.a.id(), rows, cols.clone()))
+            .write(Region::new(
+                self.band.id(),
+                c0..(c1 + 2 * b).min(n),
+                cols.clone(),
+            ));
+        let task = Task::new(format!("band.copy[{c0}..{c1}]"), with_access(body))
+            .stage(SB2ST)
+            .cost(
+                0.0,
+                (std::mem::size_of::<T>() * (b + 1) * cols.len()) as f64,
+            )
+            .footprint(fp);
+        // Not through `add`: the copy belongs to stage 2 and is not one of
+        // stage 1's tasks (its entries and exits).
+        (cols, self.flow.add(g, task))
+    }
 }
