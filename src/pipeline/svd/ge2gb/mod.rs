@@ -2,13 +2,14 @@
 //! PLASMA/MAGMA `ge2gb`): dense `m x n` (`m >= n`) to upper band, with the
 //! band handed to stage 2 column block by column block.
 
+mod qr;
+
 use super::reflectors::Ge2gbReflectors;
 use super::GE2GB;
 use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::gb2bd::{schedule, storage_offsets, Pass, SharedUpperBand, UpperBand};
 use crate::linalg::ge2gb::{
-    grid_blocks, left_tile, left_w, lq_panel, lq_panel_cols, lq_panel_count, qr_panel,
-    qr_panel_cols, qr_panel_count, right_tile, right_w,
+    grid_blocks, lq_panel, lq_panel_cols, lq_panel_count, qr_panel_count, right_tile, right_w,
 };
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
@@ -16,6 +17,7 @@ use crate::pipeline::columns::Reduction;
 use crate::pipeline::task::{subgraph_of, with_access};
 use crate::{Error, Result, Scalar};
 use faer::Mat;
+pub(super) use qr::QrSweep;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -138,150 +140,27 @@ pub(super) fn ge2gb_produced<T: Scalar>(
     let passes = schedule(b, tw);
     let (ku, kl) = storage_offsets(b, &passes);
     let band = Arc::new(SharedUpperBand::new(UpperBand::zeros(n, ku, kl)));
-    let (nq, nl) = (qr_panel_count(n, b), lq_panel_count(n, b));
-    let ws = |rows: usize| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
-    let vl = [ws(n), ws(n)];
-    let wr_ws = [ws(m), ws(m)];
-    let tl = Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, nl * b)));
+    let lq = LqSweep::new(a.clone(), b, nb);
     let qr = QrSweep::new(a, b, nb, GE2GB);
-    let (a, aid) = (qr.a.clone(), qr.a.id());
-    let tile = |r: usize| r / nb;
-    let tiles = |rows: Range<usize>| tile(rows.start)..tile(rows.end - 1) + 1;
-    let bytes = std::mem::size_of::<T>() as f64;
     let mut flow = DataFlow::new();
     if let Some(p) = producer {
         qr.produced_by(g, &mut flow, p);
     }
     let mut ids = Vec::new();
     let mut feed = Vec::new();
-    for k in 0..nq {
-        let par = k % 2;
-        let kb = k * b;
+    for k in 0..qr_panel_count(n, b) {
         let cols = qr.step(g, &mut flow, &mut ids, k);
         feed.push(copy_band_columns(
             g,
             &mut flow,
-            &a,
+            &qr.a,
             &band,
             b,
             nb,
             cols.clone(),
         ));
-        if k >= nl {
-            continue;
-        }
-
-        // LQ panel k: rows [k b, k b + b), columns [(k+1) b, n).
-        let lcols = lq_panel_cols(n, b, k);
-        let wl = lcols.len();
-        let (v, vid) = (vl[par].clone(), vl[par].id());
-        let t_reg = Region::new(tl.id(), 0..b, kb..kb + b);
-        let v_reg = Region::new(vid, 0..wl, 0..b);
-        let body = {
-            let (a, v, tl, lcols) = (a.clone(), v.clone(), tl.clone(), lcols.clone());
-            move |acc: &Access<'_>| {
-                lq_panel(
-                    a.write(acc, kb..kb + b, lcols),
-                    tl.write(acc, 0..b, kb..kb + b),
-                    v.write(acc, 0..wl, 0..b),
-                );
-                Ok(())
-            }
-        };
-        let t = g.add(
-            Task::new(format!("ge2gb.lq_panel[{k}]"), with_access(body))
-                .stage(GE2GB)
-                .cost((2 * wl * b * b) as f64, bytes * (wl * b) as f64)
-                .footprint(
-                    Footprint::new()
-                        .write(Region::new(aid, kb..kb + b, lcols.clone()))
-                        .write(v_reg.clone())
-                        .write(t_reg.clone()),
-                ),
-        );
-        let keys: Vec<Key> = tiles(lcols.clone())
-            .map(|j| Key::A(tile(kb), j))
-            .chain([Key::Vl(par), Key::Tl(k)])
-            .collect();
-        flow.access(g, t, &[], &keys);
-        ids.push(t);
-
-        // Right update: W_I = A[I, (k+1) b..] V T per row block, then
-        // A[I, J] -= W_I V_J^T per tile.
-        let wi_ws = wr_ws[par].clone();
-        let col_blocks = grid_blocks(lcols.start, n, nb);
-        for ib in grid_blocks(lcols.start, m, nb) {
-            let it = tile(ib.start);
-            let w_reg = Region::new(wi_ws.id(), ib.clone(), 0..b);
-            let body = {
-                let (a, v, tl, wi) = (a.clone(), v.clone(), tl.clone(), wi_ws.clone());
-                let (ib, lcols) = (ib.clone(), lcols.clone());
-                move |acc: &Access<'_>| {
-                    right_w(
-                        v.read(acc, 0..wl, 0..b),
-                        tl.read(acc, 0..b, kb..kb + b),
-                        a.read(acc, ib.clone(), lcols),
-                        wi.write(acc, ib, 0..b),
-                    );
-                    Ok(())
-                }
-            };
-            let t = g.add(
-                Task::new(format!("ge2gb.right_w[{k}][{it}]"), with_access(body))
-                    .stage(GE2GB)
-                    .cost(
-                        (2 * ib.len() * wl * b) as f64,
-                        bytes * (ib.len() * wl) as f64,
-                    )
-                    .footprint(
-                        Footprint::new()
-                            .read(v_reg.clone())
-                            .read(t_reg.clone())
-                            .read(Region::new(aid, ib.clone(), lcols.clone()))
-                            .write(w_reg.clone()),
-                    ),
-            );
-            let reads: Vec<Key> = tiles(lcols.clone())
-                .map(|j| Key::A(it, j))
-                .chain([Key::Vl(par), Key::Tl(k)])
-                .collect();
-            flow.access(g, t, &reads, &[Key::Wr(par, it)]);
-            ids.push(t);
-            for jb in &col_blocks {
-                let (jb, jt) = (jb.clone(), tile(jb.start));
-                let vrows = jb.start - lcols.start..jb.end - lcols.start;
-                let body = {
-                    let (a, v, wi) = (a.clone(), v.clone(), wi_ws.clone());
-                    let (ib, jb, vrows) = (ib.clone(), jb.clone(), vrows.clone());
-                    move |acc: &Access<'_>| {
-                        right_tile(
-                            wi.read(acc, ib.clone(), 0..b),
-                            v.read(acc, vrows, 0..b),
-                            a.write(acc, ib, jb),
-                        );
-                        Ok(())
-                    }
-                };
-                let t = g.add(
-                    Task::new(
-                        format!("ge2gb.right_tile[{k}][{it},{jt}]"),
-                        with_access(body),
-                    )
-                    .stage(GE2GB)
-                    .cost(
-                        (2 * ib.len() * b * jb.len()) as f64,
-                        bytes * (2 * ib.len() * jb.len()) as f64,
-                    )
-                    .footprint(
-                        Footprint::new()
-                            .read(w_reg.clone())
-                            .read(Region::new(vid, vrows, 0..b))
-                            .write(Region::new(aid, ib.clone(), jb.clone())),
-                    ),
-                );
-                flow.access(g, t, &[Key::Vl(par), Key::Wr(par, it)], &[Key::A(it, jt)]);
-                ids.push(t);
-            }
+        if k < lq_panel_count(n, b) {
+            lq.step(g, &mut flow, &mut ids, k);
         }
     }
     let sub = subgraph_of(g, &ids);
@@ -291,9 +170,9 @@ pub(super) fn ge2gb_produced<T: Scalar>(
     let mut done = sub.exits.clone();
     done.extend(feed.iter().map(|&(_, t)| t));
     let reflectors = Ge2gbReflectors {
-        a,
+        a: qr.a,
         tq: qr.tq,
-        tl,
+        tl: lq.tl,
         b,
         done,
         reduction,
@@ -311,194 +190,209 @@ pub(super) fn ge2gb_produced<T: Scalar>(
     })
 }
 
-/// The QR half of a ge2gb step, shared by ge2gb and the QR pre-reduction of
-/// tall matrices (`geqrf`, LAPACK `dgesdd`'s `m >> n` path): the matrix, the
-/// explicit `V` and left-update workspaces (two of each, alternating by
-/// panel parity) and the `T` factors of the QR panels side by side.
-pub(super) struct QrSweep<T> {
-    pub(super) a: Arc<SharedMatrix<T>>,
-    pub(super) tq: Arc<SharedMatrix<T>>,
-    vq: [Arc<SharedMatrix<T>>; 2],
-    wl: [Arc<SharedMatrix<T>>; 2],
+/// The LQ half of a ge2gb step: the matrix, the explicit `V` and
+/// right-update workspaces (two of each, alternating by panel parity) and
+/// the `T` factors of the LQ panels side by side.
+struct LqSweep<T> {
+    a: Arc<SharedMatrix<T>>,
+    tl: Arc<SharedMatrix<T>>,
+    vl: [Arc<SharedMatrix<T>>; 2],
+    wr: [Arc<SharedMatrix<T>>; 2],
     b: usize,
     nb: usize,
-    stage: &'static str,
 }
 
-impl<T: Scalar> QrSweep<T> {
-    /// Panels of width `b`, trailing updates on the grid of size `nb`; tasks
-    /// named and staged `stage`.
-    pub(super) fn new(a: Arc<SharedMatrix<T>>, b: usize, nb: usize, stage: &'static str) -> Self {
+impl<T: Scalar> LqSweep<T> {
+    /// Panels of height `b`, trailing updates on the grid of size `nb`.
+    fn new(a: Arc<SharedMatrix<T>>, b: usize, nb: usize) -> Self {
         let (m, n) = (a.nrows(), a.ncols());
         let ws = |rows: usize| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, b)));
-        let tq = Arc::new(SharedMatrix::new(Mat::<T>::zeros(
+        let vl = [ws(n), ws(n)];
+        let wr = [ws(m), ws(m)];
+        let tl = Arc::new(SharedMatrix::new(Mat::<T>::zeros(
             b,
-            qr_panel_count(n, b) * b,
+            lq_panel_count(n, b) * b,
         )));
-        QrSweep {
+        LqSweep {
             a,
-            tq,
-            vq: [ws(m), ws(m)],
-            wl: [0, 1].map(|_| Arc::new(SharedMatrix::new(Mat::<T>::zeros(b, n)))),
+            tl,
+            vl,
+            wr,
             b,
             nb,
-            stage,
         }
     }
 
-    /// The keys of every tile of `a` with rows in `rows`.
-    pub(super) fn tile_keys(&self, rows: Range<usize>) -> Vec<Key> {
-        let nb = self.nb;
-        let ct = self.a.ncols().div_ceil(nb);
-        (rows.start / nb..rows.end.div_ceil(nb))
-            .flat_map(|i| (0..ct).map(move |j| Key::A(i, j)))
-            .collect()
-    }
-
-    /// Orders every later access to `a` after task `p`, which writes it (its
-    /// producer in an earlier stage).
-    pub(super) fn produced_by(
-        &self,
-        g: &mut TaskGraph<'static>,
-        flow: &mut DataFlow<Key>,
-        p: TaskId,
-    ) {
-        let keys = self.tile_keys(0..self.a.nrows());
-        flow.access(g, p, &[], &keys);
-    }
-
-    /// Adds QR panel `k` and its left update (one `left_w` task per column
-    /// block of the trailing matrix, one `left_tile` per tile) to `g`, ordered
-    /// by `flow`; pushes the tasks to `ids` and returns the panel's columns.
-    pub(super) fn step(
+    /// Adds LQ panel `k` (rows `[k b, k b + b)`, columns `[(k+1) b, n)`) and
+    /// its right update (one `right_w` task per row block, one `right_tile`
+    /// per tile) to `g`, ordered by `flow`; pushes the tasks to `ids`.
+    fn step(
         &self,
         g: &mut TaskGraph<'static>,
         flow: &mut DataFlow<Key>,
         ids: &mut Vec<TaskId>,
         k: usize,
-    ) -> Range<usize> {
-        let (a, tq, vq, wl_ws) = (&self.a, &self.tq, &self.vq, &self.wl);
-        let (m, n, b, nb, stage) = (a.nrows(), a.ncols(), self.b, self.nb, self.stage);
-        let aid = a.id();
+    ) {
+        let (m, n, b, nb) = (self.a.nrows(), self.a.ncols(), self.b, self.nb);
         let tile = |r: usize| r / nb;
         let tiles = |rows: Range<usize>| tile(rows.start)..tile(rows.end - 1) + 1;
-        let bytes = std::mem::size_of::<T>() as f64;
         let par = k % 2;
-        let kb = k * b;
-        let cols = qr_panel_cols(n, b, k);
-        let (mk, w) = (m - kb, cols.len());
-        let (v, vid) = (vq[par].clone(), vq[par].id());
-        let t_reg = Region::new(tq.id(), 0..w, kb..kb + w);
-        let v_reg = Region::new(vid, 0..mk, 0..w);
-
-        // QR panel k.
-        let body = {
-            let (a, v, tq, cols) = (a.clone(), v.clone(), tq.clone(), cols.clone());
-            move |acc: &Access<'_>| {
-                qr_panel(
-                    a.write(acc, kb..m, cols),
-                    tq.write(acc, 0..w, kb..kb + w),
-                    v.write(acc, 0..mk, 0..w),
-                );
-                Ok(())
-            }
-        };
-        let t = g.add(
-            Task::new(format!("{stage}.qr_panel[{k}]"), with_access(body))
-                .stage(stage)
-                .cost((2 * mk * w * w) as f64, bytes * (mk * w) as f64)
-                .footprint(
-                    Footprint::new()
-                        .write(Region::new(aid, kb..m, cols.clone()))
-                        .write(v_reg.clone())
-                        .write(t_reg.clone()),
-                ),
-        );
-        let keys: Vec<Key> = tiles(kb..m)
-            .flat_map(|i| tiles(cols.clone()).map(move |j| Key::A(i, j)))
-            .chain([Key::Vq(par), Key::Tq(k)])
+        let lcols = lq_panel_cols(n, b, k);
+        let t = self.add_panel(g, k, &lcols);
+        let keys: Vec<Key> = tiles(lcols.clone())
+            .map(|j| Key::A(tile(k * b), j))
+            .chain([Key::Vl(par), Key::Tl(k)])
             .collect();
         flow.access(g, t, &[], &keys);
         ids.push(t);
 
-        // Left update: W_J = T^T V^T A[k b.., J] per column block, then
-        // A[I, J] -= V_I W_J per tile.
-        let wj_ws = wl_ws[par].clone();
-        let row_blocks = grid_blocks(kb, m, nb);
-        for jb in grid_blocks(cols.end, n, nb) {
-            let jt = tile(jb.start);
-            let w_reg = Region::new(wj_ws.id(), 0..w, jb.clone());
-            let body = {
-                let (a, v, tq, wj, jb) =
-                    (a.clone(), v.clone(), tq.clone(), wj_ws.clone(), jb.clone());
-                move |acc: &Access<'_>| {
-                    left_w(
-                        v.read(acc, 0..mk, 0..w),
-                        tq.read(acc, 0..w, kb..kb + w),
-                        a.read(acc, kb..m, jb.clone()),
-                        wj.write(acc, 0..w, jb),
-                    );
-                    Ok(())
-                }
-            };
-            let t = g.add(
-                Task::new(format!("{stage}.left_w[{k}][{jt}]"), with_access(body))
-                    .stage(stage)
-                    .cost(
-                        (2 * mk * w * jb.len()) as f64,
-                        bytes * (mk * jb.len()) as f64,
-                    )
-                    .footprint(
-                        Footprint::new()
-                            .read(v_reg.clone())
-                            .read(t_reg.clone())
-                            .read(Region::new(aid, kb..m, jb.clone()))
-                            .write(w_reg.clone()),
-                    ),
-            );
-            let reads: Vec<Key> = tiles(kb..m)
-                .map(|i| Key::A(i, jt))
-                .chain([Key::Vq(par), Key::Tq(k)])
+        // Right update: W_I = A[I, (k+1) b..] V T per row block, then
+        // A[I, J] -= W_I V_J^T per tile.
+        let col_blocks = grid_blocks(lcols.start, n, nb);
+        for ib in grid_blocks(lcols.start, m, nb) {
+            let it = tile(ib.start);
+            let t = self.add_right_w(g, k, &lcols, ib.clone());
+            let reads: Vec<Key> = tiles(lcols.clone())
+                .map(|j| Key::A(it, j))
+                .chain([Key::Vl(par), Key::Tl(k)])
                 .collect();
-            flow.access(g, t, &reads, &[Key::Wl(par, jt)]);
+            flow.access(g, t, &reads, &[Key::Wr(par, it)]);
             ids.push(t);
-            for ib in &row_blocks {
-                let (ib, it) = (ib.clone(), tile(ib.start));
-                let vrows = ib.start - kb..ib.end - kb;
-                let body = {
-                    let (a, v, wj) = (a.clone(), v.clone(), wj_ws.clone());
-                    let (ib, jb, vrows) = (ib.clone(), jb.clone(), vrows.clone());
-                    move |acc: &Access<'_>| {
-                        left_tile(
-                            v.read(acc, vrows, 0..w),
-                            wj.read(acc, 0..w, jb.clone()),
-                            a.write(acc, ib, jb),
-                        );
-                        Ok(())
-                    }
-                };
-                let t = g.add(
-                    Task::new(
-                        format!("{stage}.left_tile[{k}][{it},{jt}]"),
-                        with_access(body),
-                    )
-                    .stage(stage)
-                    .cost(
-                        (2 * ib.len() * w * jb.len()) as f64,
-                        bytes * (2 * ib.len() * jb.len()) as f64,
-                    )
-                    .footprint(
-                        Footprint::new()
-                            .read(Region::new(vid, vrows, 0..w))
-                            .read(w_reg.clone())
-                            .write(Region::new(aid, ib.clone(), jb.clone())),
-                    ),
-                );
-                flow.access(g, t, &[Key::Vq(par), Key::Wl(par, jt)], &[Key::A(it, jt)]);
+            for jb in &col_blocks {
+                let jt = tile(jb.start);
+                let t = self.add_right_tile(g, k, &lcols, ib.clone(), jb.clone());
+                flow.access(g, t, &[Key::Vl(par), Key::Wr(par, it)], &[Key::A(it, jt)]);
                 ids.push(t);
             }
         }
-        cols
+    }
+
+    /// Panel `k`'s `V` (rows `0..wl`, `wl` its number of columns) and `T`
+    /// factor.
+    fn regions(&self, k: usize, wl: usize) -> (Region, Region) {
+        let b = self.b;
+        let v_reg = Region::new(self.vl[k % 2].id(), 0..wl, 0..b);
+        let t_reg = Region::new(self.tl.id(), 0..b, k * b..k * b + b);
+        (v_reg, t_reg)
+    }
+
+    /// Adds the `lq_panel` task of panel `k` on columns `lcols` ([`lq_panel`]).
+    fn add_panel(&self, g: &mut TaskGraph<'static>, k: usize, lcols: &Range<usize>) -> TaskId {
+        let (b, bytes) = (self.b, std::mem::size_of::<T>() as f64);
+        let (kb, wl) = (k * b, lcols.len());
+        let (v_reg, t_reg) = self.regions(k, wl);
+        let footprint = Footprint::new()
+            .write(Region::new(self.a.id(), kb..kb + b, lcols.clone()))
+            .write(v_reg)
+            .write(t_reg);
+        let (a, v, tl, lcols) = (
+            self.a.clone(),
+            self.vl[k % 2].clone(),
+            self.tl.clone(),
+            lcols.clone(),
+        );
+        let body = move |acc: &Access<'_>| {
+            lq_panel(
+                a.write(acc, kb..kb + b, lcols),
+                tl.write(acc, 0..b, kb..kb + b),
+                v.write(acc, 0..wl, 0..b),
+            );
+            Ok(())
+        };
+        g.add(
+            Task::new(format!("ge2gb.lq_panel[{k}]"), with_access(body))
+                .stage(GE2GB)
+                .cost((2 * wl * b * b) as f64, bytes * (wl * b) as f64)
+                .footprint(footprint),
+        )
+    }
+
+    /// Adds the `right_w` task of panel `k` and row block `ib`
+    /// (`W_I = A[I, (k+1) b..] V T`, [`right_w`]).
+    fn add_right_w(
+        &self,
+        g: &mut TaskGraph<'static>,
+        k: usize,
+        lcols: &Range<usize>,
+        ib: Range<usize>,
+    ) -> TaskId {
+        let (b, bytes) = (self.b, std::mem::size_of::<T>() as f64);
+        let (kb, wl, it) = (k * b, lcols.len(), ib.start / self.nb);
+        let wi_ws = &self.wr[k % 2];
+        let (v_reg, t_reg) = self.regions(k, wl);
+        let footprint = Footprint::new()
+            .read(v_reg)
+            .read(t_reg)
+            .read(Region::new(self.a.id(), ib.clone(), lcols.clone()))
+            .write(Region::new(wi_ws.id(), ib.clone(), 0..b));
+        let cost = (
+            (2 * ib.len() * wl * b) as f64,
+            bytes * (ib.len() * wl) as f64,
+        );
+        let (a, v, tl, wi) = (
+            self.a.clone(),
+            self.vl[k % 2].clone(),
+            self.tl.clone(),
+            wi_ws.clone(),
+        );
+        let lcols = lcols.clone();
+        let body = move |acc: &Access<'_>| {
+            right_w(
+                v.read(acc, 0..wl, 0..b),
+                tl.read(acc, 0..b, kb..kb + b),
+                a.read(acc, ib.clone(), lcols),
+                wi.write(acc, ib, 0..b),
+            );
+            Ok(())
+        };
+        g.add(
+            Task::new(format!("ge2gb.right_w[{k}][{it}]"), with_access(body))
+                .stage(GE2GB)
+                .cost(cost.0, cost.1)
+                .footprint(footprint),
+        )
+    }
+
+    /// Adds the `right_tile` task of panel `k` and tile (`ib`, `jb`)
+    /// (`A[I, J] -= W_I V_J^T`, [`right_tile`]).
+    fn add_right_tile(
+        &self,
+        g: &mut TaskGraph<'static>,
+        k: usize,
+        lcols: &Range<usize>,
+        ib: Range<usize>,
+        jb: Range<usize>,
+    ) -> TaskId {
+        let (b, bytes) = (self.b, std::mem::size_of::<T>() as f64);
+        let (it, jt) = (ib.start / self.nb, jb.start / self.nb);
+        let vrows = jb.start - lcols.start..jb.end - lcols.start;
+        let (v, wi) = (self.vl[k % 2].clone(), self.wr[k % 2].clone());
+        let footprint = Footprint::new()
+            .read(Region::new(wi.id(), ib.clone(), 0..b))
+            .read(Region::new(v.id(), vrows.clone(), 0..b))
+            .write(Region::new(self.a.id(), ib.clone(), jb.clone()));
+        let cost = (
+            (2 * ib.len() * b * jb.len()) as f64,
+            bytes * (2 * ib.len() * jb.len()) as f64,
+        );
+        let a = self.a.clone();
+        let body = move |acc: &Access<'_>| {
+            right_tile(
+                wi.read(acc, ib.clone(), 0..b),
+                v.read(acc, vrows, 0..b),
+                a.write(acc, ib, jb),
+            );
+            Ok(())
+        };
+        g.add(
+            Task::new(
+                format!("ge2gb.right_tile[{k}][{it},{jt}]"),
+                with_access(body),
+            )
+            .stage(GE2GB)
+            .cost(cost.0, cost.1)
+            .footprint(footprint),
+        )
     }
 }
 
