@@ -21,7 +21,7 @@ mod outcome;
 pub(crate) mod plan;
 mod races;
 
-pub use flow::DataFlow;
+pub use flow::{DataFlow, Flow};
 pub use footprint::{Footprint, Region};
 pub(crate) use outcome::state_of;
 pub use outcome::{RunOutcome, RunState};
