@@ -6,7 +6,7 @@ mod qr;
 
 use super::reflectors::Ge2gbReflectors;
 use super::GE2GB;
-use crate::graph::{DataFlow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::gb2bd::{schedule, storage_offsets, Pass, SharedUpperBand, UpperBand};
 use crate::linalg::ge2gb::{
     grid_blocks, lq_panel, lq_panel_cols, lq_panel_count, qr_panel_count, right_tile, right_w,
@@ -62,24 +62,6 @@ pub struct Ge2gbStage<T> {
     pub reflectors: Ge2gbReflectors<T>,
 }
 
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
-pub(super) enum Key {
-    /// Tile (I, J) of A on the grid of size `nb`.
-    A(usize, usize),
-    /// Explicit V of the QR panels, parity k.
-    Vq(usize),
-    /// Explicit V of the LQ panels, parity k.
-    Vl(usize),
-    /// T factor of QR panel k.
-    Tq(usize),
-    /// T factor of LQ panel k.
-    Tl(usize),
-    /// Column block J of the left-update workspace `W_J`, parity k.
-    Wl(usize, usize),
-    /// Row block I of the right-update workspace `W_I`, parity k.
-    Wr(usize, usize),
-}
-
 /// Adds stage 1 (ge2gb): `a` (`m x n`, `m >= n`; the graph owns it from now
 /// on) to upper band of bandwidth `b`, tiled with tile size `nb` (a multiple
 /// of `b`); the band storage is sized for the stage-2 schedule
@@ -90,9 +72,10 @@ pub(super) enum Key {
 /// rows) and one `left_tile` task per tile (`A[I, J] -= V_I W_J`); then one
 /// `lq_panel` task, and per row block I a `right_w` task (`W_I = A[I, (k+1)
 /// b..] V T`) and one `right_tile` task per tile (`A[I, J] -= W_I V_J^T`) —
-/// the kernels of [`crate::linalg::ge2gb`]. Edges come from a [`DataFlow`]
-/// over the tiles of A, the panel and `W` workspaces (two of each kind,
-/// alternating by parity) and the T factors. The band columns of QR panel k are
+/// the kernels of [`crate::linalg::ge2gb`]. Edges come from the tasks'
+/// footprints, added in program order to a [`Flow`]: regions of A, of the
+/// panel and `W` workspaces (two of each kind, alternating by parity) and of
+/// the T factors. The band columns of QR panel k are
 /// final when it is done (their rows above come from LQ panel k - 1), so one
 /// `copy` task per panel hands them to stage 2 at once.
 ///
@@ -142,9 +125,10 @@ pub(super) fn ge2gb_produced<T: Scalar>(
     let band = Arc::new(SharedUpperBand::new(UpperBand::zeros(n, ku, kl)));
     let lq = LqSweep::new(a.clone(), b, nb);
     let qr = QrSweep::new(a, b, nb, GE2GB);
-    let mut flow = DataFlow::new();
+    let mut flow = Flow::new();
     if let Some(p) = producer {
-        qr.produced_by(g, &mut flow, p);
+        // Its write of `a` orders every task of the stage that touches it.
+        flow.record(g, p);
     }
     let mut ids = Vec::new();
     let mut feed = Vec::new();
@@ -156,7 +140,6 @@ pub(super) fn ge2gb_produced<T: Scalar>(
             &qr.a,
             &band,
             b,
-            nb,
             cols.clone(),
         ));
         if k < lq_panel_count(n, b) {
@@ -225,44 +208,21 @@ impl<T: Scalar> LqSweep<T> {
 
     /// Adds LQ panel `k` (rows `[k b, k b + b)`, columns `[(k+1) b, n)`) and
     /// its right update (one `right_w` task per row block, one `right_tile`
-    /// per tile) to `g`, ordered by `flow`; pushes the tasks to `ids`.
-    fn step(
-        &self,
-        g: &mut TaskGraph<'static>,
-        flow: &mut DataFlow<Key>,
-        ids: &mut Vec<TaskId>,
-        k: usize,
-    ) {
+    /// per tile) to `g`, ordered by `flow` from their footprints; pushes the
+    /// tasks to `ids`.
+    fn step(&self, g: &mut TaskGraph<'static>, flow: &mut Flow, ids: &mut Vec<TaskId>, k: usize) {
         let (m, n, b, nb) = (self.a.nrows(), self.a.ncols(), self.b, self.nb);
-        let tile = |r: usize| r / nb;
-        let tiles = |rows: Range<usize>| tile(rows.start)..tile(rows.end - 1) + 1;
-        let par = k % 2;
         let lcols = lq_panel_cols(n, b, k);
-        let t = self.add_panel(g, k, &lcols);
-        let keys: Vec<Key> = tiles(lcols.clone())
-            .map(|j| Key::A(tile(k * b), j))
-            .chain([Key::Vl(par), Key::Tl(k)])
-            .collect();
-        flow.access(g, t, &[], &keys);
-        ids.push(t);
+        ids.push(flow.add(g, self.panel_task(k, &lcols)));
 
         // Right update: W_I = A[I, (k+1) b..] V T per row block, then
         // A[I, J] -= W_I V_J^T per tile.
         let col_blocks = grid_blocks(lcols.start, n, nb);
         for ib in grid_blocks(lcols.start, m, nb) {
-            let it = tile(ib.start);
-            let t = self.add_right_w(g, k, &lcols, ib.clone());
-            let reads: Vec<Key> = tiles(lcols.clone())
-                .map(|j| Key::A(it, j))
-                .chain([Key::Vl(par), Key::Tl(k)])
-                .collect();
-            flow.access(g, t, &reads, &[Key::Wr(par, it)]);
-            ids.push(t);
+            ids.push(flow.add(g, self.right_w_task(k, &lcols, ib.clone())));
             for jb in &col_blocks {
-                let jt = tile(jb.start);
-                let t = self.add_right_tile(g, k, &lcols, ib.clone(), jb.clone());
-                flow.access(g, t, &[Key::Vl(par), Key::Wr(par, it)], &[Key::A(it, jt)]);
-                ids.push(t);
+                let t = self.right_tile_task(k, &lcols, ib.clone(), jb.clone());
+                ids.push(flow.add(g, t));
             }
         }
     }
@@ -276,8 +236,8 @@ impl<T: Scalar> LqSweep<T> {
         (v_reg, t_reg)
     }
 
-    /// Adds the `lq_panel` task of panel `k` on columns `lcols` ([`lq_panel`]).
-    fn add_panel(&self, g: &mut TaskGraph<'static>, k: usize, lcols: &Range<usize>) -> TaskId {
+    /// The `lq_panel` task of panel `k` on columns `lcols` ([`lq_panel`]).
+    fn panel_task(&self, k: usize, lcols: &Range<usize>) -> Task<'static> {
         let (b, bytes) = (self.b, std::mem::size_of::<T>() as f64);
         let (kb, wl) = (k * b, lcols.len());
         let (v_reg, t_reg) = self.regions(k, wl);
@@ -299,23 +259,15 @@ impl<T: Scalar> LqSweep<T> {
             );
             Ok(())
         };
-        g.add(
-            Task::new(format!("ge2gb.lq_panel[{k}]"), with_access(body))
-                .stage(GE2GB)
-                .cost((2 * wl * b * b) as f64, bytes * (wl * b) as f64)
-                .footprint(footprint),
-        )
+        Task::new(format!("ge2gb.lq_panel[{k}]"), with_access(body))
+            .stage(GE2GB)
+            .cost((2 * wl * b * b) as f64, bytes * (wl * b) as f64)
+            .footprint(footprint)
     }
 
-    /// Adds the `right_w` task of panel `k` and row block `ib`
+    /// The `right_w` task of panel `k` and row block `ib`
     /// (`W_I = A[I, (k+1) b..] V T`, [`right_w`]).
-    fn add_right_w(
-        &self,
-        g: &mut TaskGraph<'static>,
-        k: usize,
-        lcols: &Range<usize>,
-        ib: Range<usize>,
-    ) -> TaskId {
+    fn right_w_task(&self, k: usize, lcols: &Range<usize>, ib: Range<usize>) -> Task<'static> {
         let (b, bytes) = (self.b, std::mem::size_of::<T>() as f64);
         let (kb, wl, it) = (k * b, lcols.len(), ib.start / self.nb);
         let wi_ws = &self.wr[k % 2];
@@ -345,24 +297,21 @@ impl<T: Scalar> LqSweep<T> {
             );
             Ok(())
         };
-        g.add(
-            Task::new(format!("ge2gb.right_w[{k}][{it}]"), with_access(body))
-                .stage(GE2GB)
-                .cost(cost.0, cost.1)
-                .footprint(footprint),
-        )
+        Task::new(format!("ge2gb.right_w[{k}][{it}]"), with_access(body))
+            .stage(GE2GB)
+            .cost(cost.0, cost.1)
+            .footprint(footprint)
     }
 
-    /// Adds the `right_tile` task of panel `k` and tile (`ib`, `jb`)
+    /// The `right_tile` task of panel `k` and tile (`ib`, `jb`)
     /// (`A[I, J] -= W_I V_J^T`, [`right_tile`]).
-    fn add_right_tile(
+    fn right_tile_task(
         &self,
-        g: &mut TaskGraph<'static>,
         k: usize,
         lcols: &Range<usize>,
         ib: Range<usize>,
         jb: Range<usize>,
-    ) -> TaskId {
+    ) -> Task<'static> {
         let (b, bytes) = (self.b, std::mem::size_of::<T>() as f64);
         let (it, jt) = (ib.start / self.nb, jb.start / self.nb);
         let vrows = jb.start - lcols.start..jb.end - lcols.start;
@@ -384,28 +333,25 @@ impl<T: Scalar> LqSweep<T> {
             );
             Ok(())
         };
-        g.add(
-            Task::new(
-                format!("ge2gb.right_tile[{k}][{it},{jt}]"),
-                with_access(body),
-            )
-            .stage(GE2GB)
-            .cost(cost.0, cost.1)
-            .footprint(footprint),
+        Task::new(
+            format!("ge2gb.right_tile[{k}][{it},{jt}]"),
+            with_access(body),
         )
+        .stage(GE2GB)
+        .cost(cost.0, cost.1)
+        .footprint(footprint)
     }
 }
 
 /// Adds the task copying band columns `cols` (rows `max(j - b, 0) ..= j` of
 /// each column `j`) of `a` into `band`, ordered by `flow` after the last
-/// writers of those tiles (and before any later writer of them).
+/// writers of those entries (and before any later writer of them).
 fn copy_band_columns<T: Scalar>(
     g: &mut TaskGraph<'static>,
-    flow: &mut DataFlow<Key>,
+    flow: &mut Flow,
     a: &Arc<SharedMatrix<T>>,
     band: &Arc<SharedUpperBand<T>>,
     b: usize,
-    nb: usize,
     cols: Range<usize>,
 ) -> (Range<usize>, TaskId) {
     let rows = cols.start.saturating_sub(b)..cols.end;
@@ -424,7 +370,8 @@ fn copy_band_columns<T: Scalar>(
             Ok(())
         }
     };
-    let t = g.add(
+    let t = flow.add(
+        g,
         Task::new(
             format!("ge2gb.copy[{}..{}]", cols.start, cols.end),
             with_access(body),
@@ -440,9 +387,5 @@ fn copy_band_columns<T: Scalar>(
                 .write(Region::new(band.id(), rows.clone(), cols.clone())),
         ),
     );
-    let keys: Vec<Key> = (rows.start / nb..=(rows.end - 1) / nb)
-        .flat_map(|i| (cols.start / nb..=(cols.end - 1) / nb).map(move |j| Key::A(i, j)))
-        .collect();
-    flow.access(g, t, &keys, &[]);
     (cols, t)
 }

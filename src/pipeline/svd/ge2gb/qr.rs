@@ -2,8 +2,7 @@
 //! with band-sized width, as PLASMA/MAGMA `ge2gb`), shared by ge2gb and the
 //! QR pre-reduction of tall matrices.
 
-use super::Key;
-use crate::graph::{DataFlow, Footprint, Region, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::ge2gb::{
     grid_blocks, left_tile, left_w, qr_panel, qr_panel_cols, qr_panel_count,
 };
@@ -66,75 +65,37 @@ impl<T: Scalar> QrSweep<T> {
         }
     }
 
-    /// The keys of every tile of `a` with rows in `rows`.
-    pub(in crate::pipeline::svd) fn tile_keys(&self, rows: Range<usize>) -> Vec<Key> {
-        let nb = self.nb;
-        let ct = self.a.ncols().div_ceil(nb);
-        (rows.start / nb..rows.end.div_ceil(nb))
-            .flat_map(|i| (0..ct).map(move |j| Key::A(i, j)))
-            .collect()
-    }
-
-    /// Orders every later access to `a` after task `p`, which writes it (its
-    /// producer in an earlier stage).
-    pub(in crate::pipeline::svd) fn produced_by(
-        &self,
-        g: &mut TaskGraph<'static>,
-        flow: &mut DataFlow<Key>,
-        p: TaskId,
-    ) {
-        let keys = self.tile_keys(0..self.a.nrows());
-        flow.access(g, p, &[], &keys);
-    }
-
     /// Adds QR panel `k` and its left update (one `left_w` task per column
     /// block of the trailing matrix, one `left_tile` per tile) to `g`, ordered
-    /// by `flow`; pushes the tasks to `ids` and returns the panel's columns.
+    /// by `flow` from their footprints; pushes the tasks to `ids` and returns
+    /// the panel's columns.
     pub(in crate::pipeline::svd) fn step(
         &self,
         g: &mut TaskGraph<'static>,
-        flow: &mut DataFlow<Key>,
+        flow: &mut Flow,
         ids: &mut Vec<TaskId>,
         k: usize,
     ) -> Range<usize> {
         let (m, n, b, nb) = (self.a.nrows(), self.a.ncols(), self.b, self.nb);
-        let tile = |r: usize| r / nb;
-        let tiles = |rows: Range<usize>| tile(rows.start)..tile(rows.end - 1) + 1;
-        let (par, kb) = (k % 2, k * b);
+        let kb = k * b;
         let cols = qr_panel_cols(n, b, k);
         let p = QrPanel {
             k,
-            par,
+            par: k % 2,
             kb,
             cols: cols.clone(),
             mk: m - kb,
             w: cols.len(),
         };
-        let t = self.add_panel(g, &p);
-        let keys: Vec<Key> = tiles(kb..m)
-            .flat_map(|i| tiles(cols.clone()).map(move |j| Key::A(i, j)))
-            .chain([Key::Vq(par), Key::Tq(k)])
-            .collect();
-        flow.access(g, t, &[], &keys);
-        ids.push(t);
+        ids.push(flow.add(g, self.panel_task(&p)));
 
         // Left update: W_J = T^T V^T A[k b.., J] per column block, then
         // A[I, J] -= V_I W_J per tile.
         let row_blocks = grid_blocks(kb, m, nb);
         for jb in grid_blocks(cols.end, n, nb) {
-            let jt = tile(jb.start);
-            let t = self.add_left_w(g, &p, jb.clone());
-            let reads: Vec<Key> = tiles(kb..m)
-                .map(|i| Key::A(i, jt))
-                .chain([Key::Vq(par), Key::Tq(k)])
-                .collect();
-            flow.access(g, t, &reads, &[Key::Wl(par, jt)]);
-            ids.push(t);
+            ids.push(flow.add(g, self.left_w_task(&p, jb.clone())));
             for ib in &row_blocks {
-                let it = tile(ib.start);
-                let t = self.add_left_tile(g, &p, ib.clone(), jb.clone());
-                flow.access(g, t, &[Key::Vq(par), Key::Wl(par, jt)], &[Key::A(it, jt)]);
-                ids.push(t);
+                ids.push(flow.add(g, self.left_tile_task(&p, ib.clone(), jb.clone())));
             }
         }
         cols
@@ -147,8 +108,8 @@ impl<T: Scalar> QrSweep<T> {
         (v_reg, t_reg)
     }
 
-    /// Adds the `qr_panel` task of panel `p` ([`qr_panel`]).
-    fn add_panel(&self, g: &mut TaskGraph<'static>, p: &QrPanel) -> TaskId {
+    /// The `qr_panel` task of panel `p` ([`qr_panel`]).
+    fn panel_task(&self, p: &QrPanel) -> Task<'static> {
         let (m, stage, bytes) = (self.a.nrows(), self.stage, std::mem::size_of::<T>() as f64);
         let (k, kb, mk, w) = (p.k, p.kb, p.mk, p.w);
         let (v_reg, t_reg) = self.regions(p);
@@ -170,17 +131,15 @@ impl<T: Scalar> QrSweep<T> {
             );
             Ok(())
         };
-        g.add(
-            Task::new(format!("{stage}.qr_panel[{k}]"), with_access(body))
-                .stage(stage)
-                .cost((2 * mk * w * w) as f64, bytes * (mk * w) as f64)
-                .footprint(footprint),
-        )
+        Task::new(format!("{stage}.qr_panel[{k}]"), with_access(body))
+            .stage(stage)
+            .cost((2 * mk * w * w) as f64, bytes * (mk * w) as f64)
+            .footprint(footprint)
     }
 
-    /// Adds the `left_w` task of panel `p` and column block `jb`
+    /// The `left_w` task of panel `p` and column block `jb`
     /// (`W_J = T^T V^T A[k b.., J]`, [`left_w`]).
-    fn add_left_w(&self, g: &mut TaskGraph<'static>, p: &QrPanel, jb: Range<usize>) -> TaskId {
+    fn left_w_task(&self, p: &QrPanel, jb: Range<usize>) -> Task<'static> {
         let (m, stage, bytes) = (self.a.nrows(), self.stage, std::mem::size_of::<T>() as f64);
         let (k, kb, mk, w) = (p.k, p.kb, p.mk, p.w);
         let jt = jb.start / self.nb;
@@ -210,23 +169,15 @@ impl<T: Scalar> QrSweep<T> {
             );
             Ok(())
         };
-        g.add(
-            Task::new(format!("{stage}.left_w[{k}][{jt}]"), with_access(body))
-                .stage(stage)
-                .cost(cost.0, cost.1)
-                .footprint(footprint),
-        )
+        Task::new(format!("{stage}.left_w[{k}][{jt}]"), with_access(body))
+            .stage(stage)
+            .cost(cost.0, cost.1)
+            .footprint(footprint)
     }
 
-    /// Adds the `left_tile` task of panel `p` and tile (`ib`, `jb`)
+    /// The `left_tile` task of panel `p` and tile (`ib`, `jb`)
     /// (`A[I, J] -= V_I W_J`, [`left_tile`]).
-    fn add_left_tile(
-        &self,
-        g: &mut TaskGraph<'static>,
-        p: &QrPanel,
-        ib: Range<usize>,
-        jb: Range<usize>,
-    ) -> TaskId {
+    fn left_tile_task(&self, p: &QrPanel, ib: Range<usize>, jb: Range<usize>) -> Task<'static> {
         let (stage, bytes) = (self.stage, std::mem::size_of::<T>() as f64);
         let (k, w) = (p.k, p.w);
         let (it, jt) = (ib.start / self.nb, jb.start / self.nb);
@@ -249,14 +200,12 @@ impl<T: Scalar> QrSweep<T> {
             );
             Ok(())
         };
-        g.add(
-            Task::new(
-                format!("{stage}.left_tile[{k}][{it},{jt}]"),
-                with_access(body),
-            )
-            .stage(stage)
-            .cost(cost.0, cost.1)
-            .footprint(footprint),
+        Task::new(
+            format!("{stage}.left_tile[{k}][{it},{jt}]"),
+            with_access(body),
         )
+        .stage(stage)
+        .cost(cost.0, cost.1)
+        .footprint(footprint)
     }
 }
