@@ -4,7 +4,7 @@
 //! merge's workspace.
 
 use super::{Stores, ROOT_GRAIN};
-use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::bdsdc::{col_tiles, BdsdcParams, SvdMerge};
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
@@ -68,21 +68,18 @@ impl<T: Scalar> MergeNode<T> {
         }
     }
 
-    /// Adds the merge's tasks after `children` (the exit tasks of both
-    /// children); at the root pushes each apply task with its destination
-    /// columns to `blocks`. Returns the node's exit tasks.
+    /// Adds the merge's tasks to `flow`, which orders them after both
+    /// children and each other from their footprints; at the root pushes each
+    /// apply task with its destination columns to `blocks`. Returns the node's
+    /// exit tasks.
     pub(super) fn add(
         &self,
         g: &mut TaskGraph<'static>,
-        children: &[TaskId],
+        flow: &mut Flow,
         params: &BdsdcParams,
-        apply_after_lowner: bool,
         blocks: &mut Vec<(Range<usize>, Vec<TaskId>)>,
     ) -> Vec<TaskId> {
-        let deflate = self.add_deflate(g);
-        for &t in children {
-            g.edge(t, deflate);
-        }
+        let deflate = flow.add(g, self.deflate_task());
         let len = self.len;
         let root_tasks = add_merge_ranges(
             g,
@@ -93,8 +90,10 @@ impl<T: Scalar> MergeNode<T> {
             SvdMerge::k,
             SvdMerge::solve_roots_range,
         );
-        let order = self.add_order(g);
-        g.succeed(order, &root_tasks);
+        for &t in &root_tasks {
+            flow.record(g, t);
+        }
+        let order = flow.add(g, self.order_task());
         // Disjoint ranges of z-hat (checked by `SplitColumns`).
         let lowners = add_merge_ranges(
             g,
@@ -105,21 +104,19 @@ impl<T: Scalar> MergeNode<T> {
             SvdMerge::k,
             SvdMerge::lowner_range,
         );
+        for &t in &lowners {
+            flow.record(g, t);
+        }
         let mut applies = Vec::new();
         for tile in col_tiles(len, params.col_tile) {
-            let (dest, t) = self.add_apply(g, tile);
-            if apply_after_lowner {
-                g.succeed(t, &lowners);
-            } else {
-                g.edge(deflate, t);
-            }
+            let (dest, task) = self.apply_task(tile);
+            let t = flow.add(g, task);
             if self.is_root {
                 blocks.push((dest, vec![t]));
             }
             applies.push(t);
         }
-        let free = self.add_free(g);
-        g.succeed(free, &applies);
+        flow.add(g, self.free_task());
         let mut node_exits = vec![order];
         node_exits.extend(applies);
         node_exits
@@ -165,9 +162,9 @@ impl<T: Scalar> MergeNode<T> {
         }
     }
 
-    /// Adds the `deflate` task ([`SvdMerge::new`]): after both children; owns
-    /// the node's d, U and V blocks and its part of the workspace.
-    fn add_deflate(&self, g: &mut TaskGraph<'static>) -> TaskId {
+    /// The `deflate` task ([`SvdMerge::new`]): after both children; owns the
+    /// node's d, U and V blocks and its part of the workspace.
+    fn deflate_task(&self) -> Task<'static> {
         let (begin, mid, len) = (self.begin, self.mid, self.len);
         let footprint = Footprint::new()
             .read(self.st.scale_region())
@@ -200,18 +197,16 @@ impl<T: Scalar> MergeNode<T> {
             *slot.problem.write() = Some(p);
             Ok(())
         });
-        g.add(
-            Task::new(format!("{}.deflate", self.name), body)
-                .stage(BDSVD)
-                .cost((8 * len * len) as f64, (32 * len * len) as f64)
-                .footprint(footprint),
-        )
+        Task::new(format!("{}.deflate", self.name), body)
+            .stage(BDSVD)
+            .cost((8 * len * len) as f64, (32 * len * len) as f64)
+            .footprint(footprint)
     }
 
-    /// Adds the `order` task: the output order, the deflated columns moved
-    /// into place (at the root into the descending order) and the node's
-    /// singular values.
-    fn add_order(&self, g: &mut TaskGraph<'static>) -> TaskId {
+    /// The `order` task: the output order, the deflated columns moved into
+    /// place (at the root into the descending order) and the node's singular
+    /// values.
+    fn order_task(&self) -> Task<'static> {
         let (len, is_root) = (self.len, self.is_root);
         let footprint = Footprint::new()
             .read(self.st.scale_region())
@@ -244,19 +239,17 @@ impl<T: Scalar> MergeNode<T> {
             }
             Ok(())
         });
-        g.add(
-            Task::new(format!("{}.order", self.name), body)
-                .stage(BDSVD)
-                // A sort and at most `len` column moves in each block.
-                .cost((20 * len) as f64, (32 * len * len) as f64)
-                .footprint(footprint),
-        )
+        Task::new(format!("{}.order", self.name), body)
+            .stage(BDSVD)
+            // A sort and at most `len` column moves in each block.
+            .cost((20 * len) as f64, (32 * len * len) as f64)
+            .footprint(footprint)
     }
 
-    /// Adds the `apply` task of column tile `tile` ([`SvdMerge::apply_cols`]);
-    /// returns its destination columns (the node's tile, or at the root the
-    /// mirrored tile of the final descending order) and the task.
-    fn add_apply(&self, g: &mut TaskGraph<'static>, tile: Range<usize>) -> (Range<usize>, TaskId) {
+    /// The `apply` task of column tile `tile` ([`SvdMerge::apply_cols`]) and
+    /// its destination columns (the node's tile, or at the root the mirrored
+    /// tile of the final descending order).
+    fn apply_task(&self, tile: Range<usize>) -> (Range<usize>, Task<'static>) {
         let (len, is_root, n) = (self.len, self.is_root, self.st.n);
         let dest = if is_root {
             n - tile.end..n - tile.start
@@ -312,26 +305,23 @@ impl<T: Scalar> MergeNode<T> {
                 p.apply_cols(tile.clone(), wv, uo, vo)
             }
         });
-        let t = g.add(
-            Task::new(name, body)
-                .stage(BDSVD)
-                .cost(cost.0, cost.1)
-                .footprint(footprint),
-        );
-        (dest, t)
+        let task = Task::new(name, body)
+            .stage(BDSVD)
+            .cost(cost.0, cost.1)
+            .footprint(footprint);
+        (dest, task)
     }
 
-    /// Adds the `free` task: the merge's workspace (O(len^2)) is freed as
-    /// soon as the last apply is done, not when the graph is dropped.
-    fn add_free(&self, g: &mut TaskGraph<'static>) -> TaskId {
+    /// The `free` task: the merge's workspace (O(len^2)) is freed as soon as
+    /// the last apply is done (its write of the problem follows their reads),
+    /// not when the graph is dropped.
+    fn free_task(&self) -> Task<'static> {
         let slot = self.slot.clone();
-        g.add(
-            Task::new(format!("{}.free", self.name), move |_| {
-                slot.problem.write().take();
-                Ok(())
-            })
-            .stage(BDSVD)
-            .footprint(Footprint::new().write(self.all())),
-        )
+        Task::new(format!("{}.free", self.name), move |_| {
+            slot.problem.write().take();
+            Ok(())
+        })
+        .stage(BDSVD)
+        .footprint(Footprint::new().write(self.all()))
     }
 }

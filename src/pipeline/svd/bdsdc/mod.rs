@@ -8,7 +8,7 @@ mod merge;
 
 use super::gb2bd::Bidiagonal;
 use super::BDSVD;
-use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::bdsdc::merge::pow2_at_least;
 use crate::linalg::bdsdc::{bdsqr, solve_leaf, BdNode, BdTree, BdsdcParams};
 use crate::linalg::gb2bd::SharedUpperBand;
@@ -91,18 +91,6 @@ pub fn bdsdc<T: Scalar>(
     bd: Bidiagonal<T>,
     params: &BdsdcParams,
 ) -> Result<BdsdcStage<T>> {
-    bdsdc_impl(g, bd, params, true)
-}
-
-/// [`bdsdc()`]; with `apply_after_lowner` false the edges from each merge's
-/// Löwner task to its apply tasks are left out (a negative control for the
-/// race checker, tests only).
-pub(super) fn bdsdc_impl<T: Scalar>(
-    g: &mut TaskGraph<'static>,
-    bd: Bidiagonal<T>,
-    params: &BdsdcParams,
-    apply_after_lowner: bool,
-) -> Result<BdsdcStage<T>> {
     check_owned(g, "the bidiagonal", &bd.all_done)?;
     let band = bd.band;
     let reduction = bd.reduction;
@@ -117,8 +105,12 @@ pub(super) fn bdsdc_impl<T: Scalar>(
     };
     let cell = Arc::new(Mutex::new(None));
     let direct = n <= params.leaf_size.max(3);
+    // Added first (its id comes first, as before the tasks were ordered by
+    // their footprints), recorded in the flow last, where it runs.
     let finish = add_finish(g, &st, cell.clone(), direct);
     if n == 0 {
+        // The bidiagonal's producers belong to another builder's flow: the
+        // handle carries them.
         g.succeed(finish, &bd.all_done);
         return Ok(stage(
             g,
@@ -130,16 +122,18 @@ pub(super) fn bdsdc_impl<T: Scalar>(
             vec![(0..0, vec![finish])],
         ));
     }
-    let extract = add_extract(g, &st, &band);
+    // Edges within the stage follow from the footprints, in program order.
+    let mut flow = Flow::new();
+    let extract = add_extract(g, &mut flow, &st, &band);
+    // As above: the input's producers are another builder's tasks.
     g.succeed(extract, &bd.all_done);
     if direct {
-        let t = add_direct(g, &st);
-        g.edge(extract, t);
-        g.edge(t, finish);
+        let t = add_direct(g, &mut flow, &st);
+        flow.record(g, finish);
         let blocks = vec![(0..n, vec![t])];
         return Ok(stage(g, reduction, st, extract, finish, cell, blocks));
     }
-    let blocks = add_tree(g, &st, params, extract, finish, apply_after_lowner);
+    let blocks = add_tree(g, &mut flow, &st, params, finish);
     Ok(stage(g, reduction, st, extract, finish, cell, blocks))
 }
 
@@ -189,6 +183,7 @@ fn add_finish<T: Scalar>(
 /// scale in row `n` of `d`.
 fn add_extract<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     st: &Stores<T>,
     band: &Arc<SharedUpperBand<T>>,
 ) -> TaskId {
@@ -220,7 +215,8 @@ fn add_extract<T: Scalar>(
         }
         Ok(())
     });
-    g.add(
+    flow.add(
+        g,
         Task::new("bdsdc.extract", body)
             .stage(BDSVD)
             .cost((2 * n) as f64, (24 * n) as f64)
@@ -235,7 +231,7 @@ fn add_extract<T: Scalar>(
 
 /// Adds the one task that solves a small bidiagonal by implicit QR
 /// ([`bdsqr::bdsqr`]), `U` and `V` whole.
-fn add_direct<T: Scalar>(g: &mut TaskGraph<'static>, st: &Stores<T>) -> TaskId {
+fn add_direct<T: Scalar>(g: &mut TaskGraph<'static>, flow: &mut Flow, st: &Stores<T>) -> TaskId {
     let n = st.n;
     let ne = n.saturating_sub(1);
     let whole = |id| Region::new(id, 0..n, 0..n);
@@ -265,7 +261,8 @@ fn add_direct<T: Scalar>(g: &mut TaskGraph<'static>, st: &Stores<T>) -> TaskId {
         }
         Ok(())
     });
-    g.add(
+    flow.add(
+        g,
         Task::new("bdsdc.direct", body)
             .stage(BDSVD)
             .cost((12 * n * n * n) as f64, (16 * n * n) as f64)
@@ -274,16 +271,14 @@ fn add_direct<T: Scalar>(g: &mut TaskGraph<'static>, st: &Stores<T>) -> TaskId {
 }
 
 /// Adds the tasks of every node of [`BdTree`] (leaves and merges, children
-/// first), each leaf after `extract`, `finish` after the root; returns the
-/// column blocks of `U` and `V` (ascending) with their producers, the root
-/// merge's apply tasks.
+/// first) to `flow`, then records `finish`; returns the column blocks of `U`
+/// and `V` (ascending) with their producers, the root merge's apply tasks.
 fn add_tree<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     st: &Stores<T>,
     params: &BdsdcParams,
-    extract: TaskId,
     finish: TaskId,
-    apply_after_lowner: bool,
 ) -> Vec<(Range<usize>, Vec<TaskId>)> {
     let n = st.n;
     let tree = BdTree::new(n, params.leaf_size);
@@ -294,34 +289,29 @@ fn add_tree<T: Scalar>(
     // with the last task holding it.
     let w = BdTree::merge_words_per_row(n, params.leaf_size);
     let work = Arc::new(SharedMatrix::new(Mat::<T>::zeros((n + 1) * w, 1)));
-    // Exit tasks of each node (what its parent must wait for).
+    // Exit tasks of each node (the root's close the stage).
     let mut exits: Vec<Vec<TaskId>> = Vec::with_capacity(tree.nodes.len());
     // Column blocks of the final U and V (descending order) and their producers.
     let mut blocks: Vec<(Range<usize>, Vec<TaskId>)> = Vec::new();
     for (idx, node) in tree.nodes.iter().enumerate() {
         match *node {
             BdNode::Leaf { begin, .. } => {
-                let t = add_leaf(g, st, begin, node.rows(), node.cols());
-                g.edge(extract, t);
+                let t = add_leaf(g, flow, st, begin, node.rows(), node.cols());
                 exits.push(vec![t]);
             }
             BdNode::Merge {
-                begin,
-                mid,
-                end,
-                left,
-                right,
-                ..
+                begin, mid, end, ..
             } => {
                 let (r, c) = (node.rows(), node.cols());
                 let m = MergeNode::new(st, &work, w, (begin, mid, end), r, c, idx == root);
-                let children: Vec<TaskId> =
-                    exits[left].iter().chain(&exits[right]).copied().collect();
-                let node_exits = m.add(g, &children, params, apply_after_lowner, &mut blocks);
+                let node_exits = m.add(g, flow, params, &mut blocks);
                 exits.push(node_exits);
             }
         }
     }
+    flow.record(g, finish);
+    // `finish` reads the values only; it is the stage's exit (`SubGraph`), so
+    // it also follows the root's apply tasks, which write `U` and `V`.
     g.succeed(finish, &exits[root]);
     // Ascending destination columns.
     blocks.reverse();
@@ -332,6 +322,7 @@ fn add_tree<T: Scalar>(
 /// its singular values and vectors by [`solve_leaf`].
 fn add_leaf<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     st: &Stores<T>,
     begin: usize,
     r: Range<usize>,
@@ -364,7 +355,8 @@ fn add_leaf<T: Scalar>(
         }
         Ok(())
     });
-    g.add(
+    flow.add(
+        g,
         Task::new(name, body)
             .stage(BDSVD)
             .cost((12 * len * len * len) as f64, (16 * len * len) as f64)
