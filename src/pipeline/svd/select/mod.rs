@@ -38,7 +38,7 @@ mod halves;
 
 use super::gb2bd::Bidiagonal;
 use super::BDSVD;
-use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::stebz::Sturm;
 use crate::linalg::stein::stein_columns;
 use crate::matrix::{MatrixId, SharedMatrix};
@@ -210,7 +210,11 @@ pub fn select_bidiagonal<T: Scalar>(
         values_id: MatrixId::fresh(),
     };
     let bd = Arc::new(bd);
-    let plan_task = add_plan(g, &s, &bd);
+    // Edges within the stage follow from the footprints, in program order.
+    let mut flow = Flow::new();
+    let plan_task = add_plan(g, &mut flow, &s, &bd);
+    // The bidiagonal's producers belong to another builder's flow: the
+    // handle carries them.
     g.succeed(plan_task, &bd.all_done);
     let layout = BisectParts {
         prefix: "svd.select",
@@ -230,10 +234,10 @@ pub fn select_bidiagonal<T: Scalar>(
         Some((sturm, tgk.clone()))
     });
     let cell = Arc::new(Mutex::new(None));
-    let gather = add_values(g, &s, results, cell.clone(), (parts_id, parts));
-    // After the plan directly too: with k = 0 there is no bisection task.
-    g.succeed(gather, &[plan_task]);
-    g.succeed(gather, &bisects);
+    for &t in &bisects {
+        flow.record(g, t);
+    }
+    let gather = add_values(g, &mut flow, &s, results, cell.clone(), (parts_id, parts));
     let values = Slot::new(g, cell, gather);
     if !vectors {
         return Ok(SvdSelectStage {
@@ -243,12 +247,10 @@ pub fn select_bidiagonal<T: Scalar>(
     }
     // Z: the selected eigenvectors of T_GK, ascending.
     let z = Arc::new(SharedMatrix::new(Mat::<T>::zeros(2 * n, k)));
-    let steins = add_stein(g, &s, &z, gather, col_block);
+    add_stein(g, &mut flow, &s, &z, col_block);
     let u = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, k)));
     let v = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, k)));
-    let split = add_split(g, &s, &z, [&u, &v]);
-    g.succeed(split, &steins);
-    g.succeed(split, &[gather]);
+    let split = add_split(g, &mut flow, &s, &z, [&u, &v]);
     let reduction = bd.reduction;
     let blocks = |m: Arc<SharedMatrix<T>>| {
         ColumnBlocks::produced(g, m, vec![(0..k, vec![split])], reduction)
@@ -262,6 +264,7 @@ pub fn select_bidiagonal<T: Scalar>(
 /// Adds the `plan` task: `T_GK` of the bidiagonal `bd` and its Sturm data.
 fn add_plan<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     s: &Selection<T>,
     bd: &Arc<Bidiagonal<T>>,
 ) -> TaskId {
@@ -275,7 +278,8 @@ fn add_plan<T: Scalar>(
         *plan.lock() = Some((Arc::new(sturm), dt, et));
         Ok(())
     });
-    g.add(
+    flow.add(
+        g,
         Task::new("svd.select.plan", body)
             .stage(BDSVD)
             .cost((20 * n) as f64, (32 * n) as f64)
@@ -293,6 +297,7 @@ fn add_plan<T: Scalar>(
 /// pseudo-matrix of the bisection's results and their number.
 fn add_values<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     s: &Selection<T>,
     results: PartValues<T>,
     cell: Arc<Mutex<Option<Vec<T>>>>,
@@ -333,7 +338,8 @@ fn add_values<T: Scalar>(
         *resolved.lock() = Some(res);
         Ok(())
     };
-    g.add(
+    flow.add(
+        g,
         Task::new("svd.select.values", body)
             .stage(BDSVD)
             .cost(k as f64, (8 * k) as f64)
@@ -347,17 +353,15 @@ fn add_values<T: Scalar>(
 }
 
 /// Adds the inverse iteration tasks, one per block of `col_block` columns of
-/// `z` (the eigenvectors of `T_GK` of the selected values), each after the
-/// values task `gather`.
+/// `z` (the eigenvectors of `T_GK` of the selected values).
 fn add_stein<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     s: &Selection<T>,
     z: &Arc<SharedMatrix<T>>,
-    gather: TaskId,
     col_block: usize,
-) -> Vec<TaskId> {
+) {
     let (n, k, zid) = (s.n, s.sel.len(), z.id());
-    let mut steins = Vec::new();
     for cols in crate::linalg::stedc::col_tiles(k, col_block) {
         let (plan, z, res, cols2) = (s.plan.clone(), z.clone(), s.resolved.clone(), cols.clone());
         let body = with_access(move |acc| {
@@ -375,7 +379,8 @@ fn add_stein<T: Scalar>(
                 .copy_from(&v);
             Ok(())
         });
-        let t = g.add(
+        flow.add(
+            g,
             Task::new(
                 format!("svd.select.stein.cols[{}..{}]", cols.start, cols.end),
                 body,
@@ -389,16 +394,14 @@ fn add_stein<T: Scalar>(
                     .write(Region::new(zid, 0..2 * n, cols.clone())),
             ),
         );
-        g.succeed(t, &[gather]);
-        steins.push(t);
     }
-    steins
 }
 
 /// Adds the `split` task: `U_bd` and `V_bd` (`[u, v]`, descending) from the
 /// eigenvectors `z` ([`split_halves`]).
 fn add_split<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     s: &Selection<T>,
     z: &Arc<SharedMatrix<T>>,
     [u, v]: [&Arc<SharedMatrix<T>>; 2],
@@ -426,7 +429,8 @@ fn add_split<T: Scalar>(
         vm.write(acc, 0..n, 0..k).copy_from(&vo);
         Ok(())
     });
-    g.add(
+    flow.add(
+        g,
         Task::new("svd.select.split", body)
             .stage(BDSVD)
             .cost((8 * n * k) as f64, (32 * n * k) as f64)
