@@ -22,6 +22,7 @@ use crate::pipeline::ChaseGrain;
 use crate::{Error, Result, Scalar};
 use faer::Mat;
 use half::{bf16, f16};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// `||A||_F` is scaled to `[2^(TARGET - 1), 2^TARGET]` before a half-band
@@ -107,32 +108,7 @@ pub(super) fn gb2bd_stored<T: Scalar, S: BandStorage>(
     // Conversion tasks: the columns a stage-1 copy task wrote, rounded.
     let mut conv = Vec::with_capacity(feed.len());
     for (cols, t) in &feed {
-        let rows = cols.start.saturating_sub(b)..cols.end;
-        let body = {
-            let (src, dst) = (band.clone(), store.clone());
-            let (rows, cols) = (rows.clone(), cols.clone());
-            move |acc: &Access<'_>| {
-                let mut v = src.read(acc, rows.clone(), cols.clone());
-                dst.fill(acc, rows, cols, |i, j| v.get(i, j).f64() as f32);
-                Ok(())
-            }
-        };
-        let ct = g.add(
-            Task::new(
-                format!("gb2bd.{}[{}..{}]", S::NAME, cols.start, cols.end),
-                with_access(body),
-            )
-            .stage(GB2BD)
-            .cost(
-                0.0,
-                (std::mem::size_of::<S>() * (b + 1) * cols.len()) as f64,
-            )
-            .footprint(
-                Footprint::new()
-                    .read(Region::new(band.id(), rows.clone(), cols.clone()))
-                    .write(Region::new(store.id(), rows.clone(), cols.clone())),
-            ),
-        );
+        let ct = add_conversion(g, &band, &store, b, cols.clone());
         // The copy task of stage 1 wrote exactly these columns.
         g.succeed(ct, &[*t]);
         conv.push((cols.clone(), ct));
@@ -148,7 +124,63 @@ pub(super) fn gb2bd_stored<T: Scalar, S: BandStorage>(
             chase_grouped(g, &store, &passes, &conv, sweeps, steps, false)
         }
     };
-    // The bidiagonal, widened to the working precision.
+    let (out, widen) = add_widen::<T, S>(g, &store, n);
+    let mut preds: Vec<TaskId> = subgraph_of(g, &chase.ids).exits;
+    preds.extend(conv.iter().map(|&(_, t)| t));
+    g.succeed(widen, &preds);
+    Ok(Bidiagonal {
+        band: out,
+        all_done: vec![widen],
+        reduction,
+    })
+}
+
+/// Adds the task rounding band columns `cols` (rows `max(j - b, 0) ..= j` of
+/// each column `j`, as the stage-1 copy task wrote them) of `band` into the
+/// half store.
+fn add_conversion<T: Scalar, S: BandStorage>(
+    g: &mut TaskGraph<'static>,
+    band: &Arc<SharedUpperBand<T>>,
+    store: &Arc<SharedBandStore<S>>,
+    b: usize,
+    cols: Range<usize>,
+) -> TaskId {
+    let rows = cols.start.saturating_sub(b)..cols.end;
+    let body = {
+        let (src, dst) = (band.clone(), store.clone());
+        let (rows, cols) = (rows.clone(), cols.clone());
+        move |acc: &Access<'_>| {
+            let mut v = src.read(acc, rows.clone(), cols.clone());
+            dst.fill(acc, rows, cols, |i, j| v.get(i, j).f64() as f32);
+            Ok(())
+        }
+    };
+    g.add(
+        Task::new(
+            format!("gb2bd.{}[{}..{}]", S::NAME, cols.start, cols.end),
+            with_access(body),
+        )
+        .stage(GB2BD)
+        .cost(
+            0.0,
+            (std::mem::size_of::<S>() * (b + 1) * cols.len()) as f64,
+        )
+        .footprint(
+            Footprint::new()
+                .read(Region::new(band.id(), rows.clone(), cols.clone()))
+                .write(Region::new(store.id(), rows.clone(), cols.clone())),
+        ),
+    )
+}
+
+/// Adds the task widening the bidiagonal of the half store (order `n`) to
+/// the working precision; returns the bidiagonal's storage and the task.
+/// Errors (running): [`Error::InvalidArgument`] if the half band overflowed.
+fn add_widen<T: Scalar, S: BandStorage>(
+    g: &mut TaskGraph<'static>,
+    store: &Arc<SharedBandStore<S>>,
+    n: usize,
+) -> (Arc<SharedUpperBand<T>>, TaskId) {
     let out = Arc::new(SharedUpperBand::new(UpperBand::<T>::zeros(n, 1, 0)));
     let body = {
         let (src, dst) = (store.clone(), out.clone());
@@ -187,12 +219,5 @@ pub(super) fn gb2bd_stored<T: Scalar, S: BandStorage>(
                     .write(Region::new(out.id(), 0..n, 0..n)),
             ),
     );
-    let mut preds: Vec<TaskId> = subgraph_of(g, &chase.ids).exits;
-    preds.extend(conv.iter().map(|&(_, t)| t));
-    g.succeed(widen, &preds);
-    Ok(Bidiagonal {
-        band: out,
-        all_done: vec![widen],
-        reduction,
-    })
+    (out, widen)
 }

@@ -8,7 +8,7 @@
 
 use super::ge2gb::{ge2gb_produced, Ge2gbStage, QrSweep};
 use super::reflectors::Q1uReflectors;
-use crate::graph::{DataFlow, Footprint, Region, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::band::ge2gb::qr_panel_count;
 use crate::matrix::access::Access;
 use crate::matrix::SharedMatrix;
@@ -86,7 +86,7 @@ pub fn geqrf<T: Scalar>(
     }
     crate::matrix::check_finite(a.as_ref(), false)?;
     let qr = QrSweep::new(Arc::new(SharedMatrix::new(a)), ib, nb, GEQRF);
-    let mut flow = DataFlow::new();
+    let mut flow = Flow::new();
     let mut ids = Vec::new();
     for k in 0..qr_panel_count(n, ib) {
         qr.step(g, &mut flow, &mut ids, k);
@@ -106,7 +106,8 @@ pub fn geqrf<T: Scalar>(
             Ok(())
         }
     };
-    let t = g.add(
+    let t = flow.add(
+        g,
         Task::new(format!("{GEQRF}.r"), with_access(body))
             .stage(GEQRF)
             .cost(0.0, (std::mem::size_of::<T>() * n * n) as f64)
@@ -116,7 +117,6 @@ pub fn geqrf<T: Scalar>(
                     .write(Region::new(r.id(), 0..n, 0..n)),
             ),
     );
-    flow.access(g, t, &qr.tile_keys(0..n), &[]);
     ids.push(t);
     // The tasks were added in one contiguous run, so the exits follow every
     // writer of `a` and of the T factors.

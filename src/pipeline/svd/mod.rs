@@ -79,8 +79,8 @@ pub use reflectors::{
 pub use select::{select_bidiagonal, SvdSelectStage, SvdSelection};
 
 use super::scale::{safe_range_factor, selection_range_factor};
-use crate::graph::TaskGraph;
-use crate::pipeline::columns::VectorsResult;
+use crate::graph::{TaskGraph, TaskId};
+use crate::pipeline::columns::{basis, ColumnBlocks, VectorsResult};
 use crate::runtime::{RunReport, Runtime};
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatRef};
@@ -301,28 +301,18 @@ pub fn svd_graph<T: Scalar>(
             (st.values, None, last)
         }
         (SvdJob::Vectors, Some(sel)) => {
-            let (q1u, q1v) = s1.reflectors.split();
+            let q1 = s1.reflectors.split();
             let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), true)?;
-            let (q2u, q2v) = s2
-                .reflectors
-                .ok_or_else(|| Error::InvalidArgument("gb2bd kept no reflectors".into()))?
-                .split();
+            let q2 = q2_of(s2.reflectors)?;
             let cb = select::col_block(opts, n, sel.len());
             let st = select_bidiagonal(&mut g, s2.bidiagonal, sel, true, cb)?;
-            let (ubd, vbd) = st
+            let bd = st
                 .vectors
                 .ok_or_else(|| Error::InvalidArgument("selection kept no vectors".into()))?;
             let group = opts.q2_kernel();
-            let u = back_transform_q2u(&mut g, q2u, ubd, group, cb)?;
-            let mut u = back_transform_q1u(&mut g, q1u, u, cb)?;
-            if let Some(q0) = q0 {
-                u = back_transform_q1u(&mut g, q0, u, cb)?;
-            }
-            let v = back_transform_q2v(&mut g, q2v, vbd, group, cb)?;
-            let v = back_transform_q1v(&mut g, q1v, v, cb)?;
-            let mut last = vec![st.values.task()];
-            last.extend(u.tasks().chain(v.tasks()).copied());
-            (st.values, Some((u.into_result(), v.into_result())), last)
+            let first = st.values.task();
+            let (vectors, last) = add_back_transforms(&mut g, q1, q2, q0, bd, (group, cb), first)?;
+            (st.values, Some(vectors), last)
         }
         (SvdJob::Values, None) => {
             let bidiagonal = if half {
@@ -335,24 +325,15 @@ pub fn svd_graph<T: Scalar>(
             (values, None, last)
         }
         (SvdJob::Vectors, None) => {
-            let (q1u, q1v) = s1.reflectors.split();
+            let q1 = s1.reflectors.split();
             let s2 = gb2bd_with(&mut g, s1.band, opts.grain(), true)?;
-            let (q2u, q2v) = s2
-                .reflectors
-                .ok_or_else(|| Error::InvalidArgument("gb2bd kept no reflectors".into()))?
-                .split();
+            let q2 = q2_of(s2.reflectors)?;
             let bd = bdsdc(&mut g, s2.bidiagonal, &opts.bdsdc_params())?;
             let (group, cb) = (opts.q2_kernel(), opts.col_block_for(n));
-            let u = back_transform_q2u(&mut g, q2u, bd.u, group, cb)?;
-            let mut u = back_transform_q1u(&mut g, q1u, u, cb)?;
-            if let Some(q0) = q0 {
-                u = back_transform_q1u(&mut g, q0, u, cb)?;
-            }
-            let v = back_transform_q2v(&mut g, q2v, bd.v, group, cb)?;
-            let v = back_transform_q1v(&mut g, q1v, v, cb)?;
-            let mut last = vec![bd.values.task()];
-            last.extend(u.tasks().chain(v.tasks()).copied());
-            (bd.values, Some((u.into_result(), v.into_result())), last)
+            let first = bd.values.task();
+            let (vectors, last) =
+                add_back_transforms(&mut g, q1, q2, q0, (bd.u, bd.v), (group, cb), first)?;
+            (bd.values, Some(vectors), last)
         }
     };
     Ok(SvdGraph::finish(
@@ -362,6 +343,49 @@ pub fn svd_graph<T: Scalar>(
         vectors,
         (scale, transposed),
     ))
+}
+
+/// `U` and `V` of the working matrix.
+type VectorPair<T> = (VectorsResult<T>, VectorsResult<T>);
+
+/// The `Q2` reflectors of a stage 2 that kept them, split into the `U` and
+/// `V` sides.
+fn q2_of<T: Scalar>(
+    q2: Option<Gb2bdReflectorsHandle<T>>,
+) -> Result<(Q2uReflectors<T>, Q2vReflectors<T>)> {
+    Ok(q2
+        .ok_or_else(|| Error::InvalidArgument("gb2bd kept no reflectors".into()))?
+        .split())
+}
+
+/// Adds the back-transformations of the bidiagonal's vectors `(ubd, vbd)`
+/// (LAPACK `dgesdd`'s `dormbr` calls), in column blocks of `cb`: the `U`
+/// chain `U = Q1_U Q2_U U_bd` (then `Q0 [U; 0]` after a QR pre-reduction
+/// `q0`), then the `V` chain `V = Q1_V Q2_V V_bd`. Returns the results and
+/// the tasks the graph's completion waits for: `values` (the task of the
+/// singular values), then every task of `U`, then of `V`.
+fn add_back_transforms<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    (q1u, q1v): (Q1uReflectors<T>, Q1vReflectors<T>),
+    (q2u, q2v): (Q2uReflectors<T>, Q2vReflectors<T>),
+    q0: Option<Q1uReflectors<T, basis::Dense>>,
+    (ubd, vbd): (
+        ColumnBlocks<T, basis::Reduced>,
+        ColumnBlocks<T, basis::Reduced>,
+    ),
+    (group, cb): (Q2Kernel, usize),
+    values: TaskId,
+) -> Result<(VectorPair<T>, Vec<TaskId>)> {
+    let u = back_transform_q2u(g, q2u, ubd, group, cb)?;
+    let mut u = back_transform_q1u(g, q1u, u, cb)?;
+    if let Some(q0) = q0 {
+        u = back_transform_q1u(g, q0, u, cb)?;
+    }
+    let v = back_transform_q2v(g, q2v, vbd, group, cb)?;
+    let v = back_transform_q1v(g, q1v, v, cb)?;
+    let mut last = vec![values];
+    last.extend(u.tasks().chain(v.tasks()).copied());
+    Ok(((u.into_result(), v.into_result()), last))
 }
 
 /// The singular values of `a` (`m x n`, any shape) and, for
