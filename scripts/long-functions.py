@@ -5,7 +5,8 @@
 
 A function's length is the count of lines from its `fn` line to its closing
 brace. Braces inside strings, chars and comments are skipped; code in a
-`#[cfg(test)]` module counts too (tests are functions as well), marked `test`.
+`#[cfg(test)]` module or a test file (tests.rs, *_tests.rs, under tests/)
+counts too (tests are functions as well), marked `test`.
 Reads the text only: a macro that defines functions is not seen.
 """
 import re
@@ -43,6 +44,7 @@ def strip(line, state):
 
 def functions(path):
     lines = path.read_text().splitlines()
+    in_test_file = bool(re.search(r"(^|/)tests(\.rs$|/)|_tests\.rs$", str(path)))
     state = {"block": False}
     test_from = None
     stack = []  # (name, start line, depth at which it opened)
@@ -65,7 +67,7 @@ def functions(path):
                 depth -= 1
                 if stack and stack[-1][2] == depth:
                     name, start, _ = stack.pop()
-                    test = test_from is not None and start >= test_from
+                    test = in_test_file or (test_from is not None and start >= test_from)
                     found.append((no - start + 1, name, start, test))
             elif ch == ";" and pending:
                 pending = None  # a declaration without a body
