@@ -4,8 +4,8 @@
     python3 scripts/long-functions.py [MIN_LINES] [PATH...]
 
 A function's length is the count of lines from its `fn` line to its closing
-brace. Braces inside strings, chars and comments are skipped; code in a
-`#[cfg(test)]` module or a test file (tests.rs, *_tests.rs, under tests/)
+brace. Braces inside strings, chars and comments are skipped; code in an inline
+`#[cfg(test)] mod ... { }` (from there to the end of the file) or a test file (tests.rs, *_tests.rs, under tests/)
 counts too (tests are functions as well), marked `test`.
 Reads the text only: a macro that defines functions is not seen.
 """
@@ -52,7 +52,9 @@ def functions(path):
     pending = None
     for no, raw in enumerate(lines, 1):
         if test_from is None and raw.strip().startswith("#[cfg(test)]"):
-            test_from = no
+            following = next((l for l in lines[no:] if l.strip()), "")
+            if re.match(r"\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*\{", following):
+                test_from = no
         m = FN.match(raw)
         if m and not state["block"]:
             pending = (m.group(1), no)

@@ -11,8 +11,8 @@ components of the import graph), or `circles: none`.
 What counts as an import: a path `crate::<module>` (also inside a
 `use crate::{a, b::c}` group) in code, not in comments or doc comments, and
 not in test code (files named tests.rs, *_tests.rs or under a tests/ folder,
-and the lines of a file from its first `#[cfg(test)]` on, where the test
-modules sit). Reads the text only.
+and the lines of a file from an inline `#[cfg(test)] mod ... {` on, where
+the test modules sit). Reads the text only.
 """
 import re
 from pathlib import Path
@@ -37,9 +37,12 @@ def files_of(module):
 
 def imported(path, names):
     found = set()
-    for line in path.read_text().splitlines():
+    lines = path.read_text().splitlines()
+    for no, line in enumerate(lines):
         if line.strip().startswith("#[cfg(test)]"):
-            break
+            following = next((l for l in lines[no + 1 :] if l.strip()), "")
+            if re.match(r"\s*(pub(\([^)]*\))?\s+)?mod\s+\w+\s*\{", following):
+                break
         code = line.split("//", 1)[0]
         for group in re.findall(r"crate::\{([^}]*)", code):
             found |= {g.strip().split("::")[0] for g in group.split(",")}
