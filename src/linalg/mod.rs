@@ -20,7 +20,8 @@
 //!   (`gebrd`);
 //! - [`small`]: the SVD of one small matrix, the batched SVD's kernels
 //!   (`gebrd_small`, `jacobi`);
-//! - [`back_transform`]: the eigenvector back-transformations `Q2 Z`, `Q1 Z`;
+//! - [`back_transform`]: the vectors' back-transformations through the
+//!   reflectors of the reductions (`Z := Q2 Z`, `Z := Q1 Z`);
 //! - [`blas`]: the vector loops the stages share (`gemv`, the fused BLAS-2
 //!   kernels, the rotation chains `lasr`, the run-time SIMD dispatch).
 
