@@ -311,8 +311,11 @@ fn add_tree<T: Scalar>(
     }
     flow.record(g, finish);
     // `finish` reads the values only; it is the stage's exit (`SubGraph`), so
-    // it also follows the root's apply tasks, which write `U` and `V`.
-    g.succeed(finish, &exits[root]);
+    // it also follows the root's apply tasks, which write `U` and `V` (not a
+    // dependence on data it reads: explicit).
+    for &t in &exits[root] {
+        flow.edge(g, t, finish);
+    }
     // Ascending destination columns.
     blocks.reverse();
     blocks
