@@ -1,9 +1,10 @@
 //! Stage 2 of the EVD as tasks (LAPACK `dsytrd_sb2st`): bulge chasing of the
-//! band to tridiagonal, the lag between consecutive sweeps encoded as edges.
+//! band to tridiagonal, the lag between consecutive sweeps derived from the
+//! tasks' footprints (fine grain) or encoded as edges (grouped grain).
 
 use super::sy2sb::Band;
 use super::SB2ST;
-use crate::graph::{Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::band::sb2st::{self, SharedReflectors, SweepGrouping};
 use crate::matrix::access::Access;
 use crate::matrix::SharedBand;
@@ -150,11 +151,14 @@ pub struct Sb2stStage<T> {
 }
 
 /// Adds stage 2 (sb2st): bulge chasing of `band` to tridiagonal, each task
-/// ordered after the band copies that produce its columns. Task (s, m) follows
-/// `(s, m-1)` and `(s-1, min(m+2, last(s-1)))` (the lag of three tasks between
-/// consecutive sweeps: MAGMA's `shift = 3`, as DAG edges instead of the spin
-/// lock of Wang et al., PPoPP 2025, §4.2, Algorithm 2); at the grouped
-/// grain, super-tasks with edges derived from the same rule. With
+/// ordered after the band copies that produce its columns. At the fine grain,
+/// one task per (sweep, step) in the sequential order, the edges derived from
+/// their footprints by a [`Flow`]: they come out as the lag of three tasks
+/// between consecutive sweeps (Haidar, Ltaief and Dongarra, "Parallel reduction
+/// to condensed forms for symmetric eigenvalue problems using aggregated
+/// fine-grained and memory-aware kernels", SC'11: task (s, m) follows
+/// `(s, m-1)` and `(s-1, min(m+2, last(s-1)))`); at the grouped grain,
+/// super-tasks with edges from the same rule ([`SweepGrouping`]). With
 /// `store_reflectors`, every reflector is kept for the Q2 back-transformation.
 ///
 /// Errors: [`crate::Error::InvalidArgument`] for a band from another graph or a
@@ -164,18 +168,6 @@ pub fn sb2st<T: Scalar>(
     band: Band<T>,
     grain: Sb2stGrain,
     store_reflectors: bool,
-) -> Result<Sb2stStage<T>> {
-    sb2st_with_lag(g, band, grain, store_reflectors, 3)
-}
-
-/// [`sb2st()`] with another lag between consecutive sweeps in the fine graph:
-/// only 3 is correct; the tests use 2 to check that the race checker catches it.
-pub(super) fn sb2st_with_lag<T: Scalar>(
-    g: &mut TaskGraph<'static>,
-    band: Band<T>,
-    grain: Sb2stGrain,
-    store: bool,
-    lag: usize,
 ) -> Result<Sb2stStage<T>> {
     check_owned(g, "the band", band.feed.iter().map(|(_, t)| t))?;
     if let Sb2stGrain::Grouped { sweeps, steps } = grain {
@@ -192,120 +184,24 @@ pub(super) fn sb2st_with_lag<T: Scalar>(
         reduction,
     } = band;
     let n = band.n();
-    let reflectors = store.then(|| Arc::new(SharedReflectors::new(n, b)));
-    let bid = band.id();
-    let rid = reflectors.as_ref().map(|r| r.id());
-    let step_cost = (12 * b * b) as f64;
-    let mut column_done: Vec<Option<TaskId>> = vec![None; sb2st::num_sweeps(n)];
-    let step_bytes = (3 * b * b * std::mem::size_of::<T>()) as f64;
-    let mut ids = Vec::new();
-    if grain == Sb2stGrain::Fine {
-        let ns = sb2st::num_sweeps(n);
-        let mut first: Vec<u32> = Vec::with_capacity(ns);
-        for s in 0..ns {
-            let ms = sb2st::steps(n, b, s);
-            first.push(ids.len() as u32);
-            for m in 0..ms {
-                let (rows, cols) = sb2st::task_footprint(n, b, s, m);
-                let body = {
-                    let (band, refl) = (band.clone(), reflectors.clone());
-                    let (rows, cols) = (rows.clone(), cols.clone());
-                    move |acc: &Access<'_>| {
-                        let mut view = band.write(acc, rows, cols);
-                        let mut slots = refl.as_ref().map(|r| r.writer(acc));
-                        let out = slots.as_mut().map(|sl| {
-                            use sb2st::SlotSink;
-                            sl.slot_mut(s, m)
-                        });
-                        sb2st::chase_step(&mut view, b, s, m, out);
-                        Ok(())
-                    }
-                };
-                let producers = band_producers(&feed, &cols);
-                let mut fp = Footprint::new().write(Region::new(bid, rows, cols));
-                if let (Some(rid), Some(r)) = (rid, &reflectors) {
-                    fp = fp.write(Region::new(rid, r.layout().sweep_slots(s, m..m + 1), 0..1));
-                }
-                let t = g.add(
-                    Task::new(format!("sb2st.sweep[{s}].step[{m}]"), with_access(body))
-                        .stage(SB2ST)
-                        .cost(step_cost, step_bytes)
-                        .footprint(fp),
-                );
-                g.succeed(t, &producers);
-                if m > 0 {
-                    g.edge(ids[ids.len() - 1], t);
-                } else {
-                    column_done[s] = Some(t);
-                }
-                if s > 0 {
-                    let prev_ms = sb2st::steps(n, b, s - 1);
-                    let pm = (m + lag - 1).min(prev_ms - 1);
-                    g.edge(ids[first[s - 1] as usize + pm], t);
-                }
-                ids.push(t);
-            }
-        }
-    } else {
-        let Sb2stGrain::Grouped { sweeps, steps } = grain else {
-            unreachable!("the fine grain is handled above")
-        };
-        let grouping = Arc::new(SweepGrouping::new(n, b, sweeps, steps));
-        let mut first = Vec::with_capacity(grouping.num_groups());
-        for gi in 0..grouping.num_groups() {
-            first.push(ids.len());
-            for c in 0..grouping.num_chunks(gi) {
-                let steps = grouping.tasks(gi, c).count();
-                let window = grouping.footprint(gi, c);
-                let body = {
-                    let (band, refl, grouping) =
-                        (band.clone(), reflectors.clone(), grouping.clone());
-                    let window = window.clone();
-                    move |acc: &Access<'_>| {
-                        let Some((rows, cols)) = window else {
-                            return Ok(());
-                        };
-                        let mut view = band.write(acc, rows, cols);
-                        let mut slots = refl.as_ref().map(|r| r.writer(acc));
-                        sb2st::run_super_task(
-                            &mut view,
-                            &grouping,
-                            gi,
-                            c,
-                            slots.as_mut().map(|s| s as &mut dyn sb2st::SlotSink<T>),
-                        );
-                        Ok(())
-                    }
-                };
-                let mut fp = Footprint::new();
-                let mut producers = Vec::new();
-                if let Some((rows, cols)) = window {
-                    producers = band_producers(&feed, &cols);
-                    fp = fp.write(Region::new(bid, rows, cols));
-                }
-                if let (Some(rid), Some(r)) = (rid, &reflectors) {
-                    for s in grouping.sweeps(gi) {
-                        let st = grouping.steps_in(gi, c, s);
-                        fp = fp.write(Region::new(rid, r.layout().sweep_slots(s, st), 0..1));
-                    }
-                }
-                let t = g.add(
-                    Task::new(format!("sb2st.group[{gi}].chunk[{c}]"), with_access(body))
-                        .stage(SB2ST)
-                        .cost(step_cost * steps as f64, step_bytes * steps as f64)
-                        .footprint(fp),
-                );
-                g.succeed(t, &producers);
-                for (pg, pc) in grouping.preds(gi, c).into_iter().flatten() {
-                    g.edge(ids[first[pg] + pc], t);
-                }
-                for (s, _) in grouping.tasks(gi, c).filter(|&(_, m)| m == 0) {
-                    column_done[s] = Some(t);
-                }
-                ids.push(t);
-            }
-        }
-    }
+    let chase = Chase {
+        reflectors: store_reflectors.then(|| Arc::new(SharedReflectors::new(n, b))),
+        band,
+        b,
+        feed,
+        step_cost: (12 * b * b) as f64,
+        step_bytes: (3 * b * b * std::mem::size_of::<T>()) as f64,
+    };
+    let (ids, column_done) = match grain {
+        Sb2stGrain::Fine => chase.add_fine(g),
+        Sb2stGrain::Grouped { sweeps, steps } => chase.add_grouped(g, sweeps, steps),
+    };
+    let Chase {
+        band,
+        feed,
+        reflectors,
+        ..
+    } = chase;
     let sub = subgraph_of(g, &ids);
     let mut all_done = sub.exits.clone();
     all_done.extend(feed.iter().map(|&(_, t)| t));
@@ -327,6 +223,153 @@ pub(super) fn sb2st_with_lag<T: Scalar>(
         },
         sub,
     })
+}
+
+/// Stage 2 while it is being built.
+struct Chase<T> {
+    band: Arc<SharedBand<T>>,
+    b: usize,
+    /// The band copies that produce its columns (stage 1's handle).
+    feed: Vec<(Range<usize>, TaskId)>,
+    reflectors: Option<Arc<SharedReflectors<T>>>,
+    step_cost: f64,
+    step_bytes: f64,
+}
+
+/// The tasks of the stage in order, and per sweep the task running its step 0.
+type ChaseTasks = (Vec<TaskId>, Vec<Option<TaskId>>);
+
+impl<T: Scalar> Chase<T> {
+    /// One task per (sweep, step), ordered by a [`Flow`] over the band and the
+    /// reflector slots; after the band copies of its columns (ordered through
+    /// stage 1's handle, whose copies another flow added).
+    fn add_fine(&self, g: &mut TaskGraph<'static>) -> ChaseTasks {
+        let (n, b) = (self.band.n(), self.b);
+        let ns = sb2st::num_sweeps(n);
+        let mut flow = Flow::with_block(2 * b);
+        let (mut ids, mut column_done) = (Vec::new(), vec![None; ns]);
+        for (s, done) in column_done.iter_mut().enumerate() {
+            for m in 0..sb2st::steps(n, b, s) {
+                let (rows, cols) = sb2st::task_footprint(n, b, s, m);
+                let body = {
+                    let (band, refl) = (self.band.clone(), self.reflectors.clone());
+                    let (rows, cols) = (rows.clone(), cols.clone());
+                    move |acc: &Access<'_>| {
+                        let mut view = band.write(acc, rows, cols);
+                        let mut slots = refl.as_ref().map(|r| r.writer(acc));
+                        let out = slots.as_mut().map(|sl| {
+                            use sb2st::SlotSink;
+                            sl.slot_mut(s, m)
+                        });
+                        sb2st::chase_step(&mut view, b, s, m, out);
+                        Ok(())
+                    }
+                };
+                let producers = band_producers(&self.feed, &cols);
+                let mut fp = Footprint::new().write(Region::new(self.band.id(), rows, cols));
+                if let Some(r) = &self.reflectors {
+                    fp = fp.write(Region::new(
+                        r.id(),
+                        r.layout().sweep_slots(s, m..m + 1),
+                        0..1,
+                    ));
+                }
+                let t = flow.add(
+                    g,
+                    Task::new(format!("sb2st.sweep[{s}].step[{m}]"), with_access(body))
+                        .stage(SB2ST)
+                        .cost(self.step_cost, self.step_bytes)
+                        .footprint(fp),
+                );
+                g.succeed(t, &producers);
+                if m == 0 {
+                    *done = Some(t);
+                }
+                ids.push(t);
+            }
+        }
+        (ids, column_done)
+    }
+
+    /// Super-tasks of `sweeps` sweeps by `steps` skewed steps, with the edges of
+    /// [`SweepGrouping::preds`]: explicit, because a super-task's footprint is
+    /// the bounding window of its steps, wider than what it touches, and edges
+    /// derived from it would order super-tasks the lag rule leaves concurrent.
+    fn add_grouped(&self, g: &mut TaskGraph<'static>, sweeps: usize, steps: usize) -> ChaseTasks {
+        let (n, b) = (self.band.n(), self.b);
+        let grouping = Arc::new(SweepGrouping::new(n, b, sweeps, steps));
+        let mut first = Vec::with_capacity(grouping.num_groups());
+        let (mut ids, mut column_done) = (Vec::new(), vec![None; sb2st::num_sweeps(n)]);
+        for gi in 0..grouping.num_groups() {
+            first.push(ids.len());
+            for c in 0..grouping.num_chunks(gi) {
+                let t = self.add_super_task(g, &grouping, gi, c);
+                for (pg, pc) in grouping.preds(gi, c).into_iter().flatten() {
+                    g.edge(ids[first[pg] + pc], t);
+                }
+                for (s, _) in grouping.tasks(gi, c).filter(|&(_, m)| m == 0) {
+                    column_done[s] = Some(t);
+                }
+                ids.push(t);
+            }
+        }
+        (ids, column_done)
+    }
+
+    /// Chunk `c` of group `gi`, after the band copies of its window.
+    fn add_super_task(
+        &self,
+        g: &mut TaskGraph<'static>,
+        grouping: &Arc<SweepGrouping>,
+        gi: usize,
+        c: usize,
+    ) -> TaskId {
+        let steps = grouping.tasks(gi, c).count();
+        let window = grouping.footprint(gi, c);
+        let body = {
+            let (band, refl, grouping) =
+                (self.band.clone(), self.reflectors.clone(), grouping.clone());
+            let window = window.clone();
+            move |acc: &Access<'_>| {
+                let Some((rows, cols)) = window else {
+                    return Ok(());
+                };
+                let mut view = band.write(acc, rows, cols);
+                let mut slots = refl.as_ref().map(|r| r.writer(acc));
+                sb2st::run_super_task(
+                    &mut view,
+                    &grouping,
+                    gi,
+                    c,
+                    slots.as_mut().map(|s| s as &mut dyn sb2st::SlotSink<T>),
+                );
+                Ok(())
+            }
+        };
+        let mut fp = Footprint::new();
+        let mut producers = Vec::new();
+        if let Some((rows, cols)) = window {
+            producers = band_producers(&self.feed, &cols);
+            fp = fp.write(Region::new(self.band.id(), rows, cols));
+        }
+        if let Some(r) = &self.reflectors {
+            for s in grouping.sweeps(gi) {
+                let st = grouping.steps_in(gi, c, s);
+                fp = fp.write(Region::new(r.id(), r.layout().sweep_slots(s, st), 0..1));
+            }
+        }
+        let t = g.add(
+            Task::new(format!("sb2st.group[{gi}].chunk[{c}]"), with_access(body))
+                .stage(SB2ST)
+                .cost(
+                    self.step_cost * steps as f64,
+                    self.step_bytes * steps as f64,
+                )
+                .footprint(fp),
+        );
+        g.succeed(t, &producers);
+        t
+    }
 }
 
 /// The tasks of `feed` that write band columns overlapping `cols`.

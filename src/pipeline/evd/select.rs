@@ -17,10 +17,10 @@ use super::stedc::{basis, Eigenvectors};
 use super::{
     back_transform, finish, reduce_to_tridiagonal, EvdGraph, EvdJob, Reduced, Slot, STERF,
 };
-use crate::graph::{Footprint, Region, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, Task, TaskGraph, TaskId};
 use crate::linalg::tridiagonal::stebz::Sturm;
 use crate::linalg::tridiagonal::stein::stein_columns;
-use crate::matrix::{MatrixId, SharedMatrix};
+use crate::matrix::{MatrixId, SharedBand, SharedMatrix};
 use crate::pipeline::bisect::{add_bisections, bisect_parts, gather_parts, BisectParts};
 use crate::pipeline::task::{check_owned, with_access};
 use crate::pipeline::EvdOptions;
@@ -171,36 +171,19 @@ pub fn select<T: Scalar>(
             "select: column block must be positive".into(),
         ));
     }
-    let band = tri.band.clone();
-    let n = band.n();
+    let n = tri.band.n();
     let cap = selection.capacity(n)?;
     let parts = bisect_parts(cap);
-    let band_id = band.id();
-    let plan_id = MatrixId::fresh();
-    let parts_id = MatrixId::fresh();
-    let values_id = MatrixId::fresh();
-    type Plan<T> = Option<(Arc<Sturm<T>>, Range<usize>)>;
-    let plan: Arc<Mutex<Plan<T>>> = Arc::new(Mutex::new(None));
-    let plan_task = {
-        let (band, plan, sel) = (band.clone(), plan.clone(), selection.clone());
-        let body = with_access(move |acc| {
-            let (d, e) = read_tridiagonal(&band.read(acc, 0..n, 0..n), n);
-            let sturm = Sturm::new(&d, &e)?;
-            let range = sel.resolve(&sturm, scale)?;
-            *plan.lock() = Some((Arc::new(sturm), range));
-            Ok(())
-        });
-        g.add(
-            Task::new("select.plan", body)
-                .stage(STERF)
-                .cost((10 * n) as f64, (16 * n) as f64)
-                .footprint(
-                    Footprint::new()
-                        .read(Region::new(band_id, 0..n, 0..n))
-                        .write(Region::new(plan_id, 0..1, 0..1)),
-                ),
-        )
+    let ids = SelectIds {
+        band: tri.band.clone(),
+        plan: MatrixId::fresh(),
+        parts: MatrixId::fresh(),
+        values: MatrixId::fresh(),
     };
+    let mut flow = Flow::new();
+    let plan: Arc<Mutex<Plan<T>>> = Arc::new(Mutex::new(None));
+    let plan_task = ids.add_plan(g, &mut flow, &plan, selection, scale);
+    // Stage 2's tasks are not in this flow: the tridiagonal's handle orders them.
     g.succeed(plan_task, &tri.all_done);
     let layout = BisectParts {
         prefix: "select",
@@ -208,35 +191,18 @@ pub fn select<T: Scalar>(
         parts,
         flops: (60 * n * cap.div_ceil(parts)) as f64,
         bytes: (16 * n) as f64,
-        plan_id,
-        parts_id,
+        plan_id: ids.plan,
+        parts_id: ids.parts,
         plan_task,
     };
     let plan2 = plan.clone();
+    // The bisections come from a helper shared with the SVD, which adds their
+    // edge from the plan (the same edge their footprints give).
     let (results, bisects) = add_bisections(g, &layout, move || plan2.lock().clone());
-    let cell = Arc::new(Mutex::new(None));
-    let count = Arc::new(AtomicUsize::new(0));
-    let gather = {
-        let (results, cell, count) = (results.clone(), cell.clone(), count.clone());
-        let body = move |_: &crate::graph::TaskContext| -> Result<()> {
-            let w = gather_parts(&results);
-            count.store(w.len(), Ordering::Release);
-            *cell.lock() = Some(w);
-            Ok(())
-        };
-        g.add(
-            Task::new("select.values", body)
-                .stage(STERF)
-                .cost(cap as f64, (8 * cap) as f64)
-                .footprint(
-                    Footprint::new()
-                        .read(Region::new(parts_id, 0..parts, 0..1))
-                        .write(Region::new(values_id, 0..1, 0..1)),
-                ),
-        )
-    };
-    g.succeed(gather, &bisects);
-    let values = Slot::new(g, cell, gather);
+    for t in bisects {
+        flow.record(g, t);
+    }
+    let (values, count) = ids.add_gather(g, &mut flow, results, parts, cap);
     if !vectors {
         return Ok(SelectStage {
             values,
@@ -245,10 +211,110 @@ pub fn select<T: Scalar>(
         });
     }
     let z = Arc::new(SharedMatrix::new(Mat::<T>::zeros(n, cap)));
-    let zid = z.id();
-    let mut blocks = Vec::new();
-    for cols in crate::linalg::tridiagonal::stedc::col_tiles(cap, col_block) {
-        let (band, z, w, cols2) = (band.clone(), z.clone(), values.cell.clone(), cols.clone());
+    let blocks = crate::linalg::tridiagonal::stedc::col_tiles(cap, col_block)
+        .into_iter()
+        .map(|cols| {
+            let t = ids.add_stein_block(g, &mut flow, &z, &values, cols.clone());
+            (cols, vec![t])
+        })
+        .collect();
+    Ok(SelectStage {
+        values,
+        vectors: Some(Eigenvectors::produced(g, z, blocks, tri.reduction)),
+        count,
+    })
+}
+
+/// The plan task's result: the Sturm sequence data and the index range.
+type Plan<T> = Option<(Arc<Sturm<T>>, Range<usize>)>;
+
+/// The data of a selection: the band holding the tridiagonal and the
+/// pseudo-matrices of the plan, the bisections' parts and the values (each a
+/// value behind a lock, declared so that the flow orders its users).
+struct SelectIds<T> {
+    band: Arc<SharedBand<T>>,
+    plan: MatrixId,
+    parts: MatrixId,
+    values: MatrixId,
+}
+
+impl<T: Scalar> SelectIds<T> {
+    /// The planning task: the Sturm sequence data and the index range selected.
+    fn add_plan(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut Flow,
+        plan: &Arc<Mutex<Plan<T>>>,
+        selection: &Selection,
+        scale: T,
+    ) -> TaskId {
+        let n = self.band.n();
+        let (band, plan, sel) = (self.band.clone(), plan.clone(), selection.clone());
+        let body = with_access(move |acc| {
+            let (d, e) = read_tridiagonal(&band.read(acc, 0..n, 0..n), n);
+            let sturm = Sturm::new(&d, &e)?;
+            let range = sel.resolve(&sturm, scale)?;
+            *plan.lock() = Some((Arc::new(sturm), range));
+            Ok(())
+        });
+        let fp = Footprint::new()
+            .read(Region::new(self.band.id(), 0..n, 0..n))
+            .write(Region::new(self.plan, 0..1, 0..1));
+        let task = Task::new("select.plan", body)
+            .stage(STERF)
+            .cost((10 * n) as f64, (16 * n) as f64)
+            .footprint(fp);
+        flow.add(g, task)
+    }
+
+    /// The task gathering the bisections' values; returns their slot and the
+    /// count it sets.
+    fn add_gather(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut Flow,
+        results: crate::pipeline::bisect::PartValues<T>,
+        parts: usize,
+        cap: usize,
+    ) -> (Slot<T>, Arc<AtomicUsize>) {
+        let cell = Arc::new(Mutex::new(None));
+        let count = Arc::new(AtomicUsize::new(0));
+        let body = {
+            let (cell, count) = (cell.clone(), count.clone());
+            move |_: &crate::graph::TaskContext| -> Result<()> {
+                let w = gather_parts(&results);
+                count.store(w.len(), Ordering::Release);
+                *cell.lock() = Some(w);
+                Ok(())
+            }
+        };
+        let fp = Footprint::new()
+            .read(Region::new(self.parts, 0..parts, 0..1))
+            .write(Region::new(self.values, 0..1, 0..1));
+        let task = Task::new("select.values", body)
+            .stage(STERF)
+            .cost(cap as f64, (8 * cap) as f64)
+            .footprint(fp);
+        let gather = flow.add(g, task);
+        (Slot::new(g, cell, gather), count)
+    }
+
+    /// Inverse iteration for eigenvector columns `cols` of `z`.
+    fn add_stein_block(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut Flow,
+        z: &Arc<SharedMatrix<T>>,
+        values: &Slot<T>,
+        cols: Range<usize>,
+    ) -> TaskId {
+        let (n, zid) = (self.band.n(), z.id());
+        let (band, z, w, cols2) = (
+            self.band.clone(),
+            z.clone(),
+            values.cell.clone(),
+            cols.clone(),
+        );
         let body = with_access(move |acc| {
             let w = w
                 .lock()
@@ -265,28 +331,19 @@ pub fn select<T: Scalar>(
                 .copy_from(&v);
             Ok(())
         });
-        let t = g.add(
-            Task::new(
-                format!("select.stein.cols[{}..{}]", cols.start, cols.end),
-                body,
-            )
-            .stage(SELECT)
-            .cost((20 * n * cols.len()) as f64, (8 * n * cols.len()) as f64)
-            .footprint(
-                Footprint::new()
-                    .read(Region::new(band_id, 0..n, 0..n))
-                    .read(Region::new(values_id, 0..1, 0..1))
-                    .write(Region::new(zid, 0..n, cols.clone())),
-            ),
-        );
-        g.succeed(t, &[gather]);
-        blocks.push((cols, vec![t]));
+        let fp = Footprint::new()
+            .read(Region::new(self.band.id(), 0..n, 0..n))
+            .read(Region::new(self.values, 0..1, 0..1))
+            .write(Region::new(zid, 0..n, cols.clone()));
+        let task = Task::new(
+            format!("select.stein.cols[{}..{}]", cols.start, cols.end),
+            body,
+        )
+        .stage(SELECT)
+        .cost((20 * n * cols.len()) as f64, (8 * n * cols.len()) as f64)
+        .footprint(fp);
+        flow.add(g, task)
     }
-    Ok(SelectStage {
-        values,
-        vectors: Some(Eigenvectors::produced(g, z, blocks, tri.reduction)),
-        count,
-    })
 }
 
 /// Tasks of a selection after the reduction (for `task_count`): the plan, up

@@ -4,7 +4,7 @@
 
 use super::sb2st::Tridiagonal;
 use super::STEDC;
-use crate::graph::{Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Region, SubGraph, Task, TaskGraph, TaskId};
 use crate::linalg::tridiagonal::stedc::merge::MergeProblem;
 use crate::linalg::tridiagonal::stedc::{col_tiles, solve_leaf, DcNode, DcParams, DcTree};
 use crate::matrix::SharedMatrix;
@@ -64,25 +64,12 @@ pub fn stedc<T: Scalar>(
     params: &DcParams,
     scale: T,
 ) -> Result<StedcStage<T>> {
-    stedc_impl(g, tri, params, scale, true)
-}
-
-/// [`stedc()`]; with `apply_after_lowner` false each merge's apply tasks
-/// follow only its deflation, not its order and Löwner tasks (a negative control
-/// for the race checker, tests only).
-pub(super) fn stedc_impl<T: Scalar>(
-    g: &mut TaskGraph<'static>,
-    tri: Tridiagonal<T>,
-    params: &DcParams,
-    scale: T,
-    apply_after_lowner: bool,
-) -> Result<StedcStage<T>> {
     let n = tri.n();
     let reduction = tri.reduction;
     let store = NodeStore::whole(n);
     let z = store.parts[0].1.clone();
     let w = DcTree::merge_words_per_row(n, params.leaf_size);
-    let nodes = add_nodes(g, &tri, params, scale, &store, w, apply_after_lowner, false)?;
+    let nodes = add_nodes(g, &tri, params, scale, &store, w, false)?;
     let vector_exits = match nodes.tree.root() {
         Some(root) => nodes.exits[root].clone(),
         // n = 0: no node; the finish task stands for the (empty) vectors.
@@ -163,6 +150,9 @@ pub(super) struct DcNodes<T> {
     /// empty for a node left out.
     pub(super) exits: Vec<Vec<TaskId>>,
     pub(super) scale: T,
+    /// The flow the nodes' tasks were added through, for the tasks that
+    /// continue from them (the out-of-core root).
+    pub(super) flow: Flow,
 }
 
 /// Adds the leaves and merges of the divide-and-conquer tree of `tri` (all
@@ -170,7 +160,11 @@ pub(super) struct DcNodes<T> {
 /// in `store`, the merges' copies of eigenvector halves in one workspace of
 /// `n * w` words (node `r` owning words `r.start * w..r.end * w`; `w` at
 /// least half the largest merge built, rounded up).
-#[allow(clippy::too_many_arguments)]
+///
+/// A [`Flow`] orders the tasks from their footprints (on `d`, `e`, the
+/// workspace, the node blocks of `store` and each merge's slot), in the order
+/// of the sequential recursion; the leaves follow the stage-2 tasks that
+/// finish their band columns through the tridiagonal's handle.
 pub(super) fn add_nodes<T: Scalar>(
     g: &mut TaskGraph<'static>,
     tri: &Tridiagonal<T>,
@@ -178,7 +172,6 @@ pub(super) fn add_nodes<T: Scalar>(
     scale: T,
     store: &NodeStore<T>,
     w: usize,
-    apply_after_lowner: bool,
     skip_root: bool,
 ) -> Result<DcNodes<T>> {
     check_owned(g, "the tridiagonal", tri.tasks())?;
@@ -217,6 +210,7 @@ pub(super) fn add_nodes<T: Scalar>(
         scale,
         col_tile: params.col_tile,
     };
+    let mut flow = Flow::new();
     let mut entries = Vec::new();
     let mut exits: Vec<Vec<TaskId>> = Vec::with_capacity(tree.nodes.len());
     for (i, node) in tree.nodes.iter().enumerate() {
@@ -227,30 +221,21 @@ pub(super) fn add_nodes<T: Scalar>(
         let (z, off) = store.locate(&node.range())?;
         match *node {
             DcNode::Leaf { begin, end } => {
-                let t = add_leaf(g, &ctx, &z, off, begin..end);
+                let t = add_leaf(g, &mut flow, &ctx, &z, off, begin..end);
                 entries.push(t);
                 exits.push(vec![t]);
             }
             DcNode::Merge {
-                begin,
-                cut,
-                end,
-                left,
-                right,
+                begin, cut, end, ..
             } => {
-                let after: Vec<TaskId> = exits[left].iter().chain(&exits[right]).copied().collect();
-                let node_exits = add_merge(
-                    g,
-                    &ctx,
-                    &z,
+                let merge = Merge {
+                    z: &z,
                     off,
                     begin,
                     cut,
                     end,
-                    &after,
-                    apply_after_lowner,
-                );
-                exits.push(node_exits);
+                };
+                exits.push(merge.add(g, &mut flow, &ctx));
             }
         }
     }
@@ -261,6 +246,7 @@ pub(super) fn add_nodes<T: Scalar>(
         entries,
         exits,
         scale,
+        flow,
     })
 }
 
@@ -280,6 +266,7 @@ struct NodeCtx<'a, T> {
 /// it by implicit QL/QR into its diagonal block of `z` (offset `off`).
 fn add_leaf<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     ctx: &NodeCtx<'_, T>,
     z: &Arc<SharedMatrix<T>>,
     off: usize,
@@ -298,7 +285,7 @@ fn add_leaf<T: Scalar>(
         let zr = zr.clone();
         with_access(move |acc| {
             // Band columns first..end are final (the edges from
-            // columns_final) and only read; the leaf owns d[begin..end],
+            // columns_final: stage 2's tasks are not in this flow) and only read; the leaf owns d[begin..end],
             // e[begin..min(end, ne)] and its diagonal block of z.
             let view = band.read(acc, begin..(end + 1).min(n), first..end);
             let mut dv = d.write(acc, begin..end, 0..1);
@@ -320,7 +307,8 @@ fn add_leaf<T: Scalar>(
             Ok(())
         })
     };
-    let t = g.add(
+    let t = flow.add(
+        g,
         Task::new(format!("dc.leaf[{begin}..{end}]"), body)
             .stage(STEDC)
             .cost((6 * len * len * len) as f64, (8 * len * len) as f64)
@@ -336,43 +324,131 @@ fn add_leaf<T: Scalar>(
     t
 }
 
-/// The merge `begin..cut..end` after the tasks `after` (its children's exits):
-/// deflate, roots, order, Löwner, apply tiles and free. Returns what its parent
-/// waits for.
-#[allow(clippy::too_many_arguments)]
-fn add_merge<T: Scalar>(
-    g: &mut TaskGraph<'static>,
-    ctx: &NodeCtx<'_, T>,
-    z: &Arc<SharedMatrix<T>>,
+/// The merge `begin..cut..end`, its block of the eigenvectors in `z` at
+/// offset `off`.
+struct Merge<'z, T> {
+    z: &'z Arc<SharedMatrix<T>>,
     off: usize,
     begin: usize,
     cut: usize,
     end: usize,
-    after: &[TaskId],
-    apply_after_lowner: bool,
-) -> Vec<TaskId> {
-    let len = end - begin;
-    let roots = root_tasks_for(len);
-    let tiles = col_tiles(len, ctx.col_tile);
-    let slot = Arc::new(MergeSlot::<MergeProblem<T>>::new());
-    let (did, eid, zid, work_id) = (ctx.d.id(), ctx.e.id(), z.id(), ctx.work.id());
-    // Pseudo-matrix rows of the slot: 0..roots = root ranges,
-    // roots..2 roots = z-hat ranges, 2 roots = the rest.
-    let all = Region::new(slot.id, 0..2 * roots + 1, 0..1);
-    let shared_part = Region::new(slot.id, 2 * roots..2 * roots + 1, 0..1);
-    let dreg = Region::new(did, begin..end, 0..1);
-    let zr = begin - off..end - off;
-    let zreg = Region::new(zid, zr.clone(), zr.clone());
-    let wrows = begin * ctx.w..end * ctx.w;
-    let wreg = Region::new(work_id, wrows.clone(), 0..1);
-    let n1 = cut - begin;
+}
 
-    let deflate = {
-        let (slot, d, e, z) = (slot.clone(), ctx.d.clone(), ctx.e.clone(), z.clone());
-        let (work, wrows, zr) = (ctx.work.clone(), wrows.clone(), zr.clone());
+/// The regions a merge's tasks share.
+struct MergeRegions {
+    /// The whole slot. Pseudo-matrix rows of the slot: `0..roots` = root
+    /// ranges, `roots..2 roots` = z-hat ranges, `2 roots` = the rest.
+    all: Region,
+    /// The rest: what the range tasks read.
+    shared_part: Region,
+    /// The merge's eigenvalues in `d`.
+    d: Region,
+    /// Its diagonal block of the eigenvectors.
+    z: Region,
+    /// Its rows of the workspace.
+    work: Region,
+}
+
+impl<T: Scalar> Merge<'_, T> {
+    /// Adds the merge's tasks after its children (through `flow`): deflate,
+    /// roots, order, Löwner, apply tiles and free. Returns what its parent
+    /// waits for.
+    fn add(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut Flow,
+        ctx: &NodeCtx<'_, T>,
+    ) -> Vec<TaskId> {
+        let (begin, end) = (self.begin, self.end);
+        let len = end - begin;
+        let roots = root_tasks_for(len);
+        let slot = Arc::new(MergeSlot::<MergeProblem<T>>::new());
+        let zr = self.zr();
+        let regions = MergeRegions {
+            all: Region::new(slot.id, 0..2 * roots + 1, 0..1),
+            shared_part: Region::new(slot.id, 2 * roots..2 * roots + 1, 0..1),
+            d: Region::new(ctx.d.id(), begin..end, 0..1),
+            z: Region::new(self.z.id(), zr.clone(), zr),
+            work: Region::new(ctx.work.id(), begin * ctx.w..end * ctx.w, 0..1),
+        };
+        let deflate = self.add_deflate(g, flow, ctx, &slot, &regions);
+        // The range tasks come from a helper shared with the SVD, which adds
+        // their edge from the deflation (the same edge their footprints give).
+        let roots_step = merge_step(
+            begin,
+            end,
+            "roots",
+            roots,
+            0,
+            (20 * len * len / roots) as f64,
+            &regions.shared_part,
+        );
+        for t in add_merge_ranges(
+            g,
+            &slot,
+            roots_step,
+            deflate,
+            |_| false,
+            MergeProblem::k,
+            MergeProblem::solve_roots_range,
+        ) {
+            flow.record(g, t);
+        }
+        let order = self.add_order(g, flow, ctx, &slot, &regions);
+        // Disjoint ranges of z-hat (checked by `SplitColumns`).
+        let lowner_step = merge_step(
+            begin,
+            end,
+            "lowner",
+            roots,
+            roots,
+            (4 * len * len / roots) as f64,
+            &regions.shared_part,
+        );
+        for t in add_merge_ranges(
+            g,
+            &slot,
+            lowner_step,
+            order,
+            |_| false,
+            MergeProblem::k,
+            MergeProblem::lowner_range,
+        ) {
+            flow.record(g, t);
+        }
+        let mut node_exits = vec![order];
+        for tile in col_tiles(len, ctx.col_tile) {
+            node_exits.push(self.add_apply(g, flow, ctx, &slot, &regions, tile));
+        }
+        // The merge's workspace (O(len^2)) is freed as soon as the last
+        // apply is done, not when the graph is dropped: the free task writes
+        // the whole slot, so it follows every task reading it.
+        let name = format!("dc.merge[{begin}..{end}].free");
+        let free = add_free(g, &slot, name, regions.all);
+        flow.record(g, free);
+        node_exits
+    }
+
+    /// The merge's rows and columns in `z`.
+    fn zr(&self) -> Range<usize> {
+        self.begin - self.off..self.end - self.off
+    }
+
+    /// Deflation: after both children, owns the node's d, z block, slot and
+    /// workspace.
+    fn add_deflate(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut Flow,
+        ctx: &NodeCtx<'_, T>,
+        slot: &Arc<MergeSlot<MergeProblem<T>>>,
+        r: &MergeRegions,
+    ) -> TaskId {
+        let (begin, cut, end) = (self.begin, self.cut, self.end);
+        let (len, n1) = (end - begin, cut - begin);
+        let (slot, d, e, z) = (slot.clone(), ctx.d.clone(), ctx.e.clone(), self.z.clone());
+        let (work, wrows, zr) = (ctx.work.clone(), r.work.rows.clone(), self.zr());
         let body = with_access(move |acc| {
-            // After both children; owns the node's d, z block, slot
-            // and workspace.
             let dv = d.read(acc, begin..end, 0..1);
             let ev = e.read(acc, cut - 1..cut, 0..1);
             let q = z.write(acc, zr.clone(), zr);
@@ -382,44 +458,32 @@ fn add_merge<T: Scalar>(
             *slot.problem.write() = Some(problem);
             Ok(())
         });
-        g.add(
-            Task::new(format!("dc.merge[{begin}..{end}].deflate"), body)
-                .stage(STEDC)
-                .cost((4 * len * len) as f64, (16 * len * len) as f64)
-                .footprint(
-                    Footprint::new()
-                        .read(dreg.clone())
-                        .read(Region::new(eid, cut - 1..cut, 0..1))
-                        .write(zreg.clone())
-                        .write(wreg.clone())
-                        .write(all.clone()),
-                ),
-        )
-    };
-    g.succeed(deflate, after);
+        let fp = Footprint::new()
+            .read(r.d.clone())
+            .read(Region::new(ctx.e.id(), cut - 1..cut, 0..1))
+            .write(r.z.clone())
+            .write(r.work.clone())
+            .write(r.all.clone());
+        let task = Task::new(format!("dc.merge[{begin}..{end}].deflate"), body)
+            .stage(STEDC)
+            .cost((4 * len * len) as f64, (16 * len * len) as f64)
+            .footprint(fp);
+        flow.add(g, task)
+    }
 
-    let root_tasks = add_merge_ranges(
-        g,
-        &slot,
-        merge_step(
-            begin,
-            end,
-            "roots",
-            roots,
-            0,
-            (20 * len * len / roots) as f64,
-            &shared_part,
-        ),
-        deflate,
-        |_| false,
-        MergeProblem::k,
-        MergeProblem::solve_roots_range,
-    );
-
-    // The output order, the deflated columns moved into place and the
-    // merged eigenvalues: O(len) work plus the column moves.
-    let order = {
-        let (slot, d, z, zr) = (slot.clone(), ctx.d.clone(), z.clone(), zr.clone());
+    /// The output order, the deflated columns moved into place and the
+    /// merged eigenvalues: O(len) work plus the column moves.
+    fn add_order(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut Flow,
+        ctx: &NodeCtx<'_, T>,
+        slot: &Arc<MergeSlot<MergeProblem<T>>>,
+        r: &MergeRegions,
+    ) -> TaskId {
+        let (begin, end) = (self.begin, self.end);
+        let len = end - begin;
+        let (slot, d, z, zr) = (slot.clone(), ctx.d.clone(), self.z.clone(), self.zr());
         let body = with_access(move |acc| {
             let mut guard = slot.problem.write();
             let problem = guard
@@ -429,46 +493,35 @@ fn add_merge<T: Scalar>(
             store_values(problem, &d, acc, begin..end);
             Ok(())
         });
-        g.add(
-            Task::new(format!("dc.merge[{begin}..{end}].order"), body)
-                .stage(STEDC)
-                // A sort and at most `len` column moves.
-                .cost((20 * len) as f64, (16 * len * len) as f64)
-                .footprint(
-                    Footprint::new()
-                        .write(all.clone())
-                        .write(dreg.clone())
-                        .write(zreg.clone()),
-                ),
-        )
-    };
-    g.succeed(order, &root_tasks);
+        let fp = Footprint::new()
+            .write(r.all.clone())
+            .write(r.d.clone())
+            .write(r.z.clone());
+        let task = Task::new(format!("dc.merge[{begin}..{end}].order"), body)
+            .stage(STEDC)
+            // A sort and at most `len` column moves.
+            .cost((20 * len) as f64, (16 * len * len) as f64)
+            .footprint(fp);
+        flow.add(g, task)
+    }
 
-    // Disjoint ranges of z-hat (checked by `SplitColumns`).
-    let lowners = add_merge_ranges(
-        g,
-        &slot,
-        merge_step(
-            begin,
-            end,
-            "lowner",
-            roots,
-            roots,
-            (4 * len * len / roots) as f64,
-            &shared_part,
-        ),
-        order,
-        |_| false,
-        MergeProblem::k,
-        MergeProblem::lowner_range,
-    );
-
-    let mut applies = Vec::with_capacity(tiles.len());
-    for tile in tiles {
-        let (slot, z, work) = (slot.clone(), z.clone(), ctx.work.clone());
+    /// The apply task of column tile `tile` (of the merge's columns): the
+    /// eigenvectors of the rank-one problem times the kept halves.
+    fn add_apply(
+        &self,
+        g: &mut TaskGraph<'static>,
+        flow: &mut Flow,
+        ctx: &NodeCtx<'_, T>,
+        slot: &Arc<MergeSlot<MergeProblem<T>>>,
+        r: &MergeRegions,
+        tile: Range<usize>,
+    ) -> TaskId {
+        let (begin, end, off) = (self.begin, self.end, self.off);
+        let len = end - begin;
+        let (slot, z, work) = (slot.clone(), self.z.clone(), ctx.work.clone());
         let cols = begin + tile.start - off..begin + tile.end - off;
         let body = {
-            let (cols, wrows, zr) = (cols.clone(), wrows.clone(), zr.clone());
+            let (cols, wrows, zr) = (cols.clone(), r.work.rows.clone(), self.zr());
             with_access(move |acc| {
                 // Apply tasks share the problem and the workspace
                 // read-only and write disjoint column tiles of the
@@ -479,41 +532,24 @@ fn add_merge<T: Scalar>(
                 deflated(&guard)?.apply_cols(tile, column_slice_ref(wv), out)
             })
         };
-        let t = g.add(
-            Task::new(
-                format!(
-                    "dc.merge[{begin}..{end}].apply[{}..{}]",
-                    cols.start + off,
-                    cols.end + off
-                ),
-                body,
-            )
+        let name = format!(
+            "dc.merge[{begin}..{end}].apply[{}..{}]",
+            cols.start + off,
+            cols.end + off
+        );
+        let fp = Footprint::new()
+            .read(r.all.clone())
+            .read(r.work.clone())
+            .write(Region::new(self.z.id(), self.zr(), cols.clone()));
+        let task = Task::new(name, body)
             .stage(STEDC)
             .cost(
                 (2 * len * len * cols.len()) as f64,
                 (8 * len * (len + cols.len())) as f64,
             )
-            .footprint(
-                Footprint::new()
-                    .read(all.clone())
-                    .read(wreg.clone())
-                    .write(Region::new(zid, zr.clone(), cols.clone())),
-            ),
-        );
-        if apply_after_lowner {
-            g.succeed(t, &lowners);
-        } else {
-            g.edge(deflate, t);
-        }
-        applies.push(t);
+            .footprint(fp);
+        flow.add(g, task)
     }
-    // The merge's workspace (O(len^2)) is freed as soon as the last
-    // apply is done, not when the graph is dropped.
-    let free = add_free(g, &slot, format!("dc.merge[{begin}..{end}].free"), all);
-    g.succeed(free, &applies);
-    let mut node_exits = vec![order];
-    node_exits.extend(applies);
-    node_exits
 }
 
 /// Tasks a merge of order `len` splits its secular roots and Löwner step into.

@@ -6,11 +6,11 @@
 
 use super::sb2st::Tridiagonal;
 use super::STERF;
-use crate::graph::{Footprint, Region, Task, TaskGraph};
+use crate::graph::{Flow, Footprint, Region, Task, TaskGraph};
 use crate::linalg::tridiagonal::stedc::values::{Half, RootMerge, RootSplit};
 use crate::linalg::tridiagonal::sterf;
 use crate::matrix::access::Access;
-use crate::matrix::SharedBand;
+use crate::matrix::{MatrixId, SharedBand};
 use crate::pipeline::task::{check_owned, with_access, Slot};
 use crate::{Result, Scalar};
 use parking_lot::Mutex;
@@ -43,8 +43,13 @@ pub fn stedc_values<T: Scalar>(
     check_owned(g, "the tridiagonal", tri.tasks())?;
     let band = tri.band;
     let n = band.n();
-    // The split's pieces, each taken by the task that works on it.
+    // The split's pieces, each taken by the task that works on it. They are
+    // declared as rows of a pseudo-matrix (0: the values solved whole, 1 and
+    // 2: the halves, 3: the root merge), so that a flow derives the edges.
     type Cell<X> = Arc<Mutex<Option<X>>>;
+    let pieces = MatrixId::fresh();
+    let piece = |rows: std::ops::Range<usize>| Region::new(pieces, rows, 0..1);
+    let mut flow = Flow::new();
     let whole: Cell<Vec<T>> = Arc::new(Mutex::new(None));
     let merge: Cell<RootMerge<T>> = Arc::new(Mutex::new(None));
     let halves: [Cell<Half<T>>; 2] = [Arc::new(Mutex::new(None)), Arc::new(Mutex::new(None))];
@@ -64,30 +69,36 @@ pub fn stedc_values<T: Scalar>(
             Ok(())
         })
     };
-    let split = g.add(
+    let split = flow.add(
+        g,
         Task::new("tridiag.dc_values.split", split)
             .stage(STERF)
             .cost((4 * n) as f64, (16 * n) as f64)
-            .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),
+            .footprint(
+                Footprint::new()
+                    .read(Region::new(band.id(), 0..n, 0..n))
+                    .write(piece(0..4)),
+            ),
     );
+    // Stage 2's tasks are not in this flow: the tridiagonal's handle orders them.
     g.succeed(split, &tri.all_done);
-    let mut solved = Vec::with_capacity(2);
-    for (cell, name) in halves
+    for (i, (cell, name)) in halves
         .iter()
         .zip(["tridiag.dc_values.left", "tridiag.dc_values.right"])
+        .enumerate()
     {
         let cell = cell.clone();
         let body = with_access(move |_| match cell.lock().as_mut() {
             Some(half) => half.solve(),
             None => Ok(()),
         });
-        let t = g.add(
+        flow.add(
+            g,
             Task::new(name, body)
                 .stage(STERF)
-                .cost(9.0 * (n * n) as f64, (16 * n) as f64),
+                .cost(9.0 * (n * n) as f64, (16 * n) as f64)
+                .footprint(Footprint::new().write(piece(1 + i..2 + i))),
         );
-        g.succeed(t, &[split]);
-        solved.push(t);
     }
     let cell = Arc::new(Mutex::new(None));
     let root = {
@@ -107,12 +118,13 @@ pub fn stedc_values<T: Scalar>(
             Ok(())
         })
     };
-    let task = g.add(
+    let task = flow.add(
+        g,
         Task::new("tridiag.dc_values.root", root)
             .stage(STERF)
-            .cost(2.0 * (n * n) as f64, (16 * n) as f64),
+            .cost(2.0 * (n * n) as f64, (16 * n) as f64)
+            .footprint(Footprint::new().write(piece(0..4))),
     );
-    g.succeed(task, &solved);
     Ok(Slot::new(g, cell, task))
 }
 

@@ -13,6 +13,22 @@ fn expect_race(r: Result<()>, what: &str) {
     );
 }
 
+/// Removes every edge `from -> to` whose task names `pick` accepts (the
+/// negative controls: the builders derive the edges from the footprints, the
+/// tests then drop one kind). Returns how many.
+fn drop_edges(g: &mut TaskGraph<'static>, pick: impl Fn(&str, &str) -> bool) -> usize {
+    let id = |g: &TaskGraph<'static>, i: usize| g.task_id(i).expect("a task");
+    let doomed: Vec<(TaskId, TaskId)> = g
+        .edges()
+        .map(|(u, v)| (id(g, u), id(g, v)))
+        .filter(|&(u, v)| pick(g.name(u), g.name(v)))
+        .collect();
+    for &(u, v) in &doomed {
+        assert!(g.remove_edge(u, v));
+    }
+    doomed.len()
+}
+
 fn small_params() -> DcParams {
     DcParams {
         leaf_size: 8,
@@ -65,12 +81,29 @@ fn leaves_wait_for_their_band_columns() {
     expect_race(g.check_races(), "a leaf's last band column");
 }
 
+/// The fine chase's edges, derived from the footprints, are the lag of three
+/// tasks between sweeps: task (5, 1)'s last predecessor in sweep 4 is (4, 3),
+/// and dropping that edge (a lag of two) is a race the checker sees.
 #[test]
 fn a_lag_of_two_between_sweeps_is_caught() {
     let mut g = TaskGraph::new();
     let a: Mat<f64> = gallery::random_symmetric_uniform(90, 4);
     let s1 = sy2sb(&mut g, a, 4, 8).unwrap();
-    sb2st::sb2st_with_lag(&mut g, s1.band, Sb2stGrain::Fine, true, 2).unwrap();
+    sb2st(&mut g, s1.band, Sb2stGrain::Fine, true).unwrap();
+    g.check_races().unwrap();
+    let id = |i: usize| g.task_id(i).unwrap();
+    let (to, _) = (0..g.len())
+        .map(|i| (id(i), g.name(id(i))))
+        .find(|(_, name)| *name == "sb2st.sweep[5].step[1]")
+        .unwrap();
+    let from = g
+        .edges()
+        .filter(|&(u, v)| v == to.index() && g.name(id(u)).starts_with("sb2st.sweep[4]."))
+        .map(|(u, _)| id(u))
+        .max()
+        .unwrap();
+    assert_eq!(g.name(from), "sb2st.sweep[4].step[3]");
+    assert!(g.remove_edge(from, to));
     expect_race(g.check_races(), "one task of lag between sweeps");
 }
 
@@ -86,13 +119,15 @@ fn pipeline(drop: Option<&str>) -> Result<()> {
             steps: 3,
         },
     );
-    let dc = stedc::stedc_impl(
-        &mut g,
-        s2.tridiagonal,
-        &small_params(),
-        1.0,
-        drop != Some("lowner -> apply"),
-    )?;
+    let dc = stedc(&mut g, s2.tridiagonal, &small_params(), 1.0)?;
+    if drop == Some("lowner -> apply") {
+        // Each merge's apply tasks then follow its order task (and so its
+        // deflation and roots), but not its Löwner tasks.
+        let dropped = drop_edges(&mut g, |from, to| {
+            from.contains(".lowner[") && to.contains(".apply[")
+        });
+        assert!(dropped > 0, "no lowner -> apply edge to drop");
+    }
     let mut refl = s2.reflectors.unwrap();
     let mut vectors = dc.vectors;
     if drop == Some("sb2st -> q2") {

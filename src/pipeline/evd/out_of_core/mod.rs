@@ -41,9 +41,9 @@ mod tests;
 pub use check::{sample_columns, sampled_check, LowerPart, SampledCheck};
 pub use plan::{plan, DiskSpace, MemoryPlan, OocPlan, OutOfCore};
 
-use super::sb2st::{sb2st, Q2Reflectors};
+use super::sb2st::{sb2st, Q2Reflectors, Tridiagonal};
 use super::stedc::{add_nodes, NodeStore};
-use super::sy2sb::{sy2sb, Sy2sbReflectors};
+use super::sy2sb::{sy2sb, Band, Sy2sbReflectors};
 use super::{dc_scale, grain, owned_lower, prepare, EvdJob, SB2ST, SY2SB};
 use crate::graph::{Footprint, Lane, Region, Task, TaskGraph, TaskId};
 use crate::linalg::back_transform::q1::panel_offsets;
@@ -161,113 +161,8 @@ pub fn evd_graph_out_of_core<T: Scalar>(
     let stats = Arc::new(IoStats::default());
     let mut g = TaskGraph::new();
 
-    // Stage 1, each panel's reflectors to disk once its QR is done.
-    let s1 = sy2sb(&mut g, a, b, nb)?;
-    let Sy2sbReflectors {
-        a,
-        t: tf,
-        b,
-        panels,
-        done: done1,
-        panel_tasks,
-        ..
-    } = s1.reflectors;
-    let q1_file = Arc::new(ScratchFile::create(&ooc.scratch, stats.clone())?);
-    let offsets = panel_offsets(n, b, 0..panels);
-    let mut spills1 = Vec::new();
-    let chunk1 = plan.q1_panels.max(1);
-    for p0 in (0..panels).step_by(chunk1) {
-        let ps = p0..(p0 + chunk1).min(panels);
-        let (am, file, offs) = (a.clone(), q1_file.clone(), offsets.clone());
-        let mut fp = Footprint::new().write(Region::new(
-            q1_file.id(),
-            offsets[ps.start]..offsets[ps.end],
-            0..1,
-        ));
-        for p in ps.clone() {
-            let r0 = panel_rows(n, b, p).start;
-            fp = fp.read(Region::new(am.id(), r0..n, p * b..(p + 1) * b));
-        }
-        let body = {
-            let ps = ps.clone();
-            with_access(move |acc| {
-                for p in ps {
-                    let r0 = panel_rows(n, b, p).start;
-                    let v = am.read(acc, r0..n, p * b..(p + 1) * b);
-                    for j in 0..b {
-                        let col = v.col(j).try_as_col_major().expect("unit stride");
-                        file.write_at((offs[p] + j * (n - r0)) as u64, col.as_slice())?;
-                    }
-                }
-                Ok(())
-            })
-        };
-        let bytes = (offsets[ps.end] - offsets[ps.start]) * std::mem::size_of::<T>();
-        let t = g.add(
-            Task::new(format!("io.spill.q1[{}..{}]", ps.start, ps.end), body)
-                .stage(IO)
-                .lane(io)
-                .cost(0.0, bytes as f64)
-                .footprint(fp),
-        );
-        g.succeed(t, &panel_tasks[ps]);
-        spills1.push(t);
-    }
-    drop(a);
-    let release1 = g.add(Task::new("sy2sb.release", |_| Ok(())).stage(SY2SB));
-    let feeds: Vec<TaskId> = s1.band.feed.iter().map(|&(_, t)| t).collect();
-    g.succeed(
-        release1,
-        &dedup(done1.iter().chain(&spills1).chain(&feeds).copied()),
-    );
-    let mut band = s1.band;
-    if plan.stage2_after_stage1 {
-        // The band's columns become available to stage 2 only once the
-        // matrix is freed.
-        band.feed = vec![(0..n, release1)];
-    }
-
-    // Stage 2, its reflectors to disk once it is done.
-    let s2 = sb2st(&mut g, band, grain(opts), true)?;
-    let Q2Reflectors {
-        store, done: done2, ..
-    } = s2
-        .reflectors
-        .ok_or_else(|| Error::InvalidArgument("no stage-2 reflectors".into()))?;
-    let group = opts.q2_group.max(1);
-    let q2_plan = Arc::new(Q2Plan::new(n, b, group));
-    let layout = Arc::new(store.layout().clone());
-    let q2_file = Arc::new(ScratchFile::create(&ooc.scratch, stats.clone())?);
-    let mut spills2 = Vec::new();
-    let chunk2 = plan.q2_groups.max(1);
-    for g0 in (0..q2_plan.groups()).step_by(chunk2) {
-        let groups = g0..(g0 + chunk2).min(q2_plan.groups());
-        let flat = layout.sweeps(q2_plan.group_sweeps(groups.clone()));
-        let (st, file) = (store.clone(), q2_file.clone());
-        let body = {
-            let flat = flat.clone();
-            with_access(move |acc| file.write_at(flat.start as u64, st.read_flat(acc, flat)))
-        };
-        let t = g.add(
-            Task::new(
-                format!("io.spill.q2[{}..{}]", groups.start, groups.end),
-                body,
-            )
-            .stage(IO)
-            .lane(io)
-            .cost(0.0, (flat.len() * std::mem::size_of::<T>()) as f64)
-            .footprint(
-                Footprint::new()
-                    .read(Region::new(store.id(), flat.clone(), 0..1))
-                    .write(Region::new(q2_file.id(), flat.clone(), 0..1)),
-            ),
-        );
-        g.succeed(t, &done2);
-        spills2.push(t);
-    }
-    drop(store);
-    let release2 = g.add(Task::new("sb2st.release", |_| Ok(())).stage(SB2ST));
-    g.succeed(release2, &dedup(done2.iter().chain(&spills2).copied()));
+    let (band, q1, release1) = add_stage1(&mut g, a, (b, nb), plan, ooc, &stats)?;
+    let (tri, q2, release2) = add_stage2(&mut g, band, opts, plan, ooc, &stats)?;
 
     // The divide and conquer below the root, its children stored apart.
     let params = DcParams {
@@ -276,17 +171,7 @@ pub fn evd_graph_out_of_core<T: Scalar>(
     };
     let halves = NodeStore::split(&[0..cut, cut..n]);
     let w = cut.max(n - cut).div_ceil(2);
-    let tri = s2.tridiagonal;
-    let nodes = add_nodes(
-        &mut g,
-        &tri,
-        &params,
-        dc_scale(anrm),
-        &halves,
-        w,
-        true,
-        true,
-    )?;
+    let nodes = add_nodes(&mut g, &tri, &params, dc_scale(anrm), &halves, w, true)?;
     if plan.dc_after_stage2 {
         for &leaf in &nodes.entries {
             g.edge(release2, leaf);
@@ -305,21 +190,8 @@ pub fn evd_graph_out_of_core<T: Scalar>(
             // stage-2 spills run after the stage-1 ones on the I/O lane), but
             // say so: the root deflation is a peak of its own.
             after: vec![release1, release2],
-            q2: Q2Store {
-                file: q2_file,
-                layout,
-                plan: q2_plan,
-                groups: chunk2,
-                written: spills2,
-            },
-            q1: Q1Store {
-                file: q1_file,
-                t: tf,
-                b,
-                panels,
-                chunk: chunk1,
-                written: vec![release1],
-            },
+            q2,
+            q1,
             out: vectors,
             scratch: ooc.scratch.clone(),
             stats: stats.clone(),
@@ -335,6 +207,194 @@ pub fn evd_graph_out_of_core<T: Scalar>(
         graph: g,
         results: OocResults { values, stats },
     })
+}
+
+/// Stage 1 of the out-of-core graph (sy2sb with a tile `nb` for bandwidth
+/// `b`), each panel's reflectors to disk once its QR is done, and the task
+/// after which the matrix is freed. Returns the band (fed by that task when
+/// `plan.stage2_after_stage1`), the reflectors on disk and that task.
+fn add_stage1<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    a: Mat<T>,
+    (b, nb): (usize, usize),
+    plan: &OocPlan,
+    ooc: &OutOfCore,
+    stats: &Arc<IoStats>,
+) -> Result<(Band<T>, Q1Store<T>, TaskId)> {
+    let n = a.nrows();
+    let io = Lane::Stream(ooc.io_lane);
+    let s1 = sy2sb(g, a, b, nb)?;
+    let Sy2sbReflectors {
+        a,
+        t,
+        b,
+        panels,
+        done,
+        panel_tasks,
+        ..
+    } = s1.reflectors;
+    let file = Arc::new(ScratchFile::create(&ooc.scratch, stats.clone())?);
+    let chunk = plan.q1_panels.max(1);
+    let spills = add_q1_spills(g, &a, &file, (b, panels), &panel_tasks, chunk, io);
+    drop(a);
+    // Not a data edge: the matrix is freed (its last handle dropped) once
+    // every task holding it is done; the memory plan counts on it.
+    let release = g.add(Task::new("sy2sb.release", |_| Ok(())).stage(SY2SB));
+    let feeds: Vec<TaskId> = s1.band.feed.iter().map(|&(_, t)| t).collect();
+    g.succeed(
+        release,
+        &dedup(done.iter().chain(&spills).chain(&feeds).copied()),
+    );
+    let mut band = s1.band;
+    if plan.stage2_after_stage1 {
+        // The band's columns become available to stage 2 only once the
+        // matrix is freed.
+        band.feed = vec![(0..n, release)];
+    }
+    let q1 = Q1Store {
+        file,
+        t,
+        b,
+        panels,
+        chunk,
+        written: vec![release],
+    };
+    Ok((band, q1, release))
+}
+
+/// Stage 2 of the out-of-core graph, its reflectors to disk once it is done,
+/// and the task after which they are freed in memory. Returns the
+/// tridiagonal, the reflectors on disk and that task.
+fn add_stage2<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    band: Band<T>,
+    opts: &EvdOptions,
+    plan: &OocPlan,
+    ooc: &OutOfCore,
+    stats: &Arc<IoStats>,
+) -> Result<(Tridiagonal<T>, Q2Store, TaskId)> {
+    let (n, b) = (band.n(), band.b());
+    let io = Lane::Stream(ooc.io_lane);
+    let s2 = sb2st(g, band, grain(opts), true)?;
+    let Q2Reflectors { store, done, .. } = s2
+        .reflectors
+        .ok_or_else(|| Error::InvalidArgument("no stage-2 reflectors".into()))?;
+    let q2_plan = Arc::new(Q2Plan::new(n, b, opts.q2_group.max(1)));
+    let layout = Arc::new(store.layout().clone());
+    let file = Arc::new(ScratchFile::create(&ooc.scratch, stats.clone())?);
+    let chunk = plan.q2_groups.max(1);
+    let spills = add_q2_spills(g, &store, &file, &q2_plan, &done, chunk, io);
+    drop(store);
+    // Not a data edge: the reflectors are freed in memory once every task
+    // holding them is done.
+    let release = g.add(Task::new("sb2st.release", |_| Ok(())).stage(SB2ST));
+    g.succeed(release, &dedup(done.iter().chain(&spills).copied()));
+    let q2 = Q2Store {
+        file,
+        layout,
+        plan: q2_plan,
+        groups: chunk,
+        written: spills,
+    };
+    Ok((s2.tridiagonal, q2, release))
+}
+
+/// The tasks writing stage 1's reflectors (the `V_p` below the band of `a`)
+/// to `file`, `chunk` panels at a time, each after the QR tasks of its panels
+/// (stage 1's handle: its tasks are in sy2sb's flow, not here), on the I/O
+/// lane.
+fn add_q1_spills<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    a: &Arc<crate::matrix::SharedMatrix<T>>,
+    file: &Arc<ScratchFile>,
+    (b, panels): (usize, usize),
+    panel_tasks: &[TaskId],
+    chunk: usize,
+    io: Lane,
+) -> Vec<TaskId> {
+    let n = a.nrows();
+    let offsets = panel_offsets(n, b, 0..panels);
+    let mut spills = Vec::new();
+    for p0 in (0..panels).step_by(chunk) {
+        let ps = p0..(p0 + chunk).min(panels);
+        let (am, file2, offs) = (a.clone(), file.clone(), offsets.clone());
+        let mut fp = Footprint::new().write(Region::new(
+            file.id(),
+            offsets[ps.start]..offsets[ps.end],
+            0..1,
+        ));
+        for p in ps.clone() {
+            let r0 = panel_rows(n, b, p).start;
+            fp = fp.read(Region::new(am.id(), r0..n, p * b..(p + 1) * b));
+        }
+        let body = {
+            let ps = ps.clone();
+            with_access(move |acc| {
+                for p in ps {
+                    let r0 = panel_rows(n, b, p).start;
+                    let v = am.read(acc, r0..n, p * b..(p + 1) * b);
+                    for j in 0..b {
+                        let col = v.col(j).try_as_col_major().expect("unit stride");
+                        file2.write_at((offs[p] + j * (n - r0)) as u64, col.as_slice())?;
+                    }
+                }
+                Ok(())
+            })
+        };
+        let bytes = (offsets[ps.end] - offsets[ps.start]) * std::mem::size_of::<T>();
+        let t = g.add(
+            Task::new(format!("io.spill.q1[{}..{}]", ps.start, ps.end), body)
+                .stage(IO)
+                .lane(io)
+                .cost(0.0, bytes as f64)
+                .footprint(fp),
+        );
+        g.succeed(t, &panel_tasks[ps]);
+        spills.push(t);
+    }
+    spills
+}
+
+/// The tasks writing stage 2's reflectors in `store` to `file`, `chunk` sweep
+/// groups of `q2_plan` at a time, each after stage 2 (`done`, its handle), on
+/// the I/O lane.
+fn add_q2_spills<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    store: &Arc<crate::linalg::band::sb2st::SharedReflectors<T>>,
+    file: &Arc<ScratchFile>,
+    q2_plan: &Q2Plan,
+    done: &[TaskId],
+    chunk: usize,
+    io: Lane,
+) -> Vec<TaskId> {
+    let layout = store.layout();
+    let mut spills = Vec::new();
+    for g0 in (0..q2_plan.groups()).step_by(chunk) {
+        let groups = g0..(g0 + chunk).min(q2_plan.groups());
+        let flat = layout.sweeps(q2_plan.group_sweeps(groups.clone()));
+        let (st, file2) = (store.clone(), file.clone());
+        let body = {
+            let flat = flat.clone();
+            with_access(move |acc| file2.write_at(flat.start as u64, st.read_flat(acc, flat)))
+        };
+        let t = g.add(
+            Task::new(
+                format!("io.spill.q2[{}..{}]", groups.start, groups.end),
+                body,
+            )
+            .stage(IO)
+            .lane(io)
+            .cost(0.0, (flat.len() * std::mem::size_of::<T>()) as f64)
+            .footprint(
+                Footprint::new()
+                    .read(Region::new(store.id(), flat.clone(), 0..1))
+                    .write(Region::new(file.id(), flat.clone(), 0..1)),
+            ),
+        );
+        g.succeed(t, done);
+        spills.push(t);
+    }
+    spills
 }
 
 fn dedup(ids: impl Iterator<Item = TaskId>) -> Vec<TaskId> {

@@ -28,7 +28,7 @@ use super::super::stedc::{
 };
 use super::super::{Q1, Q2, STEDC};
 use super::IO;
-use crate::graph::{Footprint, Lane, Region, Task, TaskGraph, TaskId};
+use crate::graph::{Flow, Footprint, Lane, Region, Task, TaskGraph, TaskId};
 use crate::linalg::back_transform::q1::{apply_q1_panels, panel_offsets};
 use crate::linalg::back_transform::q2::{apply_q2_groups, Q2Plan};
 use crate::linalg::band::sb2st::{ReflectorLayout, ReflectorsRef};
@@ -100,14 +100,11 @@ pub(super) struct RootInputs<T> {
     pub(super) window_bytes: usize,
 }
 
-/// The pass buffers and the chunk buffers, each with the tasks that last
-/// touched it.
+/// The pass buffer and the chunk buffers (the flow orders their users).
 struct Buffers<T> {
     b: Arc<SharedMatrix<T>>,
     q2: [Arc<SharedMatrix<T>>; 2],
     q1: [Arc<SharedMatrix<T>>; 2],
-    q2_users: [Vec<TaskId>; 2],
-    q1_users: [Vec<TaskId>; 2],
     /// Buffers of the Q2 tasks' transposed copies, reused from task to task.
     transposed: Arc<Mutex<Vec<Vec<T>>>>,
     /// A chain read whole: its load task, run once for every pass.
@@ -116,125 +113,68 @@ struct Buffers<T> {
 }
 
 /// Adds the root merge and the passes; returns the values' slot and the
-/// tasks after which everything is computed and written.
+/// tasks after which everything is computed and written. The tasks continue
+/// the flow of the nodes below the root (their edges follow from the
+/// footprints); the scratch files written by the spills and the T factors
+/// come from the stages' handles (`written`).
 pub(super) fn add_root_and_passes<T: Scalar>(
     g: &mut TaskGraph<'static>,
-    inp: RootInputs<T>,
+    mut inp: RootInputs<T>,
 ) -> Result<(Slot<T>, Vec<TaskId>)> {
     let n = inp.tri.n();
-    let (cut, nodes) = (inp.cut, &inp.nodes);
-    let root = nodes.tree.root().expect("the plan requires a root merge");
+    let mut flow = std::mem::take(&mut inp.nodes.flow);
     let slot = Arc::new(MergeSlot::<RootState<T>>::new());
     let roots = root_tasks_for(n);
     let all = Region::new(slot.id, 0..2 * roots + 1, 0..1);
     let shared_part = Region::new(slot.id, 2 * roots..2 * roots + 1, 0..1);
-    let (did, eid) = (nodes.d.id(), nodes.e.id());
-    let [left, right] = &inp.halves;
-
-    let deflate = {
-        let (slot, d, e) = (slot.clone(), nodes.d.clone(), nodes.e.clone());
-        let (l, r) = (left.clone(), right.clone());
-        let (scratch, stats) = (inp.scratch.clone(), inp.stats.clone());
-        let body = with_access(move |acc| {
-            let dv = d.read(acc, 0..n, 0..1);
-            let ev = e.read(acc, cut - 1..cut, 0..1);
-            let dl: Vec<T> = (0..n).map(|i| dv[(i, 0)]).collect();
-            let deflated = ScratchFile::create(&scratch, stats)?;
-            let (problem, work) = MergeProblem::new_split(
-                &dl,
-                l.read(acc, 0..cut, 0..cut),
-                r.read(acc, 0..n - cut, 0..n - cut),
-                ev[(0, 0)],
-                |s, v| deflated.write_at((s * n) as u64, v),
-            )?;
-            *slot.problem.write() = Some(RootState {
-                problem,
-                work,
-                deflated,
-            });
-            Ok(())
-        });
-        g.add(
-            Task::new(format!("dc.merge[0..{n}].deflate"), body)
-                .stage(STEDC)
-                .cost((4 * n * n) as f64, (16 * n * n) as f64)
-                .footprint(
-                    Footprint::new()
-                        .read(Region::new(did, 0..n, 0..1))
-                        .read(Region::new(eid, cut - 1..cut, 0..1))
-                        .read(Region::new(left.id(), 0..cut, 0..cut))
-                        .read(Region::new(right.id(), 0..n - cut, 0..n - cut))
-                        .write(all.clone()),
-                ),
-        )
-    };
-    let mut pre: Vec<TaskId> = nodes.exits[nodes_left(nodes, root)]
-        .iter()
-        .chain(&nodes.exits[nodes_right(nodes, root)])
-        .chain(&inp.after)
-        .copied()
-        .collect();
-    dedup(&mut pre);
-    g.succeed(deflate, &pre);
-
-    let root_tasks = add_merge_ranges(
+    let deflate = add_root_deflate(g, &mut flow, &inp, &slot, &all);
+    // Not a data edge: the memory plan frees the matrix and the stage-2
+    // reflectors before the root's deflation, a peak of its own.
+    g.succeed(deflate, &inp.after);
+    // The range tasks come from a helper shared with the SVD, which adds
+    // their edge from the deflation (or the order), as their footprints do.
+    let step = merge_step(
+        0,
+        n,
+        "roots",
+        roots,
+        0,
+        (20 * n * n / roots) as f64,
+        &shared_part,
+    );
+    for t in add_merge_ranges(
         g,
         &slot,
-        merge_step(
-            0,
-            n,
-            "roots",
-            roots,
-            0,
-            (20 * n * n / roots) as f64,
-            &shared_part,
-        ),
+        step,
         deflate,
         |_| false,
         |s: &RootState<T>| s.problem.k(),
         |s: &RootState<T>, r| s.problem.solve_roots_range(r),
+    ) {
+        flow.record(g, t);
+    }
+    let order = add_root_order(g, &mut flow, &inp, &slot, &all);
+    let step = merge_step(
+        0,
+        n,
+        "lowner",
+        roots,
+        roots,
+        (4 * n * n / roots) as f64,
+        &shared_part,
     );
-    let order = {
-        let (slot, d) = (slot.clone(), nodes.d.clone());
-        let body = with_access(move |acc| {
-            let mut guard = slot.problem.write();
-            let state = guard
-                .as_mut()
-                .ok_or_else(|| Error::InvalidArgument("merge order before deflation".into()))?;
-            state.problem.order_only()?;
-            store_values(&state.problem, &d, acc, 0..n);
-            Ok(())
-        });
-        g.add(
-            Task::new(format!("dc.merge[0..{n}].order"), body)
-                .stage(STEDC)
-                .cost((20 * n) as f64, (8 * n) as f64)
-                .footprint(
-                    Footprint::new()
-                        .write(all.clone())
-                        .write(Region::new(did, 0..n, 0..1)),
-                ),
-        )
-    };
-    g.succeed(order, &root_tasks);
-    let lowners = add_merge_ranges(
+    for t in add_merge_ranges(
         g,
         &slot,
-        merge_step(
-            0,
-            n,
-            "lowner",
-            roots,
-            roots,
-            (4 * n * n / roots) as f64,
-            &shared_part,
-        ),
+        step,
         order,
         |_| false,
         |s: &RootState<T>| s.problem.k(),
         |s: &RootState<T>, r| s.problem.lowner_range(r),
-    );
-    let (values, finish) = add_finish(g, nodes, &[order], &inp.tri);
+    ) {
+        flow.record(g, t);
+    }
+    let (values, finish) = add_finish(g, &inp.nodes, &[order], &inp.tri);
 
     // The passes.
     let width = inp.wide.min(n);
@@ -242,60 +182,107 @@ pub(super) fn add_root_and_passes<T: Scalar>(
         b: Arc::new(SharedMatrix::deferred(n, width)),
         q2: chunk_buffers(q2_chunk_len(&inp.q2)),
         q1: chunk_buffers(q1_chunk_len(n, &inp.q1)),
-        q2_users: [inp.q2.written.clone(), inp.q2.written.clone()],
-        q1_users: [inp.q1.written.clone(), inp.q1.written.clone()],
         transposed: Arc::default(),
         q2_whole: None,
         q1_whole: None,
     };
-    let mut last_write: Option<TaskId> = None;
-    let mut applies = Vec::new();
+    let mut last_write = None;
     let mut w0 = 0;
     while w0 < n {
         let w1 = (w0 + width).min(n);
-        let (write, pass_applies) = add_pass(
-            g,
-            &inp,
-            &slot,
-            [&all, &shared_part],
-            &lowners,
-            &mut bufs,
-            w0..w1,
-            last_write.into_iter().chain([order]).collect(),
-        );
-        applies.extend(pass_applies);
-        last_write = Some(write);
+        let mut pass = Pass {
+            g: &mut *g,
+            flow: &mut flow,
+            inp: &inp,
+            slot: &slot,
+            bufs: &mut bufs,
+            cols: w0..w1,
+            tag: format!("[{w0}..{w1}]"),
+        };
+        last_write = Some(pass.add_tasks(&all, &shared_part));
         w0 = w1;
     }
+    // The free task writes the whole slot: it follows every apply reading it.
     let free = add_free(g, &slot, format!("dc.merge[0..{n}].free"), all);
-    g.succeed(free, &applies);
+    flow.record(g, free);
     let mut exits = vec![finish, free];
     exits.extend(last_write);
     Ok((values, exits))
 }
 
-/// The children of node `root`.
-fn nodes_left<T>(nodes: &DcNodes<T>, root: usize) -> usize {
-    match nodes.tree.nodes[root] {
-        crate::linalg::tridiagonal::stedc::DcNode::Merge { left, .. } => left,
-        crate::linalg::tridiagonal::stedc::DcNode::Leaf { .. } => {
-            unreachable!("the root is a merge")
-        }
-    }
+/// The root's deflation from its two children stored apart, the deflated
+/// vectors to a scratch file.
+fn add_root_deflate<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
+    inp: &RootInputs<T>,
+    slot: &Arc<MergeSlot<RootState<T>>>,
+    all: &Region,
+) -> TaskId {
+    let (n, cut, nodes) = (inp.tri.n(), inp.cut, &inp.nodes);
+    let [left, right] = &inp.halves;
+    let (slot, d, e) = (slot.clone(), nodes.d.clone(), nodes.e.clone());
+    let (l, r) = (left.clone(), right.clone());
+    let (scratch, stats) = (inp.scratch.clone(), inp.stats.clone());
+    let body = with_access(move |acc| {
+        let dv = d.read(acc, 0..n, 0..1);
+        let ev = e.read(acc, cut - 1..cut, 0..1);
+        let dl: Vec<T> = (0..n).map(|i| dv[(i, 0)]).collect();
+        let deflated = ScratchFile::create(&scratch, stats)?;
+        let (problem, work) = MergeProblem::new_split(
+            &dl,
+            l.read(acc, 0..cut, 0..cut),
+            r.read(acc, 0..n - cut, 0..n - cut),
+            ev[(0, 0)],
+            |s, v| deflated.write_at((s * n) as u64, v),
+        )?;
+        *slot.problem.write() = Some(RootState {
+            problem,
+            work,
+            deflated,
+        });
+        Ok(())
+    });
+    let fp = Footprint::new()
+        .read(Region::new(nodes.d.id(), 0..n, 0..1))
+        .read(Region::new(nodes.e.id(), cut - 1..cut, 0..1))
+        .read(Region::new(left.id(), 0..cut, 0..cut))
+        .read(Region::new(right.id(), 0..n - cut, 0..n - cut))
+        .write(all.clone());
+    let task = Task::new(format!("dc.merge[0..{n}].deflate"), body)
+        .stage(STEDC)
+        .cost((4 * n * n) as f64, (16 * n * n) as f64)
+        .footprint(fp);
+    flow.add(g, task)
 }
 
-fn nodes_right<T>(nodes: &DcNodes<T>, root: usize) -> usize {
-    match nodes.tree.nodes[root] {
-        crate::linalg::tridiagonal::stedc::DcNode::Merge { right, .. } => right,
-        crate::linalg::tridiagonal::stedc::DcNode::Leaf { .. } => {
-            unreachable!("the root is a merge")
-        }
-    }
-}
-
-fn dedup(v: &mut Vec<TaskId>) {
-    v.sort_unstable();
-    v.dedup();
+/// The root's output order and merged eigenvalues.
+fn add_root_order<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
+    inp: &RootInputs<T>,
+    slot: &Arc<MergeSlot<RootState<T>>>,
+    all: &Region,
+) -> TaskId {
+    let n = inp.tri.n();
+    let (slot, d) = (slot.clone(), inp.nodes.d.clone());
+    let body = with_access(move |acc| {
+        let mut guard = slot.problem.write();
+        let state = guard
+            .as_mut()
+            .ok_or_else(|| Error::InvalidArgument("merge order before deflation".into()))?;
+        state.problem.order_only()?;
+        store_values(&state.problem, &d, acc, 0..n);
+        Ok(())
+    });
+    let fp = Footprint::new()
+        .write(all.clone())
+        .write(Region::new(inp.nodes.d.id(), 0..n, 0..1));
+    let task = Task::new(format!("dc.merge[0..{n}].order"), body)
+        .stage(STEDC)
+        .cost((20 * n) as f64, (8 * n) as f64)
+        .footprint(fp);
+    flow.add(g, task)
 }
 
 fn chunk_buffers<T: Scalar>(len: usize) -> [Arc<SharedMatrix<T>>; 2] {
@@ -340,15 +327,18 @@ fn q1_chunk_len<T>(n: usize, q1: &Q1Store<T>) -> usize {
 }
 
 /// The task reading elements `flat` of `file` into `buf` on the I/O lane
-/// `io`, after `after` (the last readers of `buf`).
+/// `io`, after the tasks that wrote the file (`written`: a stage's handle,
+/// outside this flow); the flow orders it after the last users of `buf`.
+#[allow(clippy::too_many_arguments)]
 fn add_load<T: Scalar>(
     g: &mut TaskGraph<'static>,
+    flow: &mut Flow,
     name: String,
     io: Lane,
     file: &Arc<ScratchFile>,
     flat: Range<usize>,
     buf: &Arc<SharedMatrix<T>>,
-    mut after: Vec<TaskId>,
+    written: &[TaskId],
 ) -> TaskId {
     let fp = Footprint::new()
         .read(Region::new(file.id(), flat.clone(), 0..1))
@@ -361,40 +351,72 @@ fn add_load<T: Scalar>(
             file.read_at(flat.start as u64, column_slice(v))
         })
     };
-    let t = g.add(
-        Task::new(name, body)
-            .stage(IO)
-            .lane(io)
-            .cost(0.0, bytes)
-            .footprint(fp),
-    );
-    dedup(&mut after);
-    g.succeed(t, &after);
+    let task = Task::new(name, body)
+        .stage(IO)
+        .lane(io)
+        .cost(0.0, bytes)
+        .footprint(fp);
+    let t = flow.add(g, task);
+    g.succeed(t, written);
     t
 }
 
-/// One pass over output columns `cols`, after `before` (the previous pass's
-/// write and the root's order); returns its write task and its apply tasks.
-#[allow(clippy::too_many_arguments)]
-fn add_pass<T: Scalar>(
-    g: &mut TaskGraph<'static>,
-    inp: &RootInputs<T>,
-    slot: &Arc<MergeSlot<RootState<T>>>,
-    [all, shared_part]: [&Region; 2],
-    lowners: &[TaskId],
-    bufs: &mut Buffers<T>,
+/// One pass over output columns `cols` of the eigenvectors, in the pass
+/// buffer `B`.
+struct Pass<'p, T> {
+    g: &'p mut TaskGraph<'static>,
+    flow: &'p mut Flow,
+    inp: &'p RootInputs<T>,
+    slot: &'p Arc<MergeSlot<RootState<T>>>,
+    bufs: &'p mut Buffers<T>,
     cols: Range<usize>,
-    before: Vec<TaskId>,
-) -> (TaskId, Vec<TaskId>) {
-    let n = inp.tri.n();
-    let (w0, width) = (cols.start, cols.len());
-    let bid = bufs.b.id();
-    let whole_b = Region::new(bid, 0..n, 0..width);
-    let tag = format!("[{}..{}]", cols.start, cols.end);
+    /// `[w0..w1]`, for the task names.
+    tag: String,
+}
 
-    // 1. The deflated vectors of these columns.
-    let deflated = {
-        let (slot, b, cols) = (slot.clone(), bufs.b.clone(), cols.clone());
+impl<T: Scalar> Pass<'_, T> {
+    /// Adds the pass's tasks (after the previous pass's, through the flow);
+    /// returns its write task.
+    fn add_tasks(&mut self, all: &Region, shared_part: &Region) -> TaskId {
+        let n = self.inp.tri.n();
+        // 1. The deflated vectors of these columns.
+        self.add_deflated(shared_part);
+        // 2. The root columns, merge tile by merge tile (the in-memory tiles).
+        for tile in col_tiles(n, self.inp.dc_tile) {
+            if tile.start >= self.cols.start && tile.end <= self.cols.end {
+                self.add_apply(all, tile);
+            }
+        }
+        // 3. Q2, a range of sweep groups at a time.
+        let chunks = q2_chunks(&self.inp.q2);
+        let whole = chunks.len() == 1;
+        for (c, groups) in chunks.into_iter().enumerate() {
+            self.add_q2_chunk(c % 2, groups, whole);
+        }
+        // 4. Q1, a range of panels at a time.
+        let chunks = q1_chunks(&self.inp.q1);
+        let whole = chunks.len() == 1;
+        for (c, panels) in chunks.into_iter().enumerate() {
+            self.add_q1_chunk(c, panels, whole);
+        }
+        // 5. The block written at its columns.
+        self.add_write()
+    }
+
+    fn push(&mut self, task: Task<'static>) -> TaskId {
+        self.flow.add(self.g, task)
+    }
+
+    /// The whole pass buffer.
+    fn whole_b(&self) -> Region {
+        Region::new(self.bufs.b.id(), 0..self.inp.tri.n(), 0..self.cols.len())
+    }
+
+    /// The deflated vectors of the pass's columns, read into `B`.
+    fn add_deflated(&mut self, shared_part: &Region) {
+        let n = self.inp.tri.n();
+        let width = self.cols.len();
+        let (slot, b, cols) = (self.slot.clone(), self.bufs.b.clone(), self.cols.clone());
         let body = with_access(move |acc| {
             let guard = slot.problem.read();
             let state = guard
@@ -412,31 +434,22 @@ fn add_pass<T: Scalar>(
             }
             Ok(())
         });
-        let t = g.add(
-            Task::new(format!("io.deflated{tag}"), body)
-                .stage(IO)
-                .lane(inp.io)
-                .cost(0.0, (n * width * std::mem::size_of::<T>()) as f64)
-                .footprint(
-                    Footprint::new()
-                        .read(shared_part.clone())
-                        .write(whole_b.clone()),
-                ),
-        );
-        let mut pre = before;
-        dedup(&mut pre);
-        g.succeed(t, &pre);
-        t
-    };
+        let fp = Footprint::new()
+            .read(shared_part.clone())
+            .write(self.whole_b());
+        let task = Task::new(format!("io.deflated{}", self.tag), body)
+            .stage(IO)
+            .lane(self.inp.io)
+            .cost(0.0, (n * width * std::mem::size_of::<T>()) as f64)
+            .footprint(fp);
+        self.push(task);
+    }
 
-    // 2. The root columns, merge tile by merge tile (the in-memory tiles).
-    let mut applies = Vec::new();
-    let tiles: Vec<Range<usize>> = col_tiles(n, inp.dc_tile)
-        .into_iter()
-        .filter(|t| t.start >= cols.start && t.end <= cols.end)
-        .collect();
-    for tile in &tiles {
-        let (slot, b, tile) = (slot.clone(), bufs.b.clone(), tile.clone());
+    /// The root's columns `tile` (a merge tile inside the pass).
+    fn add_apply(&mut self, all: &Region, tile: Range<usize>) {
+        let n = self.inp.tri.n();
+        let w0 = self.cols.start;
+        let (slot, b) = (self.slot.clone(), self.bufs.b.clone());
         let local = tile.start - w0..tile.end - w0;
         let body = {
             let local = local.clone();
@@ -449,79 +462,60 @@ fn add_pass<T: Scalar>(
                 state.problem.apply_cols(tile, &state.work, out)
             })
         };
-        let t = g.add(
-            Task::new(
-                format!(
-                    "dc.merge[0..{n}].apply[{}..{}]",
-                    w0 + local.start,
-                    w0 + local.end
-                ),
-                body,
-            )
+        let name = format!(
+            "dc.merge[0..{n}].apply[{}..{}]",
+            w0 + local.start,
+            w0 + local.end
+        );
+        let fp = Footprint::new().read(all.clone()).write(Region::new(
+            self.bufs.b.id(),
+            0..n,
+            local.clone(),
+        ));
+        let task = Task::new(name, body)
             .stage(STEDC)
             .cost(
                 (2 * n * n * local.len()) as f64,
                 (8 * n * (n + local.len())) as f64,
             )
-            .footprint(Footprint::new().read(all.clone()).write(Region::new(
-                bid,
-                0..n,
-                local.clone(),
-            ))),
-        );
-        let mut pre: Vec<TaskId> = lowners.iter().copied().chain([deflated]).collect();
-        dedup(&mut pre);
-        g.succeed(t, &pre);
-        applies.push((local, t));
+            .footprint(fp);
+        self.push(task);
     }
 
-    // The column blocks of B and the last task that wrote each.
-    let blocks: Vec<Range<usize>> = col_tiles(width, inp.col_block);
-    let mut last: Vec<Vec<TaskId>> = blocks
-        .iter()
-        .map(|cb| {
-            let mut v: Vec<TaskId> = applies
-                .iter()
-                .filter(|(l, _)| l.start < cb.end && cb.start < l.end)
-                .map(|&(_, t)| t)
-                .chain([deflated])
-                .collect();
-            dedup(&mut v);
-            v
-        })
-        .collect();
-
-    // 3. Q2, a range of sweep groups at a time.
-    let chunks = q2_chunks(&inp.q2);
-    let whole = chunks.len() == 1;
-    for (c, groups) in chunks.into_iter().enumerate() {
-        let k = c % 2;
+    /// The load of the sweep groups `groups` into Q2 buffer `k` (once for all
+    /// passes when one chunk holds them all) and their application to each
+    /// column block of `B`.
+    fn add_q2_chunk(&mut self, k: usize, groups: Range<usize>, whole: bool) {
+        let (n, inp) = (self.inp.tri.n(), self.inp);
         let flat = q2_flat(&inp.q2, groups.clone());
-        let buf = bufs.q2[k].clone();
-        let load = match bufs.q2_whole {
-            Some(t) if whole => t,
-            _ => {
-                let name = format!("io.q2{tag}[{}..{}]", groups.start, groups.end);
-                let after = std::mem::take(&mut bufs.q2_users[k]);
-                let t = add_load(g, name, inp.io, &inp.q2.file, flat.clone(), &buf, after);
-                if whole {
-                    bufs.q2_whole = Some(t);
-                }
-                t
+        let buf = self.bufs.q2[k].clone();
+        if self.bufs.q2_whole.is_none() || !whole {
+            let name = format!("io.q2{}[{}..{}]", self.tag, groups.start, groups.end);
+            let t = add_load(
+                self.g,
+                self.flow,
+                name,
+                inp.io,
+                &inp.q2.file,
+                flat.clone(),
+                &buf,
+                &inp.q2.written,
+            );
+            if whole {
+                self.bufs.q2_whole = Some(t);
             }
-        };
-        let mut users = Vec::new();
-        for (i, cb) in blocks.iter().enumerate() {
+        }
+        for cb in col_tiles(self.cols.len(), inp.col_block) {
             let body = {
                 let (buf, b, flat, groups, cb) = (
                     buf.clone(),
-                    bufs.b.clone(),
+                    self.bufs.b.clone(),
                     flat.clone(),
                     groups.clone(),
                     cb.clone(),
                 );
                 let (layout, plan) = (inp.q2.layout.clone(), inp.q2.plan.clone());
-                let (window, pool) = (inp.window_bytes, bufs.transposed.clone());
+                let (window, pool) = (inp.window_bytes, self.bufs.transposed.clone());
                 with_access(move |acc| {
                     let data = buf.read(acc, 0..flat.len(), 0..1);
                     let refl = ReflectorsRef::window(&layout, flat.start, column_slice_ref(data));
@@ -534,64 +528,57 @@ fn add_pass<T: Scalar>(
                     Ok(())
                 })
             };
+            let w0 = self.cols.start;
             let flops = 4.0 * flat.len() as f64 * cb.len() as f64;
-            let t = g.add(
-                Task::new(
-                    format!(
-                        "q2.cols[{}..{}][{}..{}]",
-                        w0 + cb.start,
-                        w0 + cb.end,
-                        groups.start,
-                        groups.end
-                    ),
-                    body,
-                )
+            let name = format!(
+                "q2.cols[{}..{}][{}..{}]",
+                w0 + cb.start,
+                w0 + cb.end,
+                groups.start,
+                groups.end
+            );
+            let fp = Footprint::new()
+                .read(Region::new(buf.id(), 0..flat.len(), 0..1))
+                .write(Region::new(self.bufs.b.id(), 0..n, cb.clone()));
+            let task = Task::new(name, body)
                 .stage(Q2)
                 .cost(flops, flops / 4.0)
-                .footprint(
-                    Footprint::new()
-                        .read(Region::new(buf.id(), 0..flat.len(), 0..1))
-                        .write(Region::new(bid, 0..n, cb.clone())),
-                ),
-            );
-            let mut pre: Vec<TaskId> = std::mem::take(&mut last[i]);
-            pre.push(load);
-            dedup(&mut pre);
-            g.succeed(t, &pre);
-            last[i] = vec![t];
-            users.push(t);
+                .footprint(fp);
+            self.push(task);
         }
-        bufs.q2_users[k] = users;
     }
 
-    // 4. Q1, a range of panels at a time.
-    let q1 = &inp.q1;
-    let (tid, b_q1, np) = (q1.t.id(), q1.b, q1.panels);
-    let chunks = q1_chunks(q1);
-    let whole = chunks.len() == 1;
-    for (c, panels) in chunks.into_iter().enumerate() {
-        let k = c % 2;
+    /// Chunk `c` of the stage-1 panels, `panels`, loaded into Q1 buffer
+    /// `c % 2` (once for all passes when one chunk holds them all) and applied
+    /// to each column block of `B`.
+    fn add_q1_chunk(&mut self, c: usize, panels: Range<usize>, whole: bool) {
+        let (n, inp) = (self.inp.tri.n(), self.inp);
+        let q1 = &inp.q1;
+        let (b_q1, np) = (q1.b, q1.panels);
         let offsets = panel_offsets(n, b_q1, 0..panels.end);
         let flat = offsets[panels.start]..offsets[panels.end];
-        let buf = bufs.q1[k].clone();
-        let load = match bufs.q1_whole {
-            Some(t) if whole => t,
-            _ => {
-                let name = format!("io.q1{tag}[{}..{}]", panels.start, panels.end);
-                let after = std::mem::take(&mut bufs.q1_users[k]);
-                let t = add_load(g, name, inp.io, &q1.file, flat.clone(), &buf, after);
-                if whole {
-                    bufs.q1_whole = Some(t);
-                }
-                t
+        let buf = self.bufs.q1[c % 2].clone();
+        if self.bufs.q1_whole.is_none() || !whole {
+            let name = format!("io.q1{}[{}..{}]", self.tag, panels.start, panels.end);
+            let t = add_load(
+                self.g,
+                self.flow,
+                name,
+                inp.io,
+                &q1.file,
+                flat.clone(),
+                &buf,
+                &q1.written,
+            );
+            if whole {
+                self.bufs.q1_whole = Some(t);
             }
-        };
-        let mut users = Vec::new();
-        for (i, cb) in blocks.iter().enumerate() {
+        }
+        for cb in col_tiles(self.cols.len(), inp.col_block) {
             let body = {
                 let (buf, b, tf, flat, panels, cb) = (
                     buf.clone(),
-                    bufs.b.clone(),
+                    self.bufs.b.clone(),
                     q1.t.clone(),
                     flat.clone(),
                     panels.clone(),
@@ -604,55 +591,42 @@ fn add_pass<T: Scalar>(
                     Ok(())
                 })
             };
+            let w0 = self.cols.start;
             let flops = 4.0 * flat.len() as f64 * cb.len() as f64;
-            let t = g.add(
-                Task::new(
-                    format!(
-                        "q1.cols[{}..{}][{}..{}]",
-                        w0 + cb.start,
-                        w0 + cb.end,
-                        panels.start,
-                        panels.end
-                    ),
-                    body,
-                )
+            let name = format!(
+                "q1.cols[{}..{}][{}..{}]",
+                w0 + cb.start,
+                w0 + cb.end,
+                panels.start,
+                panels.end
+            );
+            let fp = Footprint::new()
+                .read(Region::new(buf.id(), 0..flat.len(), 0..1))
+                .read(Region::new(q1.t.id(), 0..b_q1, 0..np * b_q1))
+                .write(Region::new(self.bufs.b.id(), 0..n, cb.clone()));
+            let task = Task::new(name, body)
                 .stage(Q1)
                 .cost(flops, flops / 4.0)
-                .footprint(
-                    Footprint::new()
-                        .read(Region::new(buf.id(), 0..flat.len(), 0..1))
-                        .read(Region::new(tid, 0..b_q1, 0..np * b_q1))
-                        .write(Region::new(bid, 0..n, cb.clone())),
-                ),
-            );
-            let mut pre: Vec<TaskId> = std::mem::take(&mut last[i]);
-            pre.push(load);
+                .footprint(fp);
+            let t = self.push(task);
             if c == 0 {
-                pre.extend(&q1.written);
+                // The T factors come from stage 1, outside this flow.
+                self.g.succeed(t, &q1.written);
             }
-            dedup(&mut pre);
-            g.succeed(t, &pre);
-            last[i] = vec![t];
-            users.push(t);
         }
-        bufs.q1_users[k] = users;
     }
 
-    // 5. The block written at its columns.
-    let write = {
-        let (b, out) = (bufs.b.clone(), inp.out.clone());
+    /// `B` written at its columns of the eigenvector file.
+    fn add_write(&mut self) -> TaskId {
+        let n = self.inp.tri.n();
+        let (w0, width) = (self.cols.start, self.cols.len());
+        let (b, out) = (self.bufs.b.clone(), self.inp.out.clone());
         let body = with_access(move |acc| out.write_columns(w0, b.read(acc, 0..n, 0..width)));
-        let t = g.add(
-            Task::new(format!("io.write{tag}"), body)
-                .stage(IO)
-                .lane(inp.io)
-                .cost(0.0, (n * width * std::mem::size_of::<T>()) as f64)
-                .footprint(Footprint::new().read(whole_b)),
-        );
-        let mut pre: Vec<TaskId> = last.into_iter().flatten().collect();
-        dedup(&mut pre);
-        g.succeed(t, &pre);
-        t
-    };
-    (write, applies.into_iter().map(|(_, t)| t).collect())
+        let task = Task::new(format!("io.write{}", self.tag), body)
+            .stage(IO)
+            .lane(self.inp.io)
+            .cost(0.0, (n * width * std::mem::size_of::<T>()) as f64)
+            .footprint(Footprint::new().read(self.whole_b()));
+        self.push(task)
+    }
 }
