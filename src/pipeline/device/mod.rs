@@ -3,7 +3,7 @@
 //! ([`BlasDevice`]), the blocks they address ([`DeviceRegion`]), and [`HostBlas`],
 //! the same operations on the host: the oracle that tests the hybrid drivers
 //! on machines without a GPU (the cuBLAS implementation is
-//! `cuda::CublasDevice` in `pipeline::device::cuda`, feature `cuda`).
+//! `CublasDevice` in `pipeline::device::cuda`, feature `cuda`).
 //!
 //! Every operation names its operands as (buffer, [`DeviceRegion`]); the checks
 //! here ([`check_gemm`], [`check_symm`], [`check_syr2k`], [`DeviceRegion::check`])
