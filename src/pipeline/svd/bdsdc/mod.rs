@@ -69,8 +69,10 @@ impl<T: Scalar> Stores<T> {
 /// conquer (Gu & Eisenstat 1995, `linalg::bdsdc`): an `extract` task (reads the
 /// bidiagonal and scales it by a power of two, as LAPACK `dbdsdc`), one task per
 /// leaf of [`BdTree`] ([`solve_leaf`]), per merge a `deflate` task
-/// ([`SvdMerge::new`]), `roots` tasks over disjoint ranges of the secular roots
-/// (concurrent, [`SvdMerge::solve_roots_range`]), a `lowner` task (z-hat, the
+/// ([`SvdMerge::new`](crate::linalg::bdsdc::SvdMerge::new)), `roots` tasks
+/// over disjoint ranges of the secular roots (concurrent,
+/// [`SvdMerge::solve_roots_range`](crate::linalg::bdsdc::SvdMerge::solve_roots_range)),
+/// a `lowner` task (z-hat, the
 /// coefficient vectors, the node's singular values and null vector), `apply`
 /// tasks over the column tiles `col_tiles(len, params.col_tile)` and a `free`
 /// task, and a `finish` task that orders the values descending and undoes the
