@@ -81,9 +81,9 @@ fn leaves_wait_for_their_band_columns() {
     expect_race(g.check_races(), "a leaf's last band column");
 }
 
-/// The fine chase's edges, derived from the footprints, are the lag of three
-/// tasks between sweeps: task (5, 1)'s last predecessor in sweep 4 is (4, 3),
-/// and dropping that edge (a lag of two) is a race the checker sees.
+/// The fine chase's edges are the lag of three tasks between sweeps: task
+/// (5, 1)'s last predecessor in sweep 4 is (4, 3), and dropping that edge (a
+/// lag of two) is a race the checker sees.
 #[test]
 fn a_lag_of_two_between_sweeps_is_caught() {
     let mut g = TaskGraph::new();
