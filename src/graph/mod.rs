@@ -20,7 +20,7 @@ mod outcome;
 pub(crate) mod plan;
 mod races;
 
-pub use flow::{DataFlow, Flow};
+pub use flow::Flow;
 // The footprint is a fact about shared matrices (`matrix`, the layer below);
 // tasks declare it, so the graph's API names it too.
 pub use crate::matrix::{Footprint, Region};
