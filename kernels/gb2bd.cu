@@ -1,7 +1,9 @@
 // gb2bd bulge chasing with bandwidth tiling (upper band -> bidiagonal, in
 // passes b -> b'), stage 2 of the SVD: the task (r, s) of one pass, as in
 // src/linalg/band/gb2bd/kernel.rs (chase_step), one sweep per thread block
-// (seed-ringoot.md sections 1.3, 1.4 and 1.7).
+// (Ringoot, Alomairy and Edelman, "Accelerating Bidiagonalization of Banded
+// Matrices through Memory-Aware Bulge-Chasing on GPUs", 2025, §IV-A and
+// Algorithm 1).
 //
 // Schedule: launch boundaries, as for sb2st.cu. Launch t of a pass runs, for
 // every sweep r with 0 <= s = t - 3 r < steps(r), the task (r, s) in block

@@ -1,8 +1,8 @@
 // Batched blocked one-sided Jacobi SVD: one outer sweep of every matrix of a
 // batch per launch, one thread block per matrix, as
 // src/linalg/small/jacobi/solver.rs (JacobiState::sweep and pair_pass) and
-// inner.rs (jacobi_sweeps) do it for one matrix (seed 004, Abdelfattah and
-// Fasi; seed-batched.md part A).
+// inner.rs (jacobi_sweeps) do it for one matrix (Abdelfattah and Fasi, "An
+// Efficient Batch Solver for the Singular Value Decomposition on GPUs", §5).
 //
 // Per block pair (bj, bk) of the Brent-Luk order (`pairs`, from
 // jacobi::order on the host): P = [W_bj W_bk] is copied to a workspace, the

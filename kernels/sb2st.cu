@@ -7,7 +7,8 @@
 // CPU DAG's edges are (s, m-1) -> (s, m) and (s-1, min(m+2, M_{s-1}-1)) ->
 // (s, m); both predecessors sit at a skewed time m + 3 s - 1 or earlier, so
 // they finished in an earlier launch, and the tasks of one launch have
-// disjoint footprints (the lag-3 rule is tight, seed-tridiag.md section 4.3).
+// disjoint footprints (the lag-3 rule is tight: Wang et al., PPoPP 2025, §4.2
+// and Algorithm 2).
 // No block waits on another: no spin, no progress flag.
 //
 // Storage: the lower band of src/matrix/band.rs, entry (r, c), r >= c, at
