@@ -43,6 +43,7 @@ mod shift;
 use qd::Qd;
 
 use crate::error::Error;
+use crate::linalg::blas::pow2::{exponent, scale_pow2};
 use crate::scalar::Scalar;
 
 /// Iteration budget per row of a block, for each visit of the block (`dlasq2`
@@ -186,22 +187,6 @@ pub(crate) fn las2<T: Scalar>(f: T, g: T, h: T) -> (T, T) {
             let smin = (small * c) * r;
             (smin + smin, ga / (c + c))
         }
-    }
-}
-
-/// `floor(log2 |x|)` for finite nonzero `x` (exact, from the binary representation).
-pub(crate) fn exponent(x: f64) -> i32 {
-    let (mant, exp, _) = num_traits::Float::integer_decode(x);
-    exp as i32 + (63 - mant.leading_zeros() as i32)
-}
-
-/// Multiplies by `2^k` in two steps whose factors are representable in `T` (exact
-/// unless a result is subnormal).
-pub(crate) fn scale_pow2<T: Scalar>(x: &mut [T], k: i32) {
-    let k1 = k / 2;
-    let (f1, f2) = (T::of(2f64.powi(k1)), T::of(2f64.powi(k - k1)));
-    for v in x.iter_mut() {
-        *v = *v * f1 * f2;
     }
 }
 

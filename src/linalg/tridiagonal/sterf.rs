@@ -15,7 +15,7 @@
 //! checks, the split test, block scaling and the symmetric 2x2 eigensolver.
 
 use crate::error::Error;
-use crate::linalg::bidiagonal::dqds::{exponent, scale_pow2};
+use crate::linalg::blas::pow2::{exponent, scale_pow2};
 use crate::scalar::Scalar;
 
 /// Computes all eigenvalues of the symmetric tridiagonal matrix with diagonal `d`

@@ -309,7 +309,7 @@ fn add_leaf<T: Scalar>(
     };
     let t = flow.add(
         g,
-        Task::new(format!("dc.leaf[{begin}..{end}]"), body)
+        Task::new(format!("stedc.leaf[{begin}..{end}]"), body)
             .stage(STEDC)
             .cost((6 * len * len * len) as f64, (8 * len * len) as f64)
             .footprint(
@@ -423,7 +423,7 @@ impl<T: Scalar> Merge<'_, T> {
         // The merge's workspace (O(len^2)) is freed as soon as the last
         // apply is done, not when the graph is dropped: the free task writes
         // the whole slot, so it follows every task reading it.
-        let name = format!("dc.merge[{begin}..{end}].free");
+        let name = format!("stedc.merge[{begin}..{end}].free");
         let free = add_free(g, &slot, name, regions.all);
         flow.record(g, free);
         node_exits
@@ -464,7 +464,7 @@ impl<T: Scalar> Merge<'_, T> {
             .write(r.z.clone())
             .write(r.work.clone())
             .write(r.all.clone());
-        let task = Task::new(format!("dc.merge[{begin}..{end}].deflate"), body)
+        let task = Task::new(format!("stedc.merge[{begin}..{end}].deflate"), body)
             .stage(STEDC)
             .cost((4 * len * len) as f64, (16 * len * len) as f64)
             .footprint(fp);
@@ -497,7 +497,7 @@ impl<T: Scalar> Merge<'_, T> {
             .write(r.all.clone())
             .write(r.d.clone())
             .write(r.z.clone());
-        let task = Task::new(format!("dc.merge[{begin}..{end}].order"), body)
+        let task = Task::new(format!("stedc.merge[{begin}..{end}].order"), body)
             .stage(STEDC)
             // A sort and at most `len` column moves.
             .cost((20 * len) as f64, (16 * len * len) as f64)
@@ -533,7 +533,7 @@ impl<T: Scalar> Merge<'_, T> {
             })
         };
         let name = format!(
-            "dc.merge[{begin}..{end}].apply[{}..{}]",
+            "stedc.merge[{begin}..{end}].apply[{}..{}]",
             cols.start + off,
             cols.end + off
         );
@@ -570,7 +570,7 @@ pub(super) fn merge_step(
 ) -> MergeRanges {
     let len = end - begin;
     MergeRanges {
-        name: format!("dc.merge[{begin}..{end}].{step}"),
+        name: format!("stedc.merge[{begin}..{end}].{step}"),
         stage: STEDC,
         count,
         first_row,
@@ -614,7 +614,7 @@ pub(super) fn add_free<T: Send + Sync + 'static>(
     )
 }
 
-/// The `dc.finish` task: the eigenvalues unscaled into a [`super::Slot`], after
+/// The `stedc.finish` task: the eigenvalues unscaled into a [`super::Slot`], after
 /// `after` (the root's exits), or after the whole tridiagonal when the tree has
 /// no merge reporting them. Returns the slot and the task.
 pub(super) fn add_finish<T: Scalar>(
@@ -632,7 +632,7 @@ pub(super) fn add_finish<T: Scalar>(
         Ok(())
     });
     let finish = g.add(
-        Task::new("dc.finish", body)
+        Task::new("stedc.finish", body)
             .stage(STEDC)
             .cost(0.0, (8 * n) as f64)
             .footprint(Footprint::new().read(Region::new(nodes.d.id(), 0..n, 0..1))),

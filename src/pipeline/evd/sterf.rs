@@ -22,7 +22,7 @@ use std::sync::Arc;
 ///
 /// Errors: [`crate::Error::InvalidArgument`] for a tridiagonal from another graph.
 pub fn sterf<T: Scalar>(g: &mut TaskGraph<'static>, tri: Tridiagonal<T>) -> Result<Slot<T>> {
-    values_task(g, tri, "tridiag.sterf", 30.0, sterf::sterf)
+    values_task(g, tri, "sterf", 30.0, sterf::sterf)
 }
 
 /// Adds the values-only divide and conquer on `tri`
@@ -71,7 +71,7 @@ pub fn stedc_values<T: Scalar>(
     };
     let split = flow.add(
         g,
-        Task::new("tridiag.dc_values.split", split)
+        Task::new("stedc_values.split", split)
             .stage(STERF)
             .cost((4 * n) as f64, (16 * n) as f64)
             .footprint(
@@ -84,7 +84,7 @@ pub fn stedc_values<T: Scalar>(
     g.succeed(split, &tri.all_done);
     for (i, (cell, name)) in halves
         .iter()
-        .zip(["tridiag.dc_values.left", "tridiag.dc_values.right"])
+        .zip(["stedc_values.left", "stedc_values.right"])
         .enumerate()
     {
         let cell = cell.clone();
@@ -120,7 +120,7 @@ pub fn stedc_values<T: Scalar>(
     };
     let task = flow.add(
         g,
-        Task::new("tridiag.dc_values.root", root)
+        Task::new("stedc_values.root", root)
             .stage(STERF)
             .cost(2.0 * (n * n) as f64, (16 * n) as f64)
             .footprint(Footprint::new().write(piece(0..4))),

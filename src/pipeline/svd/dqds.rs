@@ -32,7 +32,7 @@ pub fn singular_values<T: Scalar>(
         })
     };
     let task = g.add(
-        Task::new("bdsvd.dqds", body)
+        Task::new("dqds", body)
             .stage(BDSDC)
             .cost((120 * n * n) as f64, (32 * n) as f64)
             .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),

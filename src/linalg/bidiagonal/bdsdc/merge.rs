@@ -51,8 +51,8 @@ use faer::{Mat, MatMut, MatRef};
 use super::lowner::svd_zhat;
 use super::secular::locate_svd_root;
 use crate::error::Error;
-use crate::linalg::bidiagonal::dqds::exponent;
 use crate::linalg::blas::lasr::rotate_cols;
+use crate::linalg::blas::pow2::exponent;
 use crate::linalg::tridiagonal::stedc::merge::{
     deflate, gather_cols_into, gather_roots, gemm, group_by_type, merge_order, move_columns,
     root_range, sorted_by_value, unit_scale, values_in_order, ColType, OutCol, SolvedRange,

@@ -203,7 +203,7 @@ pub(super) fn add_root_and_passes<T: Scalar>(
         w0 = w1;
     }
     // The free task writes the whole slot: it follows every apply reading it.
-    let free = add_free(g, &slot, format!("dc.merge[0..{n}].free"), all);
+    let free = add_free(g, &slot, format!("stedc.merge[0..{n}].free"), all);
     flow.record(g, free);
     let mut exits = vec![finish, free];
     exits.extend(last_write);
@@ -249,7 +249,7 @@ fn add_root_deflate<T: Scalar>(
         .read(Region::new(left.id(), 0..cut, 0..cut))
         .read(Region::new(right.id(), 0..n - cut, 0..n - cut))
         .write(all.clone());
-    let task = Task::new(format!("dc.merge[0..{n}].deflate"), body)
+    let task = Task::new(format!("stedc.merge[0..{n}].deflate"), body)
         .stage(STEDC)
         .cost((4 * n * n) as f64, (16 * n * n) as f64)
         .footprint(fp);
@@ -278,7 +278,7 @@ fn add_root_order<T: Scalar>(
     let fp = Footprint::new()
         .write(all.clone())
         .write(Region::new(inp.nodes.d.id(), 0..n, 0..1));
-    let task = Task::new(format!("dc.merge[0..{n}].order"), body)
+    let task = Task::new(format!("stedc.merge[0..{n}].order"), body)
         .stage(STEDC)
         .cost((20 * n) as f64, (8 * n) as f64)
         .footprint(fp);
@@ -463,7 +463,7 @@ impl<T: Scalar> Pass<'_, T> {
             })
         };
         let name = format!(
-            "dc.merge[0..{n}].apply[{}..{}]",
+            "stedc.merge[0..{n}].apply[{}..{}]",
             w0 + local.start,
             w0 + local.end
         );
