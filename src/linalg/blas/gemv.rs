@@ -1,5 +1,5 @@
 //! Matrix-vector products of the one-stage reductions, on the fused
-//! multiply-add kernels of `linalg::blas2` (AVX-512 or AVX2 + FMA,
+//! multiply-add kernels of `linalg::blas::blas2` (AVX-512 or AVX2 + FMA,
 //! chosen at run time):
 //!
 //! - `gebrd`'s two products per panel column against the not yet updated
@@ -43,7 +43,7 @@ pub(crate) fn col<T>(a: MatRef<'_, T>, j: usize) -> &[T] {
 /// against 30 ms at n = 512, 0.205 against 0.22 s at 1024, no change at 256.
 pub const GEMV_SPLIT_MIN: usize = 256 * 256;
 
-/// Columns per pass of the products (`linalg::blas2`'s kernels):
+/// Columns per pass of the products (`linalg::blas::blas2`'s kernels):
 /// each pass reads `u` or updates `x` once for four columns.
 const COLS: usize = 4;
 

@@ -336,7 +336,7 @@ pub fn memory_bytes<T: Scalar>(
             nn,                        // eigenvectors
             (nn / 2).checked_add(nb)?, // stage-2 reflectors
             // The merges' copies of eigenvector halves: one buffer of
-            // `n * DcTree::merge_words_per_row()` words (`linalg::stedc::merge`).
+            // `n * DcTree::merge_words_per_row()` words (`linalg::tridiagonal::stedc::merge`).
             n64.checked_mul(DcTree::merge_words_per_row(n, opts.leaf_size) as u64)?,
             (threads.max(1) as u64).checked_mul(per_thread)?,
         ]

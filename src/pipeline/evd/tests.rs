@@ -248,7 +248,7 @@ fn frexp(x: f64) -> (f64, i32) {
 }
 
 /// The values-only D&C stage (split, two halves, root merge as tasks) gives
-/// bitwise the eigenvalues of `linalg::stedc::values::stedc_values` on the
+/// bitwise the eigenvalues of `linalg::tridiagonal::stedc::values::stedc_values` on the
 /// same tridiagonal, on 1 and 2 threads and shuffled orders: one unreduced
 /// block (the halves run), several blocks, a zero block and a single leaf
 /// (solved whole by the split task); and the graph is race free.

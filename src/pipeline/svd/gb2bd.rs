@@ -397,7 +397,7 @@ pub(super) fn chase_grouped<B: ChaseBand>(
             fp_first.push(ids.len());
             for c in 0..grouping.num_chunks(gi) {
                 // One box per super-task: boxes of super-tasks the grouped DAG
-                // leaves unordered are disjoint (tested in linalg::gb2bd).
+                // leaves unordered are disjoint (tested in linalg::band::gb2bd).
                 let window = grouping.footprint(gi, c);
                 let count = grouping.tasks(gi, c).count();
                 let mut fp = Footprint::new();

@@ -254,7 +254,7 @@ fn labrd<T: Scalar>(
     ws.tmp.resize(ni, T::zero());
     ws.xrow.resize(k, T::zero());
     // The small products with the panel's earlier columns go through the
-    // laned `dgemv`s of `linalg::gemv`, as `dlabrd` calls `dgemv`; rows of a
+    // laned `dgemv`s of `linalg::blas::gemv`, as `dlabrd` calls `dgemv`; rows of a
     // column-major matrix are gathered into `xrow` first.
     for i in 0..k {
         // Column i, rows i..: A(i:, i) -= A(i:, 0:i) Y(i, 0:i)^T + X(i:, 0:i) A(0:i, i).

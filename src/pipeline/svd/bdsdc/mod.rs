@@ -69,9 +69,9 @@ impl<T: Scalar> Stores<T> {
 /// conquer (Gu & Eisenstat 1995, `linalg::bdsdc`): an `extract` task (reads the
 /// bidiagonal and scales it by a power of two, as LAPACK `dbdsdc`), one task per
 /// leaf of [`BdTree`] ([`solve_leaf`]), per merge a `deflate` task
-/// ([`SvdMerge::new`](crate::linalg::bdsdc::SvdMerge::new)), `roots` tasks
+/// ([`SvdMerge::new`](crate::linalg::bidiagonal::bdsdc::SvdMerge::new)), `roots` tasks
 /// over disjoint ranges of the secular roots (concurrent,
-/// [`SvdMerge::solve_roots_range`](crate::linalg::bdsdc::SvdMerge::solve_roots_range)),
+/// [`SvdMerge::solve_roots_range`](crate::linalg::bidiagonal::bdsdc::SvdMerge::solve_roots_range)),
 /// a `lowner` task (z-hat, the
 /// coefficient vectors, the node's singular values and null vector), `apply`
 /// tasks over the column tiles `col_tiles(len, params.col_tile)` and a `free`

@@ -14,7 +14,7 @@
 //! entry). A remaining 2x2 block is finished by `svd2x2`.
 //!
 //! The rotations of a sweep are collected, then applied to the columns of `U` and
-//! `V` as one chain (`linalg::lasr`, LAPACK `dlasr`).
+//! `V` as one chain (`linalg::blas::lasr`, LAPACK `dlasr`).
 //!
 //! The iteration is a resumable state (`Lane`, `lane.rs`) that stops before each
 //! sweep, and a sweep is a step function (`sweep.rs`), so that `bdsqr_group` can
