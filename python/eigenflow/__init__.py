@@ -39,6 +39,7 @@ from . import _eigenflow as _native
 __version__: str = _native.__version__
 
 __all__ = [
+    "DelegationError",
     "EighResult",
     "SVDResult",
     "eigh",
@@ -46,6 +47,11 @@ __all__ = [
     "svd",
     "svdvals",
     "batched_svd",
+    "patch",
+    "unpatch",
+    "patched",
+    "is_patched",
+    "patch_report",
     "__version__",
 ]
 
@@ -113,6 +119,36 @@ def _subset(subset_by_index, n: int) -> Optional[Tuple[int, int]]:
     return lo, hi
 
 
+def _value_range(subset_by_value, dtype) -> Optional[Tuple[float, float]]:
+    """scipy's ``subset_by_value=(lo, hi)``: the eigenvalues in the half-open
+    ``(lo, hi]``, ``-inf <= lo < hi <= inf``, as the crate's ``[lo', hi')``:
+    each bound moved up by one unit in the last place of the input's dtype,
+    so that a value exactly on a bound falls on scipy's side (values within
+    rounding of a bound may fall on either side, as in LAPACK's bisection)."""
+    if subset_by_value is None:
+        return None
+    try:
+        lo, hi = (float(x) for x in subset_by_value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"subset_by_value must be a pair of numbers (lo, hi), got {subset_by_value!r}"
+        ) from None
+    if not -np.inf <= lo < hi <= np.inf:
+        raise ValueError(f"subset_by_value=({lo}, {hi}) needs -inf <= lo < hi <= inf")
+    up = np.asarray(np.inf, dtype)
+    return (
+        float(np.nextafter(np.asarray(lo, dtype), up)),
+        float(np.nextafter(np.asarray(hi, dtype), up)),
+    )
+
+
+def _selection(subset_by_index, subset_by_value, a: np.ndarray):
+    """The native side's ``(index range, value range)``: at most one given."""
+    if subset_by_index is not None and subset_by_value is not None:
+        raise ValueError("give subset_by_index or subset_by_value, not both")
+    return _subset(subset_by_index, a.shape[0]), _value_range(subset_by_value, a.dtype)
+
+
 def _trace(trace) -> Optional[str]:
     return None if trace is None else os.fspath(trace)
 
@@ -143,7 +179,9 @@ def _threads(threads) -> Optional[int]:
     return min(max(t, _I64_MIN), _I64_MAX)
 
 
-def eigh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace=None) -> EighResult:
+def eigh(
+    a, *, lower: bool = True, subset_by_index=None, subset_by_value=None, threads=None, trace=None
+) -> EighResult:
     """Eigenvalues and eigenvectors of the real symmetric matrix ``a``.
 
     Like ``numpy.linalg.eigh(a, UPLO="L" if lower else "U")``: only the lower
@@ -153,7 +191,11 @@ def eigh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace=Non
 
     ``subset_by_index=(lo, hi)`` computes eigenpairs ``lo`` to ``hi``
     inclusive (scipy's convention; 0-based, ascending order) at the cost of the
-    eigenvalues plus the ``n x k`` back-transformation. ``threads``: ``None``
+    eigenvalues plus the ``n x k`` back-transformation.
+    ``subset_by_value=(lo, hi)`` computes the eigenpairs whose eigenvalues lie
+    in ``(lo, hi]`` (scipy's convention; bounds may be infinite), found by
+    Sturm counts on the tridiagonal (a value within rounding of a bound may
+    fall on either side). ``threads``: ``None``
     for the process-wide runtime on every core, or a thread count.
     ``trace``: a path where a Chrome trace (``chrome://tracing``, Perfetto) of
     the call is written: the task graph's tasks, or below the one-stage
@@ -163,22 +205,24 @@ def eigh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace=Non
     """
     a = _square(a, "eigh")
     n = a.shape[0]
-    sub = _subset(subset_by_index, n)
+    sub, vr = _selection(subset_by_index, subset_by_value, a)
     if n == 0:
         return EighResult(np.empty(0, a.dtype), np.empty((0, 0), a.dtype, order="F"))
-    w, v = _native.eigh(a, bool(lower), True, sub, _threads(threads), _trace(trace))
+    w, v = _native.eigh(a, bool(lower), True, sub, _threads(threads), _trace(trace), vr)
     return EighResult(w, v.reshape((n, w.shape[0]), order="F"))
 
 
-def eigvalsh(a, *, lower: bool = True, subset_by_index=None, threads=None, trace=None) -> np.ndarray:
+def eigvalsh(
+    a, *, lower: bool = True, subset_by_index=None, subset_by_value=None, threads=None, trace=None
+) -> np.ndarray:
     """Eigenvalues, ascending, of the real symmetric matrix ``a`` (its lower
     or upper triangle); ``numpy.linalg.eigvalsh``. Arguments as :func:`eigh`."""
     a = _square(a, "eigvalsh")
     n = a.shape[0]
-    sub = _subset(subset_by_index, n)
+    sub, vr = _selection(subset_by_index, subset_by_value, a)
     if n == 0:
         return np.empty(0, a.dtype)
-    w, _ = _native.eigh(a, bool(lower), False, sub, _threads(threads), _trace(trace))
+    w, _ = _native.eigh(a, bool(lower), False, sub, _threads(threads), _trace(trace), vr)
     return w
 
 
@@ -269,3 +313,10 @@ def batched_svd(stack, *, compute_uv: bool = True, threads=None):
     u = uv[0].reshape(b, k, m).transpose(0, 2, 1)
     vh = uv[1].reshape(b, n, k).transpose(0, 2, 1)
     return SVDResult(u, s, vh)
+
+
+# The drop-in (issue 66): eigenflow.numpy and eigenflow.scipy are imported on
+# first use only (eigenflow.scipy imports scipy); the switch and its report
+# are light.
+from ._patching import is_patched, patch, patched, unpatch  # noqa: E402
+from ._report import DelegationError, patch_report  # noqa: E402

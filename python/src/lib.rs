@@ -62,6 +62,7 @@ fn eigh_impl<'py, T: Scalar + Element>(
     lower: bool,
     vectors: bool,
     subset: Option<(usize, usize)>,
+    value_range: Option<(f64, f64)>,
     threads: Option<i64>,
     trace: Option<PathBuf>,
 ) -> PyResult<(Flat<'py, T>, Option<Flat<'py, T>>)> {
@@ -71,6 +72,11 @@ fn eigh_impl<'py, T: Scalar + Element>(
     // numpy/scipy's subset_by_index is inclusive: (lo, hi) is the half-open
     // lo..hi + 1 of the crate (checked by the Python side: lo <= hi < n).
     opts.selection = subset.map(|(lo, hi)| Selection::Index(lo..hi.saturating_add(1)));
+    // A value range is the crate's half-open `[lo, hi)` (the Python side
+    // maps scipy's `(lo, hi]` onto it); the two never come together.
+    if let Some((lo, hi)) = value_range {
+        opts.selection = Some(Selection::Value(lo, hi));
+    }
     let job = if vectors {
         EvdJob::Vectors
     } else {
@@ -232,9 +238,12 @@ macro_rules! by_dtype {
 }
 
 /// `(w, v)` of the symmetric `a` (`v` None without vectors); the flat
-/// column-major `v` is reshaped by the Python side.
+/// column-major `v` is reshaped by the Python side. `subset` is an inclusive
+/// index range, `value_range` the crate's half-open `[lo, hi)`; at most one
+/// is given.
 #[pyfunction]
-#[pyo3(signature = (a, lower, vectors, subset, threads, trace))]
+#[pyo3(signature = (a, lower, vectors, subset, threads, trace, value_range=None))]
+#[allow(clippy::too_many_arguments)]
 fn eigh(
     py: Python<'_>,
     a: &Bound<'_, PyAny>,
@@ -243,6 +252,7 @@ fn eigh(
     subset: Option<(usize, usize)>,
     threads: Option<i64>,
     trace: Option<PathBuf>,
+    value_range: Option<(f64, f64)>,
 ) -> PyResult<Py<PyAny>> {
     by_dtype!(py, a, |x: PyReadonlyArray2| eigh_impl(
         py,
@@ -250,6 +260,7 @@ fn eigh(
         lower,
         vectors,
         subset,
+        value_range,
         threads,
         trace.clone()
     )?)

@@ -1,0 +1,89 @@
+"""The input check shared by ``eigenflow.numpy`` and ``eigenflow.scipy``:
+whether eigenflow can serve an array exactly as numpy/scipy would, and if
+not, the reason it goes to the original function."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+from . import _report
+
+__all__ = ["matrix_or_reason", "Delegate"]
+
+
+class Delegate(Exception):
+    """Raised inside an interface function to hand the call to the original;
+    its argument is the reason counted in the report."""
+
+
+def _dtype_reason(dtype: np.dtype) -> Optional[str]:
+    kind, size = dtype.kind, dtype.itemsize
+    if kind == "f" and size in (4, 8):
+        return None
+    if kind in "iu":
+        return None
+    if kind == "c":
+        return "complex input (issue 62)"
+    return f"dtype {dtype} (eigenflow computes float32 and float64)"
+
+
+def matrix_or_reason(a, *, square: bool, finite: bool) -> Tuple[Optional[np.ndarray], str]:
+    """``(x, "")`` with ``x`` a plain float32/float64 matrix eigenflow serves
+    (integers converted to float64, as numpy and scipy do), or ``(None,
+    reason)``. Delegated: ndarray subclasses and objects that dispatch numpy
+    functions themselves (``np.matrix``, masked arrays, dask, ...: the
+    original knows their rules), other dtypes (complex, float16, bool,
+    object, longdouble), stacked or 1-D input, empty matrices (the originals
+    pick their result dtypes by a probe call), non-square input to an
+    eigensolver (the original raises its error), and, with ``finite``,
+    non-finite entries (numpy's own handling: NaN results or its error;
+    scipy's ``check_finite`` error)."""
+    if isinstance(a, np.ndarray):
+        if type(a) is not np.ndarray:
+            return None, f"ndarray subclass {type(a).__name__}"
+    elif hasattr(type(a), "__array_function__"):
+        return None, f"array type {type(a).__name__} with its own dispatch"
+    try:
+        x = np.asarray(a)
+    except Exception:  # the original raises its own error for it
+        return None, "input numpy cannot convert"
+    reason = _dtype_reason(x.dtype)
+    if reason:
+        return None, reason
+    if x.ndim > 2:
+        return None, "stacked input (issue 61)"
+    if x.ndim < 2:
+        return None, f"{x.ndim}-D input"
+    if x.size == 0:
+        return None, "empty matrix"
+    if square and x.shape[0] != x.shape[1]:
+        return None, "non-square input"
+    if x.dtype.kind in "iu":
+        x = x.astype(np.float64)
+    if finite and not np.isfinite(x).all():
+        return None, "non-finite entries"
+    return x, ""
+
+
+def call(function: str, original, serve, args: tuple, kwargs: dict):
+    """Runs ``serve()`` and counts it served; on :class:`Delegate` (or
+    eigenflow's non-convergence, which LAPACK may not share) counts the
+    delegation and returns ``original(*args, **kwargs)``."""
+    try:
+        result = serve()
+    except Delegate as d:
+        reason = str(d)
+    except np.linalg.LinAlgError:
+        reason = "eigenflow did not converge"
+    except BaseException:
+        # eigenflow's own error for this input (ValueError, MemoryError,
+        # KeyboardInterrupt): served, by an error.
+        _report.served(function)
+        raise
+    else:
+        _report.served(function)
+        return result
+    _report.delegated(function, reason)
+    return original(*args, **kwargs)

@@ -1,0 +1,126 @@
+"""``numpy.linalg``'s ``eigh``, ``eigvalsh``, ``svd`` and ``svdvals`` served
+by eigenflow, with numpy's signatures, defaults, dtype rules and result
+types (numpy's own ``EighResult``/``SVDResult`` named tuples).
+
+    >>> import eigenflow.numpy as enp
+    >>> w, v = enp.eigh(a)            # as numpy.linalg.eigh(a)
+    >>> u, s, vh = enp.svd(x)         # full_matrices=True, as numpy
+
+eigenflow serves a plain ``ndarray`` (or anything ``np.asarray`` turns into
+one) of float32 or float64 (integers become float64, as in numpy) holding
+one finite matrix; the result has numpy's dtype. Every other call goes to
+numpy's own function and is counted with its reason
+(:func:`eigenflow.patch_report`): complex (issue 62), stacked (issue 61),
+float16/bool/object/longdouble, ndarray subclasses and
+``__array_function__`` types, empty or non-finite input (numpy's handling
+of NaN is its own), ``hermitian=True``, an invalid ``UPLO``, and any
+eigenflow non-convergence. Results equal numpy's to rounding; eigenvector
+and singular vector signs may differ, as between LAPACK builds.
+
+``svd(..., full_matrices=True)`` (numpy's default) completes eigenflow's
+thin factor of the longer side to a square orthogonal matrix by numpy's
+complete QR of that factor (the extra columns are an orthonormal basis of
+its complement, as LAPACK's are: any such basis is a valid answer).
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+import eigenflow as _ef
+
+from ._dropin import Delegate, call, matrix_or_reason
+
+try:  # numpy 2 keeps the functions in numpy.linalg._linalg
+    from numpy.linalg import _linalg as _defining
+except ImportError:  # pragma: no cover - numpy 1.x
+    from numpy.linalg import linalg as _defining
+
+__all__ = ["eigh", "eigvalsh", "svd"] + (["svdvals"] if hasattr(_defining, "svdvals") else [])
+
+#: numpy's own functions, from the module that defines them (which patch()
+#: never rebinds): what a delegated call runs.
+ORIGINALS = {name: getattr(_defining, name) for name in __all__}
+
+_result_types: dict = {}
+
+
+def _result_type(name: str):
+    """numpy's result named tuple (``EighResult``/``SVDResult`` in numpy 2,
+    a plain tuple before), as its own function returns it for a 1x1 input."""
+    if name not in _result_types:
+        probe = ORIGINALS[name](_np.ones((1, 1)))
+        _result_types[name] = type(probe)
+    return _result_types[name]
+
+
+def _uplo_lower(UPLO) -> bool:
+    try:
+        u = UPLO.upper()
+    except AttributeError:
+        raise Delegate("UPLO that is not a string") from None
+    if u not in ("L", "U"):
+        raise Delegate("UPLO other than 'L' or 'U'")
+    return u == "L"
+
+
+def _matrix(a, square: bool):
+    x, reason = matrix_or_reason(a, square=square, finite=True)
+    if x is None:
+        raise Delegate(reason)
+    return x
+
+
+def eigh(a, UPLO="L"):
+    """``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of a
+    real symmetric matrix, values ascending, from its ``UPLO`` triangle."""
+
+    def serve():
+        lower = _uplo_lower(UPLO)
+        w, v = _ef.eigh(_matrix(a, True), lower=lower)
+        return _result_type("eigh")(w, v)
+
+    return call("numpy.linalg.eigh", ORIGINALS["eigh"], serve, (a,), {"UPLO": UPLO})
+
+
+def eigvalsh(a, UPLO="L"):
+    """``numpy.linalg.eigvalsh``: the eigenvalues, ascending."""
+
+    def serve():
+        lower = _uplo_lower(UPLO)
+        return _ef.eigvalsh(_matrix(a, True), lower=lower)
+
+    return call("numpy.linalg.eigvalsh", ORIGINALS["eigvalsh"], serve, (a,), {"UPLO": UPLO})
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``numpy.linalg.svd``: ``SVDResult(U, S, Vh)`` (``S`` descending), or
+    ``S`` alone for ``compute_uv=False``. ``full_matrices=True`` (numpy's
+    default) gives square ``U`` and ``Vh`` (see the module's note)."""
+
+    def serve():
+        if hermitian:
+            raise Delegate("hermitian=True (numpy's eigh-based path)")
+        x = _matrix(a, False)
+        if not compute_uv:
+            return _ef.svd(x, compute_uv=False)
+        u, s, vh = _ef.svd(x, full_matrices=bool(full_matrices))
+        return _result_type("svd")(u, s, vh)
+
+    kwargs = {"full_matrices": full_matrices, "compute_uv": compute_uv, "hermitian": hermitian}
+    return call("numpy.linalg.svd", ORIGINALS["svd"], serve, (a,), kwargs)
+
+
+if "svdvals" in ORIGINALS:
+
+    def svdvals(x, /):
+        """``numpy.linalg.svdvals``: the singular values, descending."""
+
+        def serve():
+            return _ef.svd(_matrix(x, False), compute_uv=False)
+
+        return call("numpy.linalg.svdvals", ORIGINALS["svdvals"], serve, (x,), {})
+
+
+#: eigenflow's replacement for each original, for eigenflow.patch().
+REPLACEMENTS = {name: globals()[name] for name in __all__}
