@@ -35,8 +35,7 @@ def matrix_or_reason(a, *, square: bool, finite: bool) -> Tuple[Optional[np.ndar
     reason)``. Delegated: ndarray subclasses and objects that dispatch numpy
     functions themselves (``np.matrix``, masked arrays, dask, ...: the
     original knows their rules), other dtypes (complex, float16, bool,
-    object, longdouble), stacked or 1-D input, empty matrices (the originals
-    pick their result dtypes by a probe call), non-square input to an
+    object, longdouble), stacked or 1-D input, non-square input to an
     eigensolver (the original raises its error), and, with ``finite``,
     non-finite entries (numpy's own handling: NaN results or its error;
     scipy's ``check_finite`` error)."""
@@ -56,8 +55,6 @@ def matrix_or_reason(a, *, square: bool, finite: bool) -> Tuple[Optional[np.ndar
         return None, "stacked input (issue 61)"
     if x.ndim < 2:
         return None, f"{x.ndim}-D input"
-    if x.size == 0:
-        return None, "empty matrix"
     if square and x.shape[0] != x.shape[1]:
         return None, "non-square input"
     if x.dtype.kind in "iu":

@@ -12,9 +12,10 @@ one finite matrix; the result has numpy's dtype. Every other call goes to
 numpy's own function and is counted with its reason
 (:func:`eigenflow.patch_report`): complex (issue 62), stacked (issue 61),
 float16/bool/object/longdouble, ndarray subclasses and
-``__array_function__`` types, empty or non-finite input (numpy's handling
-of NaN is its own), ``hermitian=True``, an invalid ``UPLO``, and any
-eigenflow non-convergence. Results equal numpy's to rounding; eigenvector
+``__array_function__`` types, non-finite input (numpy's handling of NaN is
+its own), an invalid ``UPLO``, and any eigenflow non-convergence.
+``svd(..., hermitian=True)`` is served as numpy computes it, from the
+eigendecomposition (eigenflow's). Results equal numpy's to rounding; eigenvector
 and singular vector signs may differ, as between LAPACK builds.
 
 ``svd(..., full_matrices=True)`` (numpy's default) completes eigenflow's
@@ -93,6 +94,20 @@ def eigvalsh(a, UPLO="L"):
     return call("numpy.linalg.eigvalsh", ORIGINALS["eigvalsh"], serve, (a,), {"UPLO": UPLO})
 
 
+def _hermitian_svd(x, compute_uv):
+    """numpy's ``hermitian=True`` route on eigenflow's EVD: the singular
+    values of a symmetric matrix are its eigenvalues' magnitudes, ``U`` its
+    eigenvectors and ``Vh`` their transpose with each eigenvalue's sign
+    moved into its row (``+1`` for a zero, as numpy's ``copysign``)."""
+    if not compute_uv:
+        return _np.sort(_np.abs(_ef.eigvalsh(x)))[::-1]
+    w, v = _ef.eigh(x)
+    order = _np.argsort(_np.abs(w))[::-1]
+    w, v = w[order], v[:, order]
+    vh = (v * _np.copysign(1.0, w).astype(w.dtype)).T
+    return _result_type("svd")(v, _np.abs(w), vh)
+
+
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``numpy.linalg.svd``: ``SVDResult(U, S, Vh)`` (``S`` descending), or
     ``S`` alone for ``compute_uv=False``. ``full_matrices=True`` (numpy's
@@ -100,7 +115,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
     def serve():
         if hermitian:
-            raise Delegate("hermitian=True (numpy's eigh-based path)")
+            return _hermitian_svd(_matrix(a, True), compute_uv)
         x = _matrix(a, False)
         if not compute_uv:
             return _ef.svd(x, compute_uv=False)

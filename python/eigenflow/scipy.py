@@ -27,7 +27,7 @@ float64 matrix (integers become float64, as in scipy), and every keyword:
 Delegated to scipy's own function, counted with the reason: ``b`` (the
 generalized problem, not yet in eigenflow), complex (issue 62), stacked
 input (issue 61), float16/bool/object/longdouble, ndarray subclasses and
-``__array_function__`` types, empty input, invalid argument combinations
+``__array_function__`` types, invalid argument combinations
 (scipy raises its error), ``driver`` values of the generalized problem, and
 any eigenflow non-convergence. ``type`` only matters with ``b``.
 """
