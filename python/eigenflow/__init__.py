@@ -24,6 +24,13 @@ non-integer) on a runtime of k threads, also kept for the life of the
 process. ``trace=path`` writes a Chrome trace of the call (the task graph's
 tasks, or the one-stage path's phases below the crossovers) into an existing
 directory, and changes nothing else: the same path, the same bits.
+
+Drop-ins for existing code: ``eigenflow.numpy`` and ``eigenflow.scipy`` have
+numpy's and scipy's ``eigh``, ``eigvalsh``, ``svd`` and ``svdvals`` with their
+exact signatures (what eigenflow cannot serve goes to the original, counted);
+:func:`patch` puts them in place of numpy's and scipy's own in-process
+(:func:`unpatch`, :func:`patched`, :func:`patch_report`; ``python -m
+eigenflow.patch script.py``).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ __version__: str = _native.__version__
 __all__ = [
     "DelegationError",
     "EighResult",
+    "PatchReport",
     "SVDResult",
     "eigh",
     "eigvalsh",
@@ -319,4 +327,4 @@ def batched_svd(stack, *, compute_uv: bool = True, threads=None):
 # first use only (eigenflow.scipy imports scipy); the switch and its report
 # are light.
 from ._patching import is_patched, patch, patched, unpatch  # noqa: E402
-from ._report import DelegationError, patch_report  # noqa: E402
+from ._report import DelegationError, PatchReport, patch_report  # noqa: E402

@@ -1,5 +1,6 @@
 import os
-from typing import Literal, NamedTuple, Optional, Tuple, Union, overload
+from contextlib import AbstractContextManager
+from typing import Dict, Literal, NamedTuple, Optional, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -8,6 +9,7 @@ __version__: str
 
 _Path = Union[str, os.PathLike[str]]
 _Subset = Optional[Tuple[int, int]]
+_ValueSubset = Optional[Tuple[float, float]]
 
 class EighResult(NamedTuple):
     eigenvalues: np.ndarray
@@ -23,6 +25,7 @@ def eigh(
     *,
     lower: bool = True,
     subset_by_index: _Subset = None,
+    subset_by_value: _ValueSubset = None,
     threads: Optional[int] = None,
     trace: Optional[_Path] = None,
 ) -> EighResult: ...
@@ -31,6 +34,7 @@ def eigvalsh(
     *,
     lower: bool = True,
     subset_by_index: _Subset = None,
+    subset_by_value: _ValueSubset = None,
     threads: Optional[int] = None,
     trace: Optional[_Path] = None,
 ) -> np.ndarray: ...
@@ -72,3 +76,20 @@ def batched_svd(
 def batched_svd(
     stack: npt.ArrayLike, *, compute_uv: Literal[False], threads: Optional[int] = None
 ) -> np.ndarray: ...
+
+class DelegationError(RuntimeError): ...
+
+class PatchReport:
+    served: Dict[str, int]
+    delegated: Dict[Tuple[str, str], int]
+    @property
+    def n_served(self) -> int: ...
+    @property
+    def n_delegated(self) -> int: ...
+    def as_dict(self) -> dict: ...
+
+def patch() -> None: ...
+def unpatch() -> None: ...
+def is_patched() -> bool: ...
+def patched() -> AbstractContextManager[None]: ...
+def patch_report() -> PatchReport: ...
