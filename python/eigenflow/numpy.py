@@ -11,7 +11,8 @@ one) of float32 or float64 (integers become float64, as in numpy) holding
 one finite matrix; the result has numpy's dtype. Every other call goes to
 numpy's own function and is counted with its reason
 (:func:`eigenflow.patch_report`): complex (issue 62), stacked (issue 61),
-float16/bool/object/longdouble, ndarray subclasses and
+float16/bool/object/longdouble, ndarray subclasses other than
+``np.matrix`` (served: its vectors come back as matrices, as numpy's do) and
 ``__array_function__`` types, non-finite input (numpy's handling of NaN is
 its own), an invalid ``UPLO``, and any eigenflow non-convergence.
 ``svd(..., hermitian=True)`` is served as numpy computes it, from the
@@ -66,10 +67,22 @@ def _uplo_lower(UPLO) -> bool:
 
 
 def _matrix(a, square: bool):
-    x, reason = matrix_or_reason(a, square=square, finite=True)
+    x, reason = matrix_or_reason(_plain(a), square=square, finite=True)
     if x is None:
         raise Delegate(reason)
     return x
+
+
+def _plain(a):
+    """``np.matrix`` as the ndarray numpy computes on (its results are
+    wrapped back by :func:`_wrap`); anything else as it is."""
+    return _np.asarray(a) if type(a) is _np.matrix else a
+
+
+def _wrap(a, m):
+    """A result matrix as numpy returns it: of ``a``'s type for an
+    ``np.matrix`` input (numpy's ``__array_wrap__``), else as computed."""
+    return a.__array_wrap__(m) if type(a) is _np.matrix else m
 
 
 def eigh(a, UPLO="L"):
@@ -79,7 +92,7 @@ def eigh(a, UPLO="L"):
     def serve():
         lower = _uplo_lower(UPLO)
         w, v = _ef.eigh(_matrix(a, True), lower=lower)
-        return _result_type("eigh")(w, v)
+        return _result_type("eigh")(w, _wrap(a, v))
 
     return call("numpy.linalg.eigh", ORIGINALS["eigh"], serve, (a,), {"UPLO": UPLO})
 
@@ -115,12 +128,15 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
     def serve():
         if hermitian:
-            return _hermitian_svd(_matrix(a, True), compute_uv)
-        x = _matrix(a, False)
+            r = _hermitian_svd(_matrix(a, True), compute_uv)
+        else:
+            x = _matrix(a, False)
+            if not compute_uv:
+                return _ef.svd(x, compute_uv=False)
+            r = _ef.svd(x, full_matrices=bool(full_matrices))
         if not compute_uv:
-            return _ef.svd(x, compute_uv=False)
-        u, s, vh = _ef.svd(x, full_matrices=bool(full_matrices))
-        return _result_type("svd")(u, s, vh)
+            return r
+        return _result_type("svd")(_wrap(a, r[0]), r[1], _wrap(a, r[2]))
 
     kwargs = {"full_matrices": full_matrices, "compute_uv": compute_uv, "hermitian": hermitian}
     return call("numpy.linalg.svd", ORIGINALS["svd"], serve, (a,), kwargs)

@@ -61,22 +61,14 @@ fn eigh_impl<'py, T: Scalar + Element>(
     a: PyReadonlyArray2<'py, T>,
     lower: bool,
     vectors: bool,
-    subset: Option<(usize, usize)>,
-    value_range: Option<(f64, f64)>,
+    selection: Option<Selection>,
     threads: Option<i64>,
     trace: Option<PathBuf>,
 ) -> PyResult<(Flat<'py, T>, Option<Flat<'py, T>>)> {
     let rt = run::runtime(py, threads)?;
     let mut opts = EvdOptions::auto();
     opts.side = if lower { Side::Lower } else { Side::Upper };
-    // numpy/scipy's subset_by_index is inclusive: (lo, hi) is the half-open
-    // lo..hi + 1 of the crate (checked by the Python side: lo <= hi < n).
-    opts.selection = subset.map(|(lo, hi)| Selection::Index(lo..hi.saturating_add(1)));
-    // A value range is the crate's half-open `[lo, hi)` (the Python side
-    // maps scipy's `(lo, hi]` onto it); the two never come together.
-    if let Some((lo, hi)) = value_range {
-        opts.selection = Some(Selection::Value(lo, hi));
-    }
+    opts.selection = selection;
     let job = if vectors {
         EvdJob::Vectors
     } else {
@@ -254,13 +246,21 @@ fn eigh(
     trace: Option<PathBuf>,
     value_range: Option<(f64, f64)>,
 ) -> PyResult<Py<PyAny>> {
+    // numpy/scipy's subset_by_index is inclusive: (lo, hi) is the half-open
+    // lo..hi + 1 of the crate (checked by the Python side: lo <= hi < n). A
+    // value range is the crate's half-open `[lo, hi)` (the Python side maps
+    // scipy's `(lo, hi]` onto it); the two never come together.
+    let selection = match (subset, value_range) {
+        (_, Some((lo, hi))) => Some(Selection::Value(lo, hi)),
+        (Some((lo, hi)), None) => Some(Selection::Index(lo..hi.saturating_add(1))),
+        (None, None) => None,
+    };
     by_dtype!(py, a, |x: PyReadonlyArray2| eigh_impl(
         py,
         x,
         lower,
         vectors,
-        subset,
-        value_range,
+        selection.clone(),
         threads,
         trace.clone()
     )?)

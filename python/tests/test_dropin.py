@@ -135,12 +135,16 @@ def test_subset_by_value_is_half_open_like_scipy():
     assert w.shape == (0,) and v.shape == (4, 0)
 
 
+class Sub(np.ndarray):
+    pass
+
+
 DELEGATED = [
     ("complex", lambda: enp.eigh(np.eye(3, dtype=complex)), "complex"),
     ("stacked", lambda: enp.svd(np.ones((2, 3, 3))), "stacked"),
     ("float16", lambda: esp.eigh(np.eye(3, dtype=np.float16)), "float16"),
     ("b", lambda: esp.eigh(np.eye(3), 2 * np.eye(3)), "generalized"),
-    ("matrix", lambda: enp.eigvalsh(np.asmatrix(np.eye(3))), "subclass"),
+    ("subclass", lambda: enp.eigvalsh(np.eye(3).view(Sub)), "subclass"),
     ("nan", lambda: enp.eigh(np.full((2, 2), np.nan)), "non-finite"),
 ]
 
@@ -204,3 +208,17 @@ def test_input_is_not_written_even_with_overwrite_a():
     esp.eigh(a, overwrite_a=True)
     esp.svd(a, overwrite_a=True)
     np.testing.assert_array_equal(a, keep)
+
+
+def test_np_matrix_results_have_numpys_types():
+    m = np.asmatrix(np.diag([2.0, 1.0, 3.0]))
+    for ours, ref in (
+        (enp.eigh(m), np.linalg.eigh(m)),
+        (enp.svd(m), np.linalg.svd(m)),
+        (enp.svd(m, hermitian=True), np.linalg.svd(m, hermitian=True)),
+    ):
+        assert [type(x) for x in ours] == [type(x) for x in ref]
+    assert type(enp.eigvalsh(m)) is type(np.linalg.eigvalsh(m))
+    assert type(enp.svd(m, compute_uv=False)) is np.ndarray
+    np.testing.assert_array_equal(enp.eigvalsh(m), [1.0, 2.0, 3.0])
+    assert counts() == (6, 0)
