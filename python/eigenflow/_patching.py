@@ -40,6 +40,10 @@ __all__ = ["patch", "unpatch", "patched", "is_patched"]
 
 _lock = threading.RLock()
 _active = False
+# Open patched() blocks, and whether the patch is theirs (made by the first
+# of them) rather than an explicit patch()'s: the last to close undoes it.
+_contexts = 0
+_by_contexts = False
 
 # Modules never rebound: the ones defining the originals, and eigenflow's
 # own (which keep the originals to delegate to).
@@ -86,13 +90,18 @@ def patch() -> None:
     the module docstring says (calls eigenflow cannot serve still go to the
     originals, counted in :func:`eigenflow.patch_report`). A second call
     while patched does nothing."""
+    global _by_contexts
+    with _lock:
+        _by_contexts = False
+        _apply()
+
+
+def _apply() -> None:
     global _active
     with _lock:
-        if _active:
-            return
-        pairs = _pairs()
-        _rebind_all(pairs)
-        _active = True
+        if not _active:
+            _rebind_all(_pairs())
+            _active = True
 
 
 def unpatch() -> None:
@@ -114,14 +123,20 @@ def is_patched() -> bool:
 
 @contextlib.contextmanager
 def patched() -> Iterator[None]:
-    """``with eigenflow.patched(): ...`` runs the block patched, and on exit
-    restores the state found on entry (unpatched, unless it was patched
-    before)."""
+    """``with eigenflow.patched(): ...`` runs the block patched. Blocks may
+    nest and overlap across threads: the patch made by the first block to
+    open is undone when the last one closes, and a patch made by
+    :func:`patch` is left in place."""
+    global _contexts, _by_contexts
     with _lock:
-        was = _active
-        patch()
+        if _contexts == 0:
+            _by_contexts = not _active
+        _contexts += 1
+        _apply()
     try:
         yield
     finally:
-        if not was:
-            unpatch()
+        with _lock:
+            _contexts -= 1
+            if _contexts == 0 and _by_contexts:
+                unpatch()

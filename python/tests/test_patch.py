@@ -92,6 +92,30 @@ def test_patched_context_restores_the_state_it_found():
     assert_replaced()
 
 
+def test_overlapping_patched_blocks_across_threads():
+    """The first block to open closes first: the patch stays until the
+    second one closes."""
+    inside = [threading.Event(), threading.Event()]
+    leave = [threading.Event(), threading.Event()]
+
+    def block(i):
+        with eigenflow.patched():
+            inside[i].set()
+            leave[i].wait()
+
+    threads = [threading.Thread(target=block, args=(i,)) for i in (0, 1)]
+    threads[0].start()
+    inside[0].wait()
+    threads[1].start()
+    inside[1].wait()
+    leave[0].set()
+    threads[0].join()
+    assert_replaced()
+    leave[1].set()
+    threads[1].join()
+    assert_originals()
+
+
 def test_patch_is_thread_safe():
     barrier = threading.Barrier(8)
     errors = []
