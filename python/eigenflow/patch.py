@@ -19,7 +19,9 @@ import runpy
 import sys
 from typing import List, Optional
 
-_USAGE = "usage: python -m eigenflow.patch [--quiet] [--json PATH] (script.py | -m module) [args ...]"
+_USAGE = (
+    "usage: python -m eigenflow.patch [--quiet] [--json PATH] (script.py | -m module) [args ...]"
+)
 
 
 def _parse(argv: List[str]):

@@ -69,7 +69,8 @@ def test_numpy_eigh_values_match(kind, n, dtype):
 def test_svd_matches(shape, full, dtype):
     rng = np.random.default_rng(sum(shape))
     a = rng.standard_normal(shape).astype(dtype)
-    for ours, ref in ((enp.svd(a, full), np.linalg.svd(a, full)), (esp.svd(a, full), sl.svd(a, full))):
+    pairs = ((enp.svd(a, full), np.linalg.svd(a, full)), (esp.svd(a, full), sl.svd(a, full)))
+    for ours, ref in pairs:
         assert type(ours) is type(ref)
         for x, y in zip(ours, ref):
             assert x.shape == y.shape and x.dtype == y.dtype
