@@ -23,7 +23,7 @@
 //!
 //! The device tasks run one after another, on the given lane (each declares
 //! the device in its footprint, so the edges derived from the footprints
-//! chain them: [`DeviceFlow`]): a stream lane of the runtime when it has one (see [`eigh_hybrid`]),
+//! chain them: `pipeline::device::DeviceFlow`): a stream lane of the runtime when it has one (see [`eigh_hybrid`]),
 //! so the trace shows them on their own track.
 //!
 //! The device is any [`BlasDevice`]: cuBLAS on a GPU

@@ -11,9 +11,9 @@
 //! 2. `dc.root.apply`: the root columns, merge tile by merge tile;
 //! 3. `io.q2` and `q2`: the stage-2 reflectors read back a range of sweep
 //!    groups at a time (highest first) into one of two buffers, each range
-//!    applied to every column block of `B` ([`apply_q2_groups`]);
+//!    applied to every column block of `B` ([`apply_q2_groups`](crate::linalg::back_transform::q2::apply_q2_groups));
 //! 4. `io.q1` and `q1`: the stage-1 panels likewise, last panel first
-//!    ([`apply_q1_panels`]);
+//!    ([`apply_q1_panels`](crate::linalg::back_transform::q1::apply_q1_panels));
 //! 5. `io.write`: `B` written at its columns of the eigenvector file.
 //!
 //! Every product is the in-memory graph's on the same column block (the pass
