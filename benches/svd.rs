@@ -41,8 +41,11 @@ use eigenflow::Scalar;
 use faer::Mat;
 use std::time::Instant;
 
-/// Stage names the SVD pipeline may report (those that ran are printed).
-const STAGES: [&str; 7] = ["ge2gb", "gb2bd", "bdsdc", "q2u", "q2v", "q1u", "q1v"];
+/// Stage names the SVD pipeline may report, in pipeline order (those that ran
+/// are printed): the QR pre-reduction of a tall matrix first.
+const STAGES: [&str; 8] = [
+    "geqrf", "ge2gb", "gb2bd", "bdsdc", "q2u", "q2v", "q1u", "q1v",
+];
 
 struct Args {
     json: bool,

@@ -495,3 +495,36 @@ fn a_refusal_prints_figures_that_differ_when_the_amounts_do() {
         "{e}"
     );
 }
+
+/// Each stage's rate by its standard flop count (`stage_rates`, docs/cli.md):
+/// finite and positive for the stages with a count, null for those without;
+/// the text output prints the column, `-` for the latter.
+#[test]
+fn stage_rates_follow_the_standard_counts() {
+    let Some(o) = evd(&["--n", "200", "--threads", "2", "--json"]) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let rates = &line["stage_rates"];
+    for stage in ["sy2sb", "q2", "q1"] {
+        let r = rates[stage].as_f64();
+        assert!(
+            r.is_some_and(|r| r.is_finite() && r > 0.0),
+            "{stage}: {line}"
+        );
+    }
+    for stage in ["sb2st", "stedc"] {
+        assert!(rates[stage].is_null(), "{stage}: {line}");
+    }
+    let Some(o) = evd(&["--n", "200", "--threads", "2"]) else {
+        return;
+    };
+    let out = stdout(&o);
+    assert!(out.contains("GFLOP/s per busy thread-s"), "{out}");
+    let dash = |stage: &str| {
+        out.lines()
+            .any(|l| l.starts_with(&format!("{stage} ")) && l.trim_end().ends_with(" -"))
+    };
+    assert!(dash("sb2st") && dash("stedc"), "{out}");
+}

@@ -22,19 +22,17 @@
 
 use args::{positive, run_main, thread_count, DeviceArg, Precision, RunScalar, MAX_THREADS};
 use clap::Parser;
-use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
-use eigenflow::pipeline::evd::{
-    memory_bytes, reduction_seconds, stage_seconds, EvdGraph, Selection,
-};
+use eigenflow::pipeline::evd::{reduction_seconds, stage_seconds, EvdGraph, Selection};
+use eigenflow::pipeline::flops::{evd_stage_flops, rate_table, rates_json, stage_rates};
 use eigenflow::pipeline::{evd_graph_owned, EvdJob, EvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
 use eigenflow::runtime::{Progress, RunOptions, Runtime};
 use eigenflow::sysinfo;
 use eigenflow::trace::TraceLevel;
-use eigenflow::{Error, Result, Scalar};
+use eigenflow::{Error, Result};
 use faer::Mat;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 use watch::{show_progress, Stop};
 
@@ -43,7 +41,12 @@ mod args;
 #[path = "../common/watch.rs"]
 mod watch;
 
+mod input;
 mod out_of_core;
+mod report;
+
+use input::{check_memory, load_matrix, random_lower_columns, square_order};
+use report::{check_ratios, print_paths};
 
 #[derive(Parser, Debug)]
 #[command(about = "Two-stage symmetric eigensolver on the eigenflow task graph")]
@@ -311,119 +314,6 @@ fn options(args: &Args, n: usize, job: EvdJob) -> EvdOptions {
     o
 }
 
-/// The largest n (a multiple of 1024) whose run fits in `available` bytes.
-fn largest_fitting<T: Scalar>(
-    available: u64,
-    job: EvdJob,
-    opts: &EvdOptions,
-    threads: usize,
-) -> usize {
-    args::largest_fitting(1 << 20, |n| {
-        memory_bytes::<T>(n, job, opts, threads).is_some_and(|b| b <= available)
-    })
-}
-
-/// Bytes the run needs (the copy kept for `--check` included); fails if they
-/// do not fit in the available memory or do not even fit in a `u64`.
-fn check_memory<T: Scalar>(
-    n: usize,
-    job: EvdJob,
-    check: bool,
-    opts: &EvdOptions,
-    threads: usize,
-    limit: Option<u64>,
-) -> Result<u64> {
-    let what = match job {
-        EvdJob::Values => "eigenvalues",
-        EvdJob::Vectors => "eigenvalues and eigenvectors",
-    };
-    let problem = format!("the {n} x {n} {} problem ({what})", T::NAME);
-    let suggestion = |avail: u64| {
-        let f = |j| {
-            (
-                largest_fitting::<f64>(avail, j, opts, threads),
-                largest_fitting::<f32>(avail, j, opts, threads),
-            )
-        };
-        let (v64, v32) = f(EvdJob::Vectors);
-        let (e64, e32) = f(EvdJob::Values);
-        format!(
-            "this machine fits --n {v64} (f64) or {v32} (f32) with vectors, \
-             --n {e64} (f64) or {e32} (f32) with --values-only"
-        )
-    };
-    args::check_run_memory(
-        &problem,
-        memory_bytes::<T>(n, job, opts, threads),
-        args::check_copy_bytes::<T>(n, n, check),
-        limit,
-        suggestion,
-    )
-}
-
-/// The order of the square matrix in `path`, from its header alone (the data
-/// length is checked too): the shape is checked before any memory figure.
-fn square_order(path: &Path, header: &npy::Header) -> Result<usize> {
-    match header.shape[..] {
-        [m, n] if m == n => Ok(n),
-        _ => {
-            let dims: Vec<String> = header.shape.iter().map(|d| d.to_string()).collect();
-            let shape = match dims.len() {
-                1 => format!("({},)", dims[0]),
-                _ => format!("({})", dims.join(", ")),
-            };
-            Err(Error::Npy {
-                path: path.to_path_buf(),
-                reason: format!("expected a square 2-D matrix, found shape {shape}"),
-            })
-        }
-    }
-}
-
-/// The matrix of `--input` (checked unchanged since it was looked at) or of
-/// `--seed`.
-fn load_matrix<T: Scalar>(
-    args: &Args,
-    input: &Option<(InputFile, npy::Header)>,
-    n: usize,
-) -> Result<Mat<T>> {
-    Ok(match input {
-        Some((file, _)) => {
-            let a = npy::read_square_matrix::<T>(&file.path)?;
-            file.check_unchanged()?;
-            a
-        }
-        None => random_symmetric(n, args.seed),
-    })
-}
-
-fn random_symmetric<T: Scalar>(n: usize, seed: u64) -> Mat<T> {
-    // Only the lower triangle is read; fill it in place (one n x n allocation).
-    let mut a = Mat::<T>::zeros(n, n);
-    random_lower_columns::<T>(n, seed, |j, col| {
-        a.as_mut()
-            .col_mut(j)
-            .subrows_mut(j, n - j)
-            .iter_mut()
-            .zip(col)
-            .for_each(|(x, &y)| *x = y)
-    });
-    a
-}
-
-/// The lower triangle of the matrix of `--seed`, column `j` from the
-/// diagonal down handed to `f(j, column)` in order (what [`random_symmetric`]
-/// stores, generated again for a check that must not hold the matrix).
-fn random_lower_columns<T: Scalar>(n: usize, seed: u64, mut f: impl FnMut(usize, &[T])) {
-    let mut rng = Rng::new(seed);
-    let mut col = Vec::with_capacity(n);
-    for j in 0..n {
-        col.clear();
-        col.extend((j..n).map(|_| T::of(rng.uniform_in(-1.0, 1.0))));
-        f(j, &col);
-    }
-}
-
 fn run<T: RunScalar>(
     args: &Args,
     input: Option<(InputFile, npy::Header)>,
@@ -531,6 +421,8 @@ fn run<T: RunScalar>(
     }
     let seconds = report.wall.as_secs_f64();
     let stages = stage_seconds(&report);
+    let k_vectors = vectors.as_ref().map_or(0, |v| v.ncols());
+    let rates = stage_rates(&report, |s| evd_stage_flops(s, n, k_vectors));
     let reduction = reduction_seconds(&report);
     let nf = n as f64;
     let gflops = if reduction > 0.0 {
@@ -582,7 +474,8 @@ fn run<T: RunScalar>(
         let line = serde_json::json!({
             "n": n, "precision": T::NAME, "job": job_name,
             "threads": rt.threads(), "bandwidth": b, "tasks": tasks, "seconds": seconds,
-            "stages": stage_obj, "gflops": gflops, "build_seconds": build.as_secs_f64(),
+            "stages": stage_obj, "stage_rates": rates_json(&rates),
+            "gflops": gflops, "build_seconds": build.as_secs_f64(),
             "residual": residual, "orthogonality": orthogonality, "files": files,
             "trace": args.trace.as_ref().map(|p| p.display().to_string()),
             "k": values.len(),
@@ -599,6 +492,7 @@ fn run<T: RunScalar>(
             rt.threads()
         );
         println!("{report}");
+        print!("{}", rate_table(&rates));
         println!("reduction rate (4/3 n^3 over the sy2sb-to-sb2st span): {gflops:.1} GFLOP/s");
         if let (Some(lo), Some(hi)) = (values.first(), values.last()) {
             println!(
@@ -622,60 +516,4 @@ fn run<T: RunScalar>(
     }
     print_paths(args, &written);
     Ok(())
-}
-
-/// The paths written, last (on stderr with --json, whose stdout is one line).
-fn print_paths(args: &Args, written: &[PathBuf]) {
-    let mut paths: Vec<String> = written
-        .iter()
-        .map(|p| format!("wrote {}", p.display()))
-        .collect();
-    if let Some(p) = &args.trace {
-        paths.push(format!(
-            "wrote {} (trace; open in ui.perfetto.dev)",
-            p.display()
-        ));
-    }
-    for line in paths {
-        if args.json {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
-    }
-}
-
-/// LAPACK-style ratios (for the `k` columns of a selection, `V` is `n x k`
-/// and the identity `k x k`): `||A V - V L||_F / (n ||A||_F eps)` (for values only,
-/// `|sum(L) - trace(A)| / (n ||A||_F eps)`) and, with vectors,
-/// `||V^T V - I||_F / (n eps)`.
-fn check_ratios<T: Scalar>(
-    a: faer::MatRef<'_, T>,
-    values: &[T],
-    v: Option<faer::MatRef<'_, T>>,
-) -> (f64, Option<f64>) {
-    use faer::linalg::matmul::matmul;
-    use faer::{Accum, Par};
-    let n = a.nrows();
-    if n == 0 {
-        return (0.0, v.map(|_| 0.0));
-    }
-    let par = Par::rayon(0);
-    let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
-    let (nf, eps) = (n as f64, T::EPS.f64());
-    let anorm = full.norm_l2().f64().max(f64::MIN_POSITIVE);
-    let Some(v) = v else {
-        let trace: f64 = (0..n).map(|i| full[(i, i)].f64()).sum();
-        let sum: f64 = values.iter().map(|x| x.f64()).sum();
-        return ((trace - sum).abs() / (nf * anorm * eps), None);
-    };
-    let k = v.ncols();
-    let mut r = Mat::from_fn(n, k, |i, j| v[(i, j)] * values[j]);
-    matmul(r.as_mut(), Accum::Add, full.as_ref(), v, -T::one(), par);
-    let mut o = Mat::<T>::identity(k, k);
-    matmul(o.as_mut(), Accum::Add, v.transpose(), v, -T::one(), par);
-    (
-        r.norm_l2().f64() / (nf * anorm * eps),
-        Some(o.norm_l2().f64() / (nf * eps)),
-    )
 }

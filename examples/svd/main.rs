@@ -24,7 +24,8 @@ use args::{positive, run_main, thread_count, DeviceArg, Precision, RunScalar, MA
 use clap::{Parser, ValueEnum};
 use eigenflow::gallery;
 use eigenflow::matrix::npy;
-use eigenflow::pipeline::svd::{memory_bytes, stage_seconds, SvdGraph};
+use eigenflow::pipeline::flops::{rate_table, rates_json, stage_rates, svd_stage_flops, SvdShape};
+use eigenflow::pipeline::svd::{memory_bytes, stage_seconds, SvdGraph, GEQRF};
 use eigenflow::pipeline::{svd_graph, BandPrecision, SvdJob, SvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
 use eigenflow::runtime::{Progress, RunOptions, Runtime};
@@ -392,6 +393,13 @@ fn run<T: RunScalar>(
     drop(original);
     let seconds = report.wall.as_secs_f64();
     let stages = stage_seconds(&report);
+    let shape = SvdShape {
+        m: m.max(n),
+        n: kmin,
+        k: if u.is_some() { k } else { 0 },
+        qr: report.tasks.iter().any(|t| t.stage == GEQRF),
+    };
+    let rates = stage_rates(&report, |s| svd_stage_flops(s, shape));
 
     let mut written = Vec::new();
     if let Some(out) = &out {
@@ -442,7 +450,8 @@ fn run<T: RunScalar>(
                 BandStore::Bf16 => "bf16",
             }),
             "top": args.top, "k": k, "threads": rt.threads(), "bandwidth": b, "tasks": tasks, "seconds": seconds,
-            "stages": stage_obj, "build_seconds": build.as_secs_f64(),
+            "stages": stage_obj, "stage_rates": rates_json(&rates),
+            "build_seconds": build.as_secs_f64(),
             "residual": residual, "orthogonality_u": orth_u, "orthogonality_v": orth_v,
             "files": files, "trace": args.trace.as_ref().map(|p| p.display().to_string()),
             "memory_bytes": needed,
@@ -457,6 +466,7 @@ fn run<T: RunScalar>(
             rt.threads()
         );
         println!("{report}");
+        print!("{}", rate_table(&rates));
         if k > 0 {
             println!(
                 "singular values: max {:.6e}, min {:.6e}",

@@ -9,6 +9,7 @@ mod bisect;
 pub mod columns;
 pub mod device;
 pub mod evd;
+pub mod flops;
 mod phase;
 mod scale;
 pub mod svd;

@@ -58,7 +58,7 @@
 //! lane, flops, bytes). The trace no longer installs a subscriber on the worker
 //! threads, so a subscriber of your own (set as the global default) sees those
 //! spans, and the events your task bodies emit, whether or not a trace file is
-//! written (`tests/trace.rs`). Events carry no source location: the file holds
+//! written (`tests/trace/`). Events carry no source location: the file holds
 //! only what the graph names (tasks, stages, lanes, costs).
 //!
 //! # Where the file goes

@@ -227,3 +227,30 @@ fn accounted_memory_bounds_the_measured_peak() {
     // U and V alone are 2 n^2 words.
     example_bin::check_accounted_memory(&json_line(&out), 2 * 1200 * 1200 * 8, 0.8);
 }
+
+/// Each stage's rate by its standard flop count (`stage_rates`, docs/cli.md):
+/// finite and positive for the stages with a count, null for those without,
+/// tall and wide.
+#[test]
+fn stage_rates_follow_the_standard_counts() {
+    let Some(bin) = example("svd") else { return };
+    for (m, n) in [(230, 120), (120, 230)] {
+        let out = Command::new(&bin)
+            .args(["--m", &m.to_string(), "--n", &n.to_string()])
+            .args(["--threads", "2", "--json"])
+            .output()
+            .unwrap();
+        let line = json_line(&out);
+        let rates = &line["stage_rates"];
+        for stage in ["ge2gb", "q2u", "q1u", "q2v", "q1v"] {
+            let r = rates[stage].as_f64();
+            assert!(
+                r.is_some_and(|r| r.is_finite() && r > 0.0),
+                "{stage}: {line}"
+            );
+        }
+        for stage in ["gb2bd", "bdsdc"] {
+            assert!(rates[stage].is_null(), "{stage}: {line}");
+        }
+    }
+}

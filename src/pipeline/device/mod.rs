@@ -15,8 +15,11 @@ pub mod cuda;
 mod driver;
 mod host;
 
+#[cfg(test)]
+pub(crate) use driver::assert_device_edges_needed;
 pub(crate) use driver::{
     apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
+    DeviceFlow,
 };
 pub use host::HostBlas;
 

@@ -37,6 +37,10 @@ pub fn singular_values<T: Scalar>(
             .cost((120 * n * n) as f64, (32 * n) as f64)
             .footprint(Footprint::new().read(Region::new(band.id(), 0..n, 0..n))),
     );
+    // The stage's one task declares its data (the footprint above); there is
+    // no earlier task of this stage to derive an edge from, and stage 2's
+    // tasks are not in a flow of this stage: the bidiagonal's handle orders
+    // them.
     g.succeed(task, &bd.all_done);
     Ok(Slot::new(g, cell, task))
 }

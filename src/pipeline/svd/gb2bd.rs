@@ -245,6 +245,17 @@ pub(super) fn gb2bd_with_lag<T: Scalar>(
 }
 
 /// The fine-grain chase tasks of [`gb2bd_with_lag()`] on any [`ChaseBand`].
+///
+/// Each task declares its data once, its footprint (its window of the band
+/// and its reflector slots), which the checked views and `check_races` use;
+/// the edges are the lag rule and the pass rule, explicit, not derived from
+/// the windows by a [`Flow`](crate::graph::Flow): a window meets the
+/// leftovers of many earlier windows, and the derived edges, each implied by
+/// the rules' few, made the chase alone at n = 1000 (bandwidth 32) hold
+/// 513,195 edges for 16,064 tasks with vectors (one pass; the rules give
+/// 31,098) and 1,078,767 for 47,219 values only (two passes; the rules give
+/// 123,989). The band copies of stage 1 are not in a flow of this stage:
+/// its handle (`feed`) orders them.
 pub(super) fn chase_fine<B: ChaseBand>(
     g: &mut TaskGraph<'static>,
     band: &Arc<B>,
@@ -368,6 +379,12 @@ fn gb2bd_grouped<T: Scalar>(
 
 /// The grouped chase tasks of [`gb2bd_grouped()`] on any [`ChaseBand`]
 /// (`group`, `chunk` positive).
+///
+/// Explicit edges, as at the fine grain: a super-task's footprint is the
+/// bounding box of its steps' windows, wider than what it touches, and the
+/// edges derived from the boxes were 8,823 (rules: 1,518) with vectors and
+/// 35,403 (rules: 20,106) values only for the chase alone at n = 1000,
+/// bandwidth 32, groups of 4 sweeps by 8 steps.
 pub(super) fn chase_grouped<B: ChaseBand>(
     g: &mut TaskGraph<'static>,
     band: &Arc<B>,

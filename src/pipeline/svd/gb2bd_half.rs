@@ -109,7 +109,8 @@ pub(super) fn gb2bd_stored<T: Scalar, S: BandStorage>(
     let mut conv = Vec::with_capacity(feed.len());
     for (cols, t) in &feed {
         let ct = add_conversion(g, &band, &store, b, cols.clone());
-        // The copy task of stage 1 wrote exactly these columns.
+        // The copy task of stage 1 wrote exactly these columns (stage 1's
+        // tasks are not in a flow of this stage: the band's handle orders them).
         g.succeed(ct, &[*t]);
         conv.push((cols.clone(), ct));
     }
@@ -125,6 +126,10 @@ pub(super) fn gb2bd_stored<T: Scalar, S: BandStorage>(
         }
     };
     let (out, widen) = add_widen::<T, S>(g, &store, n);
+    // Explicit, as the chase's own edges ([`chase_fine`] says why they are
+    // not derived from the footprints): the widening reads the whole store,
+    // so it follows the chase's exits (every chase task precedes one) and
+    // the conversions.
     let mut preds: Vec<TaskId> = subgraph_of(g, &chase.ids).exits;
     preds.extend(conv.iter().map(|&(_, t)| t));
     g.succeed(widen, &preds);

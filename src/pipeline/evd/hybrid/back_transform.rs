@@ -2,13 +2,13 @@
 
 use super::*;
 
-/// The Q1 task: after `stage1` (the last device task) and every producer of
-/// `z`, `z = Q1 z` on the device.
+/// The Q1 task in `flow` (after the device's earlier tasks) and after every
+/// producer of `z`: `z = Q1 z` on the device.
 pub(super) fn q1_device_task<T, D>(
     g: &mut TaskGraph<'static>,
+    flow: &mut DeviceFlow,
     dev: &Arc<D>,
     state: &Shared<D::Buffer>,
-    stage1: TaskId,
     z: Eigenvectors<T, basis::Band>,
     lane: Lane,
 ) -> Eigenvectors<T, basis::Dense>
@@ -29,19 +29,15 @@ where
         done
     };
     let bytes = (2 * n * n * std::mem::size_of::<T>()) as f64;
-    let t = g.add(
-        Task::new("q1.device", body)
-            .stage(Q1)
-            .lane(lane)
-            .cost((2 * n * n * n) as f64, bytes)
-            .footprint(Footprint::new().write(Footprinted::new(z.z.id(), 0..n, 0..n))),
-    );
-    let mut after: Vec<TaskId> = z.tasks().copied().collect();
-    after.push(stage1);
-    after.sort_unstable();
-    after.dedup();
-    for p in after {
-        g.edge(p, t);
+    let task = Task::new("q1.device", body)
+        .stage(Q1)
+        .lane(lane)
+        .cost((2 * n * n * n) as f64, bytes);
+    let whole = Footprinted::new(z.z.id(), 0..n, 0..n);
+    let t = flow.add_device(g, task, Footprint::new().write(whole));
+    // The CPU's tasks are not in this flow: the eigenvectors' handle orders them.
+    for &p in z.tasks() {
+        flow.edge(g, p, t);
     }
     z.transformed(g, vec![(0..n, vec![t])])
 }

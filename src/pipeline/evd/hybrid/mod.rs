@@ -21,8 +21,9 @@
 //!   reflectors applied in reverse order, three GEMMs each:
 //!   `Z -= V (T (V^T Z))`.
 //!
-//! The device tasks run one after another (edges chain them), on the given
-//! lane: a stream lane of the runtime when it has one (see [`eigh_hybrid`]),
+//! The device tasks run one after another, on the given lane (each declares
+//! the device in its footprint, so the edges derived from the footprints
+//! chain them: `pipeline::device::DeviceFlow`): a stream lane of the runtime when it has one (see [`eigh_hybrid`]),
 //! so the trace shows them on their own track.
 //!
 //! The device is any [`BlasDevice`]: cuBLAS on a GPU
@@ -39,6 +40,8 @@
 mod back_transform;
 mod sb2st;
 mod sy2sb;
+#[cfg(test)]
+mod tests;
 
 use back_transform::q1_device_task;
 use sb2st::sb2st_device_task;
@@ -46,7 +49,7 @@ use sy2sb::sy2sb_device_tasks;
 
 use crate::pipeline::device::{
     apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
-    Timed,
+    DeviceFlow, Timed,
 };
 pub use crate::pipeline::device::{
     check_gemm, check_symm, check_syr2k, BlasDevice, DeviceRegion, GraphDevice, HostBlas, Op,
@@ -58,7 +61,7 @@ use super::{
     Eigenvectors, EvdGraph, EvdJob, Sb2stStage, SymmetricEigen, Tridiagonal, Q1, SB2ST, SY2SB,
 };
 use crate::graph::{
-    Footprint, Lane, Region as Footprinted, SubGraph, Task, TaskContext, TaskGraph, TaskId,
+    Footprint, Lane, Region as Footprinted, SubGraph, Task, TaskContext, TaskGraph,
 };
 use crate::linalg::band::sy2sb::panel_count;
 use crate::linalg::householder::panel_qr::panel_kernel;
@@ -172,32 +175,32 @@ fn build<T: Scalar, D: GraphDevice<T>>(
     let scaling = prepare(&mut a, false)?;
 
     let mut g = TaskGraph::new();
+    let mut flow = DeviceFlow::new();
     let state: Shared<D::Buffer> = Arc::new(Mutex::new(None));
-    let upload = {
+    {
         let (dev, state) = (Arc::clone(dev), Arc::clone(&state));
         let bytes = (n * n * std::mem::size_of::<T>()) as f64;
-        g.add(
-            Task::new("device.upload", move |ctx| {
-                let s = upload_matrix(&*dev, a, b);
-                trace_timings(&*dev, ctx);
-                *state.lock() = Some(s?);
-                Ok(())
-            })
-            .stage(TRANSFER)
-            .lane(lane)
-            .cost(0.0, bytes),
-        )
-    };
+        let task = Task::new("device.upload", move |ctx| {
+            let s = upload_matrix(&*dev, a, b);
+            trace_timings(&*dev, ctx);
+            *state.lock() = Some(s?);
+            Ok(())
+        })
+        .stage(TRANSFER)
+        .lane(lane)
+        .cost(0.0, bytes);
+        flow.add_device(&mut g, task, Footprint::new());
+    }
     let keep = job == EvdJob::Vectors;
-    let (band, last) = sy2sb_device_tasks(&mut g, dev, &state, upload, (n, b), keep, lane);
+    let band = sy2sb_device_tasks(&mut g, &mut flow, dev, &state, (n, b), keep, lane);
     // Values only on a device that chases bands: stage 2 on the device too.
     let s2 = if job == EvdJob::Values && dev.chases_bands() {
-        sb2st_device_task(&mut g, dev, band, last, lane)
+        sb2st_device_task(&mut g, &mut flow, dev, band, lane)
     } else {
         sb2st_on_cpu(&mut g, band, grain(opts), job == EvdJob::Vectors)?
     };
     let q1 = |g: &mut TaskGraph<'static>, z: Eigenvectors<T, basis::Band>, _col: usize| {
-        Ok(q1_device_task(g, dev, &state, last, z, lane))
+        Ok(q1_device_task(g, &mut flow, dev, &state, z, lane))
     };
     solve_tridiagonal(g, s2, q1, scaling, job, opts)
 }

@@ -2,15 +2,15 @@
 
 use super::*;
 
-/// Stage 2 on the device, one task after `stage1` (the last stage-1 task,
-/// which follows every band column's writer): the band chased to
-/// tridiagonal form ([`BlasDevice::chase_band`], the sb2st kernel on a GPU),
-/// for eigenvalues only.
+/// Stage 2 on the device, one task in `flow` after stage 1's (the writers of
+/// the band, on the device): the band chased to tridiagonal form
+/// ([`BlasDevice::chase_band`], the sb2st kernel on a GPU), for eigenvalues
+/// only.
 pub(super) fn sb2st_device_task<T, D>(
     g: &mut TaskGraph<'static>,
+    flow: &mut DeviceFlow,
     dev: &Arc<D>,
     band: Band<T>,
-    stage1: TaskId,
     lane: Lane,
 ) -> Sb2stStage<T>
 where
@@ -45,14 +45,12 @@ where
         Ok(())
     };
     let bytes = (2 * n * (b + 1) * std::mem::size_of::<T>()) as f64;
-    let t = g.add(
-        Task::new("sb2st.device", body)
-            .stage(SB2ST)
-            .lane(lane)
-            .cost((6 * n * n * b) as f64, bytes)
-            .footprint(Footprint::new().write(Footprinted::new(band.band.id(), 0..n, 0..n))),
-    );
-    g.edge(stage1, t);
+    let task = Task::new("sb2st.device", body)
+        .stage(SB2ST)
+        .lane(lane)
+        .cost((6 * n * n * b) as f64, bytes);
+    let whole = Footprinted::new(band.band.id(), 0..n, 0..n);
+    let t = flow.add_device(g, task, Footprint::new().write(whole));
     Sb2stStage {
         sub: SubGraph {
             entries: vec![t],

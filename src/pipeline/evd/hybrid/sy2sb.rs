@@ -3,19 +3,19 @@
 
 use super::*;
 
-/// Stage 1's tasks after `upload`, one per panel and one for the trailing
-/// diagonal block, chained, each writing the band columns it finishes: the
-/// band for stage 2 (fed by those tasks) and the last task. Without `keep`
-/// (no Q1 to come) the last task frees the device memory.
+/// Stage 1's tasks in `flow` (after the upload, on the device), one per panel
+/// and one for the trailing diagonal block, each writing the band columns it
+/// finishes: the band for stage 2 (fed by those tasks). Without `keep` (no
+/// Q1 to come) the last task frees the device memory.
 pub(super) fn sy2sb_device_tasks<T, D>(
     g: &mut TaskGraph<'static>,
+    flow: &mut DeviceFlow,
     dev: &Arc<D>,
     state: &Shared<D::Buffer>,
-    upload: TaskId,
     (n, b): (usize, usize),
     keep: bool,
     lane: Lane,
-) -> (Band<T>, TaskId)
+) -> Band<T>
 where
     T: Scalar,
     D: GraphDevice<T>,
@@ -23,7 +23,6 @@ where
     let band = Arc::new(SharedBand::new(SymBand::<T>::zeros(n, b)));
     let panels = panel_count(n, b);
     let mut feed = Vec::new();
-    let mut prev = upload;
     // Columns [c0, c1) of the band, with the rows the bulge chasing may
     // touch (as the CPU's band copy declares them).
     let band_region =
@@ -58,26 +57,21 @@ where
             }
             done
         };
-        let t = g.add(
-            Task::new(name, body)
-                .stage(SY2SB)
-                .lane(lane)
-                .cost(flops, (std::mem::size_of::<T>() * (n - c0) * b) as f64)
-                .footprint(Footprint::new().write(band_region(c0, c1))),
-        );
-        g.edge(prev, t);
-        prev = t;
+        let task = Task::new(name, body)
+            .stage(SY2SB)
+            .lane(lane)
+            .cost(flops, (std::mem::size_of::<T>() * (n - c0) * b) as f64);
+        let t = flow.add_device(g, task, Footprint::new().write(band_region(c0, c1)));
         if c0 < c1 {
             feed.push((c0..c1, t));
         }
     }
-    let band = Band {
+    Band {
         band,
         b,
         feed,
         reduction: Some(crate::pipeline::columns::Reduction::fresh()),
-    };
-    (band, prev)
+    }
 }
 
 /// Panel `p` (columns `c0 = p b` to `c0 + b`): its band columns into

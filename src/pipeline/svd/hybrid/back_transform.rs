@@ -2,14 +2,16 @@
 
 use super::*;
 
-/// The Q1 task: after `stage1` and every producer of `u` and `v` (both
-/// `n x n`), `U = Q1_U [U; 0]` (`m x n`: a new matrix when `m > n`) and
-/// `V = Q1_V V` on the device, one after the other in the matrix's buffer.
+/// The Q1 task in `flow` (after the device's earlier tasks) and after every
+/// producer of `u` and `v` (both `n x n`): `U = Q1_U [U; 0]` (`m x n`: a new
+/// matrix when `m > n`) and `V = Q1_V V` on the device, one after the other
+/// in the matrix's buffer.
 pub(super) fn q1_device_task<T, D>(
     g: &mut TaskGraph<'static>,
+    flow: &mut DeviceFlow,
     dev: &Arc<D>,
     state: &Shared<D::Buffer>,
-    (stage1, m): (TaskId, usize),
+    m: usize,
     (u, v): (ColumnBlocks<T, basis::Band>, ColumnBlocks<T, basis::Band>),
     lane: Lane,
 ) -> (ColumnBlocks<T, basis::Dense>, ColumnBlocks<T, basis::Dense>)
@@ -48,22 +50,14 @@ where
     if m != n {
         fp = fp.read(Footprinted::new(u.z.id(), 0..n, 0..n));
     }
-    let t = g.add(
-        Task::new("q1.device", body)
-            .stage(Q1U)
-            .lane(lane)
-            .cost(
-                (4 * (m + n) * n * n) as f64,
-                (2 * (m + n) * n * std::mem::size_of::<T>()) as f64,
-            )
-            .footprint(fp),
+    let task = Task::new("q1.device", body).stage(Q1U).lane(lane).cost(
+        (4 * (m + n) * n * n) as f64,
+        (2 * (m + n) * n * std::mem::size_of::<T>()) as f64,
     );
-    let mut after: Vec<TaskId> = u.tasks().chain(v.tasks()).copied().collect();
-    after.push(stage1);
-    after.sort_unstable();
-    after.dedup();
-    for p in after {
-        g.edge(p, t);
+    let t = flow.add_device(g, task, fp);
+    // The CPU's tasks are not in this flow: the vectors' handles order them.
+    for &p in u.tasks().chain(v.tasks()) {
+        flow.edge(g, p, t);
     }
     let blocks = vec![(0..n, vec![t])];
     (

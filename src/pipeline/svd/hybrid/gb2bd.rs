@@ -2,15 +2,15 @@
 
 use super::*;
 
-/// Stage 2 on the device, one task after `stage1` (the last stage-1 task,
-/// after every band column's writer): the band reduced to bidiagonal form by
-/// its passes ([`BlasDevice::reduce_upper_band`], the gb2bd kernel on a
-/// GPU), for singular values only.
+/// Stage 2 on the device, one task in `flow` after stage 1's (the writers of
+/// the band, on the device): the band reduced to bidiagonal form by its
+/// passes ([`BlasDevice::reduce_upper_band`], the gb2bd kernel on a GPU),
+/// for singular values only.
 pub(super) fn gb2bd_device_task<T, D>(
     g: &mut TaskGraph<'static>,
+    flow: &mut DeviceFlow,
     dev: &Arc<D>,
     band: UpperBandHandle<T>,
-    stage1: TaskId,
     lane: Lane,
 ) -> Bidiagonal<T>
 where
@@ -49,14 +49,12 @@ where
         Ok(())
     };
     let bytes = (2 * n * (b + 1) * std::mem::size_of::<T>()) as f64;
-    let t = g.add(
-        Task::new("gb2bd.device", body)
-            .stage(GB2BD)
-            .lane(lane)
-            .cost((8 * n * n * b) as f64, bytes)
-            .footprint(Footprint::new().write(Footprinted::new(band.band.id(), 0..n, 0..n))),
-    );
-    g.edge(stage1, t);
+    let task = Task::new("gb2bd.device", body)
+        .stage(GB2BD)
+        .lane(lane)
+        .cost((8 * n * n * b) as f64, bytes);
+    let whole = Footprinted::new(band.band.id(), 0..n, 0..n);
+    let t = flow.add_device(g, task, Footprint::new().write(whole));
     Bidiagonal {
         band: band.band,
         all_done: vec![t],

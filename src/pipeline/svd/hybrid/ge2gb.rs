@@ -3,19 +3,19 @@
 
 use super::*;
 
-/// Stage 1's device tasks after `upload`, chained: per step k a QR task
-/// (which writes band columns `[k b, k b + w)` and feeds them to stage 2)
-/// and, while `(k + 1) b < n`, an LQ task. Without `keep` the last task
-/// frees the device memory. Returns the band for stage 2 and the last task.
+/// Stage 1's device tasks in `flow` (after the upload): per step k a QR
+/// task (which writes band columns `[k b, k b + w)` and feeds them to stage
+/// 2) and, while `(k + 1) b < n`, an LQ task. Without `keep` the last task
+/// frees the device memory. Returns the band for stage 2.
 pub(super) fn ge2gb_device_tasks<T, D>(
     g: &mut TaskGraph<'static>,
+    flow: &mut DeviceFlow,
     dev: &Arc<D>,
     state: &Shared<D::Buffer>,
-    upload: TaskId,
     (m, n, b, tw): (usize, usize, usize, usize),
     keep: bool,
     lane: Lane,
-) -> (UpperBandHandle<T>, TaskId)
+) -> UpperBandHandle<T>
 where
     T: Scalar,
     D: GraphDevice<T>,
@@ -26,7 +26,6 @@ where
     let (nq, nl) = (qr_panel_count(n, b), lq_panel_count(n, b));
     let bytes = std::mem::size_of::<T>() as f64;
     let mut feed = Vec::new();
-    let mut prev = upload;
     for k in 0..nq {
         let c0 = k * b;
         let cols = c0..(c0 + b).min(n);
@@ -56,18 +55,15 @@ where
         };
         let w = cols.len();
         let mk = m - c0;
-        let t = g.add(
-            Task::new(format!("ge2gb.device.qr[{k}]"), body)
-                .stage(GE2GB)
-                .lane(lane)
-                .cost(
-                    (4 * mk * w * (n - cols.end)) as f64,
-                    bytes * (mk * w) as f64,
-                )
-                .footprint(Footprint::new().write(Footprinted::new(band.id(), rows, cols.clone()))),
-        );
-        g.edge(prev, t);
-        prev = t;
+        let task = Task::new(format!("ge2gb.device.qr[{k}]"), body)
+            .stage(GE2GB)
+            .lane(lane)
+            .cost(
+                (4 * mk * w * (n - cols.end)) as f64,
+                bytes * (mk * w) as f64,
+            );
+        let fp = Footprint::new().write(Footprinted::new(band.id(), rows, cols.clone()));
+        let t = flow.add_device(g, task, fp);
         feed.push((cols, t));
         if k < nl {
             let (dev2, st) = (Arc::clone(dev), Arc::clone(state));
@@ -80,24 +76,20 @@ where
                 done
             };
             let wk = n - (k + 1) * b;
-            let t = g.add(
-                Task::new(format!("ge2gb.device.lq[{k}]"), body)
-                    .stage(GE2GB)
-                    .lane(lane)
-                    .cost((4 * (m - c0) * b * wk) as f64, bytes * (b * wk) as f64),
-            );
-            g.edge(prev, t);
-            prev = t;
+            let task = Task::new(format!("ge2gb.device.lq[{k}]"), body)
+                .stage(GE2GB)
+                .lane(lane)
+                .cost((4 * (m - c0) * b * wk) as f64, bytes * (b * wk) as f64);
+            flow.add_device(g, task, Footprint::new());
         }
     }
-    let handle = UpperBandHandle {
+    UpperBandHandle {
         band,
         b,
         passes,
         feed,
         reduction: Some(crate::pipeline::columns::Reduction::fresh()),
-    };
-    (handle, prev)
+    }
 }
 
 /// QR panel `k`: downloads rows `max(k b - b, 0)..m` of its columns, factors

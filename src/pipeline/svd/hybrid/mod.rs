@@ -28,6 +28,8 @@
 mod back_transform;
 mod gb2bd;
 mod ge2gb;
+#[cfg(test)]
+mod tests;
 
 use back_transform::q1_device_task;
 use gb2bd::gb2bd_device_task;
@@ -37,7 +39,7 @@ use super::{
     back_transform_q2u, back_transform_q2v, bdsdc, gb2bd_with, memory, prepare, singular_values,
     BandPrecision, Bidiagonal, SvdGraph, SvdJob, SvdOptions, UpperBandHandle, GB2BD, GE2GB, Q1U,
 };
-use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskContext, TaskGraph, TaskId};
+use crate::graph::{Footprint, Lane, Region as Footprinted, Task, TaskContext, TaskGraph};
 use crate::linalg::band::gb2bd::{schedule, storage_offsets, SharedUpperBand, UpperBand};
 use crate::linalg::band::ge2gb::{lq_panel, lq_panel_count, qr_panel, qr_panel_count};
 use crate::matrix::access::Access;
@@ -45,7 +47,7 @@ use crate::matrix::SharedMatrix;
 use crate::pipeline::columns::{basis, ColumnBlocks};
 use crate::pipeline::device::{
     apply_block_reflector, device_lane, fit_device, trace_timings, uploaded, zero_below_diagonal,
-    BlasDevice, DeviceRegion, GraphDevice, Op, Timed,
+    BlasDevice, DeviceFlow, DeviceRegion, GraphDevice, Op, Timed,
 };
 use crate::{Error, Result, Scalar};
 use faer::{Mat, MatMut, MatRef};
@@ -183,28 +185,28 @@ where
     let tw = opts.tile_width_for::<T>(b, job);
 
     let mut g = TaskGraph::new();
+    let mut flow = DeviceFlow::new();
     let state: Shared<D::Buffer> = Arc::new(Mutex::new(None));
-    let upload = {
+    {
         let (dev, state) = (Arc::clone(dev), Arc::clone(&state));
-        g.add(
-            Task::new("device.upload", move |ctx| {
-                let s = upload_matrix(&*dev, w, b);
-                trace_timings(&*dev, ctx);
-                *state.lock() = Some(s?);
-                Ok(())
-            })
-            .stage(TRANSFER)
-            .lane(lane)
-            .cost(0.0, (m * n * std::mem::size_of::<T>()) as f64),
-        )
-    };
+        let task = Task::new("device.upload", move |ctx| {
+            let s = upload_matrix(&*dev, w, b);
+            trace_timings(&*dev, ctx);
+            *state.lock() = Some(s?);
+            Ok(())
+        })
+        .stage(TRANSFER)
+        .lane(lane)
+        .cost(0.0, (m * n * std::mem::size_of::<T>()) as f64);
+        flow.add_device(&mut g, task, Footprint::new());
+    }
     let keep = job == SvdJob::Vectors;
-    let (band, last) = ge2gb_device_tasks(&mut g, dev, &state, upload, (m, n, b, tw), keep, lane);
+    let band = ge2gb_device_tasks(&mut g, &mut flow, dev, &state, (m, n, b, tw), keep, lane);
     let (values, vectors, done) = match job {
         SvdJob::Values => {
             // On a device that chases bands, stage 2 runs there too.
             let bidiagonal = if dev.chases_bands() {
-                gb2bd_device_task(&mut g, dev, band, last, lane)
+                gb2bd_device_task(&mut g, &mut flow, dev, band, lane)
             } else {
                 gb2bd_with(&mut g, band, opts.grain(), false)?.bidiagonal
             };
@@ -222,7 +224,7 @@ where
             let (group, cb) = (opts.q2_kernel(), opts.col_block_for(n));
             let u = back_transform_q2u(&mut g, q2u, bd.u, group, cb)?;
             let v = back_transform_q2v(&mut g, q2v, bd.v, group, cb)?;
-            let (u, v) = q1_device_task(&mut g, dev, &state, (last, m), (u, v), lane);
+            let (u, v) = q1_device_task(&mut g, &mut flow, dev, &state, m, (u, v), lane);
             let mut done = vec![bd.values.task()];
             done.extend(u.tasks().chain(v.tasks()).copied());
             (bd.values, Some((u.into_result(), v.into_result())), done)

@@ -5,6 +5,7 @@
 
 mod bdsdc;
 mod bt;
+mod edges;
 mod grain;
 mod half;
 mod qr;
