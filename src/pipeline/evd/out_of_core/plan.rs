@@ -267,6 +267,146 @@ pub fn plan<T: Scalar>(
     let stage2_alone = w(q2_len + 2 * nb);
     let children = w(n1 * n1 + n2 * n2 + n64 * h.div_ceil(2)).saturating_add(w(threads_words));
     let root = w(n1 * n1 + n2 * n2 + h * n64 + 4 * n64);
+    let pass = choose_passes::<T>(
+        n,
+        b,
+        opts,
+        threads,
+        limit,
+        always,
+        w(h * n64 + threads_words),
+    );
+    let (wide, q2_groups, q1_panels, passes) =
+        (pass.wide, pass.q2_groups, pass.q1_panels, pass.bytes);
+    let always = always.saturating_add(pass.tasks_bytes);
+    // Stage 2 may run beside stage 1, and the divide and conquer beside
+    // stage 2 (and then beside stage 1 too), where the sums fit.
+    let stage2_after_stage1 = always.saturating_add(stage1_alone + stage2_alone) > limit;
+    let dc_after_stage2 = always.saturating_add(stage2_alone + children) > limit
+        || (!stage2_after_stage1
+            && always.saturating_add(stage1_alone + stage2_alone + children) > limit);
+    let with_stage2 = if stage2_after_stage1 { 0 } else { stage2_alone };
+    let with_dc = if dc_after_stage2 { 0 } else { children };
+    let phases = [
+        always
+            .saturating_add(stage1_alone + with_stage2 + if with_stage2 > 0 { with_dc } else { 0 }),
+        always.saturating_add(stage2_alone + with_dc),
+        always.saturating_add(children + if dc_after_stage2 { 0 } else { stage2_alone }),
+        always.saturating_add(root),
+        passes,
+    ];
+    let scratch_bytes = w(q1_len + q2_len + nn);
+    let p = OocPlan {
+        n,
+        threads,
+        wide,
+        q2_groups,
+        q1_panels,
+        stage2_after_stage1,
+        dc_after_stage2,
+        phases,
+        scratch_bytes,
+        output_bytes: disk.output_bytes,
+    };
+    check_out_of_core_fits(&p, limit, in_memory, &disk, &what)?;
+    Ok(MemoryPlan::OutOfCore(p))
+}
+
+/// [`Error::OutOfMemory`] when the out-of-core plan `p` does not fit either:
+/// its resident memory over `limit`, or its scratch and output over the
+/// disks' free space (`in_memory`: the in-memory plan's bytes, for the
+/// message).
+fn check_out_of_core_fits(
+    p: &OocPlan,
+    limit: u64,
+    in_memory: Option<u64>,
+    disk: &DiskSpace,
+    what: &str,
+) -> Result<()> {
+    let resident = p.resident_bytes();
+    if resident > limit {
+        return Err(Error::OutOfMemory {
+            needed_gib: resident as f64 / (1u64 << 30) as f64,
+            available_gib: limit as f64 / (1u64 << 30) as f64,
+            suggestion: format!(
+                "{what} needs {} in memory, or out of core {} resident (stage 1 holds the \
+                 whole matrix, the root merge its two halves and their workspace) with \
+                 {} of scratch; raise the memory limit to at least {}",
+                in_memory.map_or("more than 16 EiB".into(), human_bytes),
+                human_bytes(resident),
+                human_bytes(p.scratch_bytes),
+                human_bytes(resident)
+            ),
+        });
+    }
+    let disk_needed = match disk.output_free {
+        None => p.scratch_bytes.saturating_add(disk.output_bytes),
+        Some(_) => p.scratch_bytes,
+    };
+    let short_output = disk.output_free.is_some_and(|f| f < disk.output_bytes);
+    if disk_needed > disk.scratch_free || short_output {
+        return Err(Error::OutOfMemory {
+            needed_gib: in_memory.unwrap_or(u64::MAX) as f64 / (1u64 << 30) as f64,
+            available_gib: limit as f64 / (1u64 << 30) as f64,
+            suggestion: format!(
+                "{what} does not fit in memory, and out of core it needs {} of scratch \
+                 (at most){} where {} is free{}: point the scratch directory at a larger \
+                 disk, or raise the memory limit to {}",
+                human_bytes(p.scratch_bytes),
+                match disk.output_free {
+                    None if disk.output_bytes > 0 => format!(
+                        " plus {} of output on the same file system",
+                        human_bytes(disk.output_bytes)
+                    ),
+                    _ => String::new(),
+                },
+                human_bytes(disk.scratch_free),
+                match disk.output_free {
+                    Some(f) if short_output => format!(
+                        ", and {} of output where {} is free",
+                        human_bytes(disk.output_bytes),
+                        human_bytes(f)
+                    ),
+                    _ => String::new(),
+                },
+                in_memory.map_or("more than 16 EiB".into(), human_bytes)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// How the back-transformation passes of [`plan`] hold the reflectors and how
+/// wide they are.
+struct Passes {
+    /// Output columns per pass.
+    wide: usize,
+    /// Q2 sweep groups per chunk (all of them: the chain held whole).
+    q2_groups: usize,
+    /// Q1 panels per chunk (all of them: the chain held whole).
+    q1_panels: usize,
+    /// Resident bytes during a pass.
+    bytes: u64,
+    /// The task bookkeeping of the narrowest pass.
+    tasks_bytes: u64,
+}
+
+/// The passes of [`plan`]: `always` is what every phase holds, `resident` the
+/// root's workspace and the per-thread buffers a pass keeps beside its
+/// columns and the reflectors' buffers.
+fn choose_passes<T: Scalar>(
+    n: usize,
+    b: usize,
+    opts: &EvdOptions,
+    threads: usize,
+    limit: u64,
+    always: u64,
+    resident: u64,
+) -> Passes {
+    let w = |x: u64| words_bytes::<T>(x);
+    let n64 = n as u64;
+    let group = opts.q2_group.max(1);
+    let col = opts.col_block_for(n).min(n);
     // The reflectors of the passes: each chain (Q2, Q1) held whole, loaded
     // once for every pass, where that leaves room for a pass of `unit`
     // columns (Q2 first: a chunked Q2 transposes every column block once per
@@ -297,7 +437,8 @@ pub fn plan<T: Scalar>(
     let pass_bytes = |q2k: usize, q1k: usize, cols: usize| {
         always
             .saturating_add(tasks_bytes(q2k, q1k))
-            .saturating_add(w(h * n64 + threads_words + n64 * cols as u64))
+            .saturating_add(resident)
+            .saturating_add(w(n64 * cols as u64))
             .saturating_add(w(q2_buffers(q2k) + q1_buffers(q1k)))
     };
     // The widest pass that fits next to the reflectors' buffers.
@@ -328,86 +469,11 @@ pub fn plan<T: Scalar>(
         w if w >= busy && busy.is_multiple_of(unit) => w / busy * busy,
         w => w.max(unit),
     };
-    let passes = pass_bytes(q2_groups, q1_panels, wide.min(n));
-    let always = always.saturating_add(tasks_bytes(q2_groups, q1_panels));
-    // Stage 2 may run beside stage 1, and the divide and conquer beside
-    // stage 2 (and then beside stage 1 too), where the sums fit.
-    let stage2_after_stage1 = always.saturating_add(stage1_alone + stage2_alone) > limit;
-    let dc_after_stage2 = always.saturating_add(stage2_alone + children) > limit
-        || (!stage2_after_stage1
-            && always.saturating_add(stage1_alone + stage2_alone + children) > limit);
-    let with_stage2 = if stage2_after_stage1 { 0 } else { stage2_alone };
-    let with_dc = if dc_after_stage2 { 0 } else { children };
-    let phases = [
-        always
-            .saturating_add(stage1_alone + with_stage2 + if with_stage2 > 0 { with_dc } else { 0 }),
-        always.saturating_add(stage2_alone + with_dc),
-        always.saturating_add(children + if dc_after_stage2 { 0 } else { stage2_alone }),
-        always.saturating_add(root),
-        passes,
-    ];
-    let scratch_bytes = w(q1_len + q2_len + nn);
-    let p = OocPlan {
-        n,
-        threads,
+    Passes {
         wide,
         q2_groups,
         q1_panels,
-        stage2_after_stage1,
-        dc_after_stage2,
-        phases,
-        scratch_bytes,
-        output_bytes: disk.output_bytes,
-    };
-    let resident = p.resident_bytes();
-    if resident > limit {
-        return Err(Error::OutOfMemory {
-            needed_gib: resident as f64 / (1u64 << 30) as f64,
-            available_gib: limit as f64 / (1u64 << 30) as f64,
-            suggestion: format!(
-                "{what} needs {} in memory, or out of core {} resident (stage 1 holds the \
-                 whole matrix, the root merge its two halves and their workspace) with \
-                 {} of scratch; raise the memory limit to at least {}",
-                in_memory.map_or("more than 16 EiB".into(), human_bytes),
-                human_bytes(resident),
-                human_bytes(scratch_bytes),
-                human_bytes(resident)
-            ),
-        });
+        bytes: pass_bytes(q2_groups, q1_panels, wide.min(n)),
+        tasks_bytes: tasks_bytes(q2_groups, q1_panels),
     }
-    let disk_needed = match disk.output_free {
-        None => scratch_bytes.saturating_add(disk.output_bytes),
-        Some(_) => scratch_bytes,
-    };
-    let short_output = disk.output_free.is_some_and(|f| f < disk.output_bytes);
-    if disk_needed > disk.scratch_free || short_output {
-        return Err(Error::OutOfMemory {
-            needed_gib: in_memory.unwrap_or(u64::MAX) as f64 / (1u64 << 30) as f64,
-            available_gib: limit as f64 / (1u64 << 30) as f64,
-            suggestion: format!(
-                "{what} does not fit in memory, and out of core it needs {} of scratch \
-                 (at most){} where {} is free{}: point the scratch directory at a larger \
-                 disk, or raise the memory limit to {}",
-                human_bytes(scratch_bytes),
-                match disk.output_free {
-                    None if disk.output_bytes > 0 => format!(
-                        " plus {} of output on the same file system",
-                        human_bytes(disk.output_bytes)
-                    ),
-                    _ => String::new(),
-                },
-                human_bytes(disk.scratch_free),
-                match disk.output_free {
-                    Some(f) if short_output => format!(
-                        ", and {} of output where {} is free",
-                        human_bytes(disk.output_bytes),
-                        human_bytes(f)
-                    ),
-                    _ => String::new(),
-                },
-                in_memory.map_or("more than 16 EiB".into(), human_bytes)
-            ),
-        });
-    }
-    Ok(MemoryPlan::OutOfCore(p))
 }
