@@ -1,0 +1,435 @@
+//! Where the time of the tridiagonal divide and conquer goes, per merge level
+//! (issue 60, point 3): one thread, the pieces of `linalg::tridiagonal::stedc`
+//! called in the order of its sequential driver, timed one by one.
+//!
+//! Per level (level 0 is the root merge): the number of merges, `K/n` after
+//! deflation, the shapes of the two merge GEMMs (`n1 x ntop` and `n2 x nbot`
+//! times the roots), the seconds of each step and the GF/s of the apply step
+//! (useful GEMM flops over its time) beside faer's GEMM at exactly the same
+//! shapes, timed right after it in the same run (`gemm`). `apply - gemm` is
+//! the time of the eigenvector construction and the copies inside the apply.
+//! The leaves (implicit QL/QR) come as their own row.
+//!
+//! The families: the tridiagonals of a random (uniform in `[-1, 1]`), a
+//! clustered and a geometric spectrum (`gallery`), formed in
+//! `O(n^2)` as the Lanczos matrix of `diag(lambda)` with a random unit start
+//! vector, which is what Householder tridiagonalisation of `Q diag(lambda)
+//! Q^T` gives for a random orthogonal `Q` (see [`lanczos_tridiagonal`]); and,
+//! on request, `random-entries`, a tridiagonal with random entries (the unit
+//! tests' `random`, which deflates almost everything).
+//!
+//! `cargo bench --bench dc_levels -- [--sizes 2048,4096,8192]
+//!     [--families random,clustered,geometric] [--leaf 32] [--tile 256]`
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::list;
+use eigenflow::gallery;
+use eigenflow::graph::TaskGraph;
+use eigenflow::linalg::tridiagonal::stedc::serial::scale_block;
+use eigenflow::linalg::tridiagonal::stedc::{
+    col_tiles, solve_leaf, DcNode, DcParams, DcTree, MergeProblem,
+};
+use eigenflow::pipeline::evd::{stedc, Tridiagonal};
+use eigenflow::runtime::Runtime;
+use faer::linalg::matmul::matmul;
+use faer::reborrow::ReborrowMut;
+use faer::{Accum, Mat, MatMut, MatRef, Par};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+fn main() {
+    let defaults = DcParams::default();
+    let (mut sizes, mut families, mut leaf, mut tile) = (
+        vec![2048usize, 4096, 8192],
+        vec!["random".to_string(), "clustered".into(), "geometric".into()],
+        defaults.leaf_size,
+        defaults.col_tile,
+    );
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut val = || it.next().expect("a value after the flag");
+        match flag.as_str() {
+            "--sizes" => sizes = list(&val()),
+            "--families" => families = list(&val()),
+            "--leaf" => leaf = val().parse().expect("--leaf L"),
+            "--tile" => tile = val().parse().expect("--tile T"),
+            "--bench" => {}
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    for &n in &sizes {
+        for fam in &families {
+            let (mut d, mut e) = family(fam, n, 7);
+            scale_block(&mut d, &mut e);
+            let (d0, e0) = (d.clone(), e.clone());
+            let levels = run(&mut d, &e, leaf, tile);
+            print_table(fam, n, &levels);
+            println!(
+                "  faer GEMM reference, same run: {}x{}x{} {:.1} GF/s, 2048x2048x2048 {:.1} GF/s",
+                n / 2,
+                n / 2,
+                tile,
+                gemm_rate(n / 2, n / 2, tile),
+                gemm_rate(2048, 2048, 2048)
+            );
+            for threads in [1, 2] {
+                pipeline(&d0, &e0, leaf, tile, threads);
+            }
+        }
+    }
+}
+
+/// Accumulated over the merges of one level (or the leaves).
+#[derive(Default, Clone)]
+struct Level {
+    merges: usize,
+    n: usize,
+    k: usize,
+    /// `n1 ntop` and `n2 nbot` of the level's first merge (its GEMM shapes).
+    shape: (usize, usize, usize, usize),
+    gemm_flops: f64,
+    /// Seconds: deflate (step 1), roots (2), order (3), Löwner (4), apply (5),
+    /// faer GEMM at the apply's shapes.
+    t: [f64; 6],
+}
+
+/// The sequential driver of `serial::tridiag_eigvecs`, each step timed.
+/// Returns the levels (index 0 the root) and the leaves as the last entry.
+fn run(d: &mut [f64], e: &[f64], leaf: usize, tile: usize) -> Vec<Level> {
+    let n = d.len();
+    let mut q = Mat::<f64>::zeros(n, n);
+    let tree = DcTree::new(n, leaf);
+    let depth = |len: usize| (n as f64 / len as f64).log2().round() as usize;
+    let mut levels = vec![Level::default(); depth(leaf) + 2];
+    let mut leaves = Level::default();
+    for (idx, node) in tree.nodes.iter().enumerate() {
+        match *node {
+            DcNode::Leaf { begin, end } => {
+                let (a, b) = tree.leaf_tears(idx, e);
+                let len = end - begin;
+                let t0 = Instant::now();
+                solve_leaf(
+                    &mut d[begin..end],
+                    &e[begin..end - 1],
+                    a,
+                    b,
+                    q.as_mut().submatrix_mut(begin, begin, len, len),
+                )
+                .expect("leaf");
+                leaves.t[0] += t0.elapsed().as_secs_f64();
+                leaves.merges += 1;
+                leaves.n += len;
+            }
+            DcNode::Merge {
+                begin, cut, end, ..
+            } => {
+                let len = end - begin;
+                let lv = &mut levels[depth(len)];
+                merge_timed(
+                    &mut d[begin..end],
+                    q.as_mut().submatrix_mut(begin, begin, len, len),
+                    cut - begin,
+                    e[cut - 1],
+                    tile,
+                    lv,
+                );
+            }
+        }
+    }
+    levels.retain(|l| l.merges > 0);
+    levels.push(leaves);
+    levels
+}
+
+/// `serial::merge_node`, each step timed into `lv`, then faer's GEMM at the
+/// apply's shapes on the same workspace.
+fn merge_timed(
+    d: &mut [f64],
+    mut q: MatMut<'_, f64>,
+    n1: usize,
+    beta: f64,
+    tile: usize,
+    lv: &mut Level,
+) {
+    let n = d.len();
+    let n2 = n - n1;
+    let mut work = vec![0.0; MergeProblem::<f64>::workspace_len(n, n1)];
+    let t0 = Instant::now();
+    let mut p = MergeProblem::new(d, q.rb_mut(), n1, beta, &mut work).expect("deflate");
+    let t1 = Instant::now();
+    let k = p.k();
+    p.solve_roots_range(0..k).expect("roots");
+    let t2 = Instant::now();
+    p.order_output(q.rb_mut()).expect("order");
+    let t3 = Instant::now();
+    p.lowner_range(0..k).expect("lowner");
+    let t4 = Instant::now();
+    for t in col_tiles(n, tile) {
+        p.apply_cols(t.clone(), &work, q.rb_mut().subcols_mut(t.start, t.len()))
+            .expect("apply");
+    }
+    let t5 = Instant::now();
+    p.eigenvalues_into(d);
+    let [c0, c1, c2] = p.column_types();
+    let (ntop, nbot) = (c0 + c1, c1 + c2);
+    let flops = 2.0 * k as f64 * (n1 * ntop + n2 * nbot) as f64;
+    let tg = gemm_at_shapes(&work, n1, n2, ntop, nbot, k, tile);
+    if lv.merges == 0 {
+        lv.shape = (n1, ntop, n2, nbot);
+    }
+    lv.merges += 1;
+    lv.n += n;
+    lv.k += k;
+    lv.gemm_flops += flops;
+    let secs = |a: Instant, b: Instant| (b - a).as_secs_f64();
+    for (acc, x) in lv.t.iter_mut().zip([
+        secs(t0, t1),
+        secs(t1, t2),
+        secs(t2, t3),
+        secs(t3, t4),
+        secs(t4, t5),
+        tg,
+    ]) {
+        *acc += x;
+    }
+}
+
+/// Seconds of faer's sequential GEMM doing the apply's products: the `k`
+/// roots in tiles of `tile` columns, `n1 x ntop` and `n2 x nbot` halves of
+/// `work` times a `ntop x tile` and a `nbot x tile` block (any values: the
+/// rate does not depend on them).
+fn gemm_at_shapes(
+    work: &[f64],
+    n1: usize,
+    n2: usize,
+    ntop: usize,
+    nbot: usize,
+    k: usize,
+    tile: usize,
+) -> f64 {
+    let (top, bot) = work.split_at(n1 * ntop);
+    let qtop = MatRef::from_column_major_slice(top, n1, ntop);
+    let qbot = MatRef::from_column_major_slice(&bot[..n2 * nbot], n2, nbot);
+    let u = Mat::<f64>::from_fn(k, tile.min(k.max(1)), |i, j| ((i + j) % 7) as f64);
+    let mut out = Mat::<f64>::zeros(n1 + n2, u.ncols());
+    let t0 = Instant::now();
+    for t in col_tiles(k, tile) {
+        let w = t.len();
+        if ntop > 0 {
+            matmul(
+                out.as_mut().submatrix_mut(0, 0, n1, w),
+                Accum::Replace,
+                qtop,
+                u.as_ref().submatrix(0, 0, ntop, w),
+                1.0,
+                Par::Seq,
+            );
+        }
+        if nbot > 0 {
+            matmul(
+                out.as_mut().submatrix_mut(n1, 0, n2, w),
+                Accum::Replace,
+                qbot,
+                u.as_ref().submatrix(k - nbot, 0, nbot, w),
+                1.0,
+                Par::Seq,
+            );
+        }
+    }
+    t0.elapsed().as_secs_f64()
+}
+
+fn print_table(fam: &str, n: usize, levels: &[Level]) {
+    println!("\n{fam}, n = {n}, one thread");
+    println!(
+        "{:>5} {:>6} {:>6} {:>6} {:>22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "level",
+        "merges",
+        "size",
+        "K/n",
+        "gemm n1xntop|n2xnbot",
+        "deflate",
+        "roots",
+        "order",
+        "lowner",
+        "apply",
+        "gemm",
+        "applyGF",
+        "gemmGF"
+    );
+    let mut tot = [0.0f64; 6];
+    let mut flops = 0.0;
+    let (last, merges) = levels.split_last().expect("the leaves");
+    for (i, l) in merges.iter().enumerate() {
+        let (n1, nt, n2, nb) = l.shape;
+        println!(
+            "{:>5} {:>6} {:>6} {:>6.3} {:>22} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.1} {:>8.1}",
+            i,
+            l.merges,
+            l.n / l.merges,
+            l.k as f64 / l.n as f64,
+            format!("{n1}x{nt}|{n2}x{nb}"),
+            l.t[0],
+            l.t[1],
+            l.t[2],
+            l.t[3],
+            l.t[4],
+            l.t[5],
+            l.gemm_flops / l.t[4] / 1e9,
+            l.gemm_flops / l.t[5] / 1e9,
+        );
+        for (a, x) in tot.iter_mut().zip(l.t) {
+            *a += x;
+        }
+        flops += l.gemm_flops;
+    }
+    let all: f64 = tot[..5].iter().sum::<f64>() + last.t[0];
+    println!(
+        "  all merges: deflate {:.3} roots {:.3} order {:.3} lowner {:.3} apply {:.3} \
+         (faer gemm {:.3}, apply - gemm {:.3}); leaves ({} of ~{}) {:.3}; total {:.3} s; \
+         merge gemm {:.1} GF ({:.2} n^3), {:.1} GF/s in apply, {:.1} GF/s faer",
+        tot[0],
+        tot[1],
+        tot[2],
+        tot[3],
+        tot[4],
+        tot[5],
+        tot[4] - tot[5],
+        last.merges,
+        last.n / last.merges.max(1),
+        last.t[0],
+        all,
+        flops / 1e9,
+        flops / (n as f64).powi(3),
+        flops / tot[4] / 1e9,
+        flops / tot[5] / 1e9,
+    );
+}
+
+/// The pipeline's divide and conquer (`pipeline::evd::stedc`) on the same
+/// tridiagonal on `threads` threads: wall and busy seconds, and the busy
+/// seconds by kind of task (the last part of its name).
+fn pipeline(d: &[f64], e: &[f64], leaf: usize, tile: usize, threads: usize) {
+    let params = DcParams {
+        leaf_size: leaf,
+        col_tile: tile,
+    };
+    let mut g = TaskGraph::new();
+    let tri = Tridiagonal::from_vectors(d, e).expect("tridiagonal");
+    let _stage = stedc(&mut g, tri, &params, 1.0).expect("graph");
+    let report = Runtime::builder()
+        .threads(threads)
+        .build()
+        .run(g)
+        .expect("run");
+    let mut kinds: BTreeMap<String, f64> = BTreeMap::new();
+    let mut busy = 0.0;
+    for t in &report.tasks {
+        let secs = t.end.saturating_sub(t.start).as_secs_f64();
+        let kind = match t.name.rsplit_once("].") {
+            Some((_, k)) => k.split('[').next().unwrap_or(k).to_string(),
+            None => t.name.split('[').next().unwrap_or(&t.name).to_string(),
+        };
+        *kinds.entry(kind).or_default() += secs;
+        busy += secs;
+    }
+    let parts: Vec<String> = kinds.iter().map(|(k, s)| format!("{k} {s:.3}")).collect();
+    println!(
+        "  pipeline stedc, {threads} thread(s): wall {:.3} s, busy {busy:.3} s ({})",
+        report.wall.as_secs_f64(),
+        parts.join(", ")
+    );
+}
+
+/// GF/s of faer's sequential `m x k` times `k x w` GEMM (best of three).
+fn gemm_rate(m: usize, k: usize, w: usize) -> f64 {
+    let a = Mat::<f64>::from_fn(m, k, |i, j| ((i * 3 + j) % 11) as f64);
+    let b = Mat::<f64>::from_fn(k, w, |i, j| ((i + 5 * j) % 13) as f64);
+    let mut c = Mat::<f64>::zeros(m, w);
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        matmul(
+            c.as_mut(),
+            Accum::Replace,
+            a.as_ref(),
+            b.as_ref(),
+            1.0,
+            Par::Seq,
+        );
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    2.0 * (m * k * w) as f64 / best / 1e9
+}
+
+/// The tridiagonal `(d, e)` of a family at order `n`.
+fn family(name: &str, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = gallery::Rng::new(seed);
+    match name {
+        "random" => {
+            let mut lambda: Vec<f64> = (0..n).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
+            lambda.sort_by(f64::total_cmp);
+            lanczos_tridiagonal(&lambda, &mut rng)
+        }
+        "random-entries" => {
+            let d = (0..n).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
+            let e = (0..n - 1).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
+            (d, e)
+        }
+        "clustered" => lanczos_tridiagonal(&gallery::clustered::<f64>(n, 10, 1e-10), &mut rng),
+        "geometric" => lanczos_tridiagonal(&gallery::geometric::<f64>(n, 1e8), &mut rng),
+        other => panic!("unknown family {other}"),
+    }
+}
+
+/// The Lanczos tridiagonal of `diag(lambda)` with a random unit start vector
+/// `q`: `T = V^T diag(lambda) V` for the orthogonal `V` with first column `q`
+/// that makes it tridiagonal, so `T` has exactly the spectrum `lambda` (up to
+/// rounding). Built stably in `O(n^2)` by orthogonal similarities that keep
+/// `e_0` fixed: the arrowhead `[[0, q^T], [q, diag(lambda)]]` is reduced to
+/// tridiagonal form one pole at a time, each new pole entering next to row 0
+/// and its bulge chased down by Givens rotations (the rotation form of
+/// Gragg and Harrod, Numer. Math. 44 (1984)); the trailing block is `T`.
+fn lanczos_tridiagonal(lambda: &[f64], rng: &mut gallery::Rng) -> (Vec<f64>, Vec<f64>) {
+    let n = lambda.len();
+    let q: Vec<f64> = (0..n).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
+    let norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
+    // a: diagonal, b[i]: entry (i, i + 1), of the bordered matrix; index 0 is
+    // the border row.
+    let mut a = vec![0.0, lambda[0]];
+    let mut b = vec![q[0] / norm];
+    for j in 1..n {
+        // The new pole at index 1: coupled to row 0 only.
+        // Entry (0, 2) is the old b[0]; chase it down.
+        let mut bulge = b[0];
+        a.insert(1, lambda[j]);
+        b.insert(1, 0.0);
+        b[0] = q[j] / norm;
+        let m = a.len();
+        let mut p = 1;
+        loop {
+            // Rotate rows/columns p, p + 1 so that (p - 1, p + 1) = `bulge`
+            // vanishes against (p - 1, p) = b[p - 1].
+            let y = b[p - 1];
+            let r = y.hypot(bulge);
+            if r == 0.0 {
+                break;
+            }
+            let (c, s) = (y / r, bulge / r);
+            b[p - 1] = r;
+            let (ap, aq, bp) = (a[p], a[p + 1], b[p]);
+            a[p] = c * c * ap + 2.0 * c * s * bp + s * s * aq;
+            a[p + 1] = s * s * ap - 2.0 * c * s * bp + c * c * aq;
+            b[p] = c * s * (aq - ap) + (c * c - s * s) * bp;
+            if p + 2 >= m {
+                break;
+            }
+            bulge = s * b[p + 1];
+            b[p + 1] *= c;
+            p += 1;
+        }
+    }
+    (a[1..].to_vec(), b[1..].to_vec())
+}
