@@ -18,8 +18,15 @@
 //! on request, `random-entries`, a tridiagonal with random entries (the unit
 //! tests' `random`, which deflates almost everything).
 //!
+//! With `--svd`, the same table for the bidiagonal divide and conquer
+//! (`linalg::bidiagonal::bdsdc`, its four merge GEMMs: the top and bottom
+//! groups of `U` and of `V`), on upper bidiagonals `R` with `R^T R` the
+//! Lanczos tridiagonal of the squared singular values (random in
+//! `[0.01, 1]`, clustered, geometric with condition `1e4`: the Cholesky
+//! factor loses the smallest ones beyond that).
+//!
 //! `cargo bench --bench dc_levels -- [--sizes 2048,4096,8192]
-//!     [--families random,clustered,geometric] [--leaf 32] [--tile 256]`
+//!     [--families random,clustered,geometric] [--leaf 32] [--tile 256] [--svd]`
 
 #[path = "common/mod.rs"]
 mod common;
@@ -27,9 +34,11 @@ mod common;
 use common::list;
 use eigenflow::gallery;
 use eigenflow::graph::TaskGraph;
+use eigenflow::linalg::bidiagonal::bdsdc::merge::SvdMerge;
+use eigenflow::linalg::bidiagonal::bdsdc::{solve_leaf as bd_solve_leaf, BdNode, BdTree};
 use eigenflow::linalg::tridiagonal::stedc::serial::scale_block;
 use eigenflow::linalg::tridiagonal::stedc::{
-    col_tiles, solve_leaf, DcNode, DcParams, DcTree, MergeProblem,
+    col_tiles, solve_leaf, DcNode, DcParams, DcTree, MergeProblem, OutCol,
 };
 use eigenflow::pipeline::evd::{stedc, Tridiagonal};
 use eigenflow::runtime::Runtime;
@@ -41,6 +50,7 @@ use std::time::Instant;
 
 fn main() {
     let defaults = DcParams::default();
+    let mut svd = false;
     let (mut sizes, mut families, mut leaf, mut tile) = (
         vec![2048usize, 4096, 8192],
         vec!["random".to_string(), "clustered".into(), "geometric".into()],
@@ -55,12 +65,35 @@ fn main() {
             "--families" => families = list(&val()),
             "--leaf" => leaf = val().parse().expect("--leaf L"),
             "--tile" => tile = val().parse().expect("--tile T"),
+            "--svd" => svd = true,
+            "--gemm-widths" => {
+                // faer's rate at the root's shape for several tile widths,
+                // interleaved, best of 5 rounds.
+                let m: usize = val().parse().expect("--gemm-widths M");
+                let widths = [128usize, 256, 512, 1024];
+                let mut best = [0.0f64; 4];
+                for _ in 0..5 {
+                    for (b, &w) in best.iter_mut().zip(&widths) {
+                        *b = b.max(gemm_rate(m, m, w));
+                    }
+                }
+                for (b, w) in best.iter().zip(widths) {
+                    println!("faer GEMM {m}x{m}x{w}: {b:.1} GF/s");
+                }
+                return;
+            }
             "--bench" => {}
             other => panic!("unknown flag {other}"),
         }
     }
     for &n in &sizes {
         for fam in &families {
+            if svd {
+                let (mut d, e) = bidiagonal_family(fam, n, 7);
+                let levels = run_svd(&mut d, &e, leaf, tile);
+                print_table(&format!("bdsdc {fam}"), n, &levels);
+                continue;
+            }
             let (mut d, mut e) = family(fam, n, 7);
             scale_block(&mut d, &mut e);
             let (d0, e0) = (d.clone(), e.clone());
@@ -90,6 +123,8 @@ struct Level {
     /// `n1 ntop` and `n2 nbot` of the level's first merge (its GEMM shapes).
     shape: (usize, usize, usize, usize),
     gemm_flops: f64,
+    /// Roots in tiles whose root columns are contiguous.
+    contiguous: usize,
     /// Seconds: deflate (step 1), roots (2), order (3), Löwner (4), apply (5),
     /// faer GEMM at the apply's shapes.
     t: [f64; 6],
@@ -176,6 +211,19 @@ fn merge_timed(
     let (ntop, nbot) = (c0 + c1, c1 + c2);
     let flops = 2.0 * k as f64 * (n1 * ntop + n2 * nbot) as f64;
     let tg = gemm_at_shapes(&work, n1, n2, ntop, nbot, k, tile);
+    // Roots in tiles whose root columns are one contiguous run (no deflated
+    // column between them).
+    for t in col_tiles(n, tile) {
+        let srcs = &p.out_cols()[t];
+        let pos: Vec<usize> = (0..srcs.len())
+            .filter(|&c| matches!(srcs[c], OutCol::Root(_)))
+            .collect();
+        if let (Some(&a), Some(&b)) = (pos.first(), pos.last()) {
+            if b - a + 1 == pos.len() {
+                lv.contiguous += pos.len();
+            }
+        }
+    }
     if lv.merges == 0 {
         lv.shape = (n1, ntop, n2, nbot);
     }
@@ -244,7 +292,7 @@ fn gemm_at_shapes(
 fn print_table(fam: &str, n: usize, levels: &[Level]) {
     println!("\n{fam}, n = {n}, one thread");
     println!(
-        "{:>5} {:>6} {:>6} {:>6} {:>22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "{:>5} {:>6} {:>6} {:>6} {:>22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}",
         "level",
         "merges",
         "size",
@@ -257,7 +305,8 @@ fn print_table(fam: &str, n: usize, levels: &[Level]) {
         "apply",
         "gemm",
         "applyGF",
-        "gemmGF"
+        "gemmGF",
+        "contig"
     );
     let mut tot = [0.0f64; 6];
     let mut flops = 0.0;
@@ -265,7 +314,7 @@ fn print_table(fam: &str, n: usize, levels: &[Level]) {
     for (i, l) in merges.iter().enumerate() {
         let (n1, nt, n2, nb) = l.shape;
         println!(
-            "{:>5} {:>6} {:>6} {:>6.3} {:>22} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.1} {:>8.1}",
+            "{:>5} {:>6} {:>6} {:>6.3} {:>22} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.1} {:>8.1} {:>6.2}",
             i,
             l.merges,
             l.n / l.merges,
@@ -279,6 +328,7 @@ fn print_table(fam: &str, n: usize, levels: &[Level]) {
             l.t[5],
             l.gemm_flops / l.t[4] / 1e9,
             l.gemm_flops / l.t[5] / 1e9,
+            l.contiguous as f64 / l.k.max(1) as f64,
         );
         for (a, x) in tot.iter_mut().zip(l.t) {
             *a += x;
@@ -335,6 +385,20 @@ fn pipeline(d: &[f64], e: &[f64], leaf: usize, tile: usize, threads: usize) {
         *kinds.entry(kind).or_default() += secs;
         busy += secs;
     }
+    let mut leaf_ms: Vec<f64> = report
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("stedc.leaf"))
+        .map(|t| t.end.saturating_sub(t.start).as_secs_f64() * 1e3)
+        .collect();
+    leaf_ms.sort_by(f64::total_cmp);
+    if let (Some(lo), Some(hi)) = (leaf_ms.first(), leaf_ms.last()) {
+        println!(
+            "  leaf tasks: {} of them, ms min {lo:.3} median {:.3} max {hi:.3}",
+            leaf_ms.len(),
+            leaf_ms[leaf_ms.len() / 2]
+        );
+    }
     let parts: Vec<String> = kinds.iter().map(|(k, s)| format!("{k} {s:.3}")).collect();
     println!(
         "  pipeline stedc, {threads} thread(s): wall {:.3} s, busy {busy:.3} s ({})",
@@ -364,6 +428,147 @@ fn gemm_rate(m: usize, k: usize, w: usize) -> f64 {
     2.0 * (m * k * w) as f64 / best / 1e9
 }
 
+/// `gallery`'s clustered spectrum of the test families.
+fn clustered(n: usize) -> Vec<f64> {
+    gallery::clustered::<f64>(n, gallery::CLUSTERS, gallery::CLUSTER_WIDTH)
+}
+
+/// An upper bidiagonal `(d, e)` of order `n` with singular values of the
+/// family: the Cholesky factor of the Lanczos tridiagonal of their squares.
+fn bidiagonal_family(name: &str, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = gallery::Rng::new(seed);
+    let mut sigma: Vec<f64> = match name {
+        "random" => (0..n).map(|_| rng.uniform_in(0.01, 1.0)).collect(),
+        "clustered" => clustered(n),
+        "geometric" => gallery::geometric::<f64>(n, 1e4),
+        other => panic!("unknown family {other}"),
+    };
+    sigma.sort_by(f64::total_cmp);
+    let squares: Vec<f64> = sigma.iter().map(|s| s * s).collect();
+    let (a, b) = lanczos_tridiagonal(&squares, &mut rng);
+    let mut d = vec![0.0; n];
+    let mut e = vec![0.0; n - 1];
+    d[0] = a[0].sqrt();
+    for i in 0..n - 1 {
+        e[i] = b[i] / d[i];
+        d[i + 1] = (a[i + 1] - e[i] * e[i]).max(0.0).sqrt();
+    }
+    (d, e)
+}
+
+/// `bdsdc`'s sequential driver (its test oracle) over the tree, each merge
+/// step timed as in [`run`], the apply beside faer's GEMM at its four shapes.
+fn run_svd(d: &mut [f64], e: &[f64], leaf: usize, tile: usize) -> Vec<Level> {
+    let n = d.len();
+    let (mut u, mut v) = (Mat::<f64>::zeros(n, n), Mat::<f64>::zeros(n, n));
+    let tree = BdTree::new(n, leaf);
+    let depth = |len: usize| (n as f64 / len as f64).log2().round() as usize;
+    let mut levels = vec![Level::default(); depth(leaf.max(3)) + 2];
+    let mut leaves = Level::default();
+    let d0 = d.to_vec();
+    for node in &tree.nodes {
+        let (r, c) = (node.rows(), node.cols());
+        let mut ub = u.as_mut().submatrix_mut(r.start, r.start, r.len(), r.len());
+        let mut vb = v.as_mut().submatrix_mut(c.start, c.start, c.len(), c.len());
+        match *node {
+            BdNode::Leaf { begin, .. } => {
+                let t0 = Instant::now();
+                bd_solve_leaf(&mut d[r.clone()], &e[begin..c.end - 1], ub, vb).expect("leaf");
+                leaves.t[0] += t0.elapsed().as_secs_f64();
+                leaves.merges += 1;
+                leaves.n += r.len();
+            }
+            BdNode::Merge { begin, mid, .. } => {
+                let len = r.len();
+                let lv = &mut levels[depth(len)];
+                let nl = mid - begin;
+                let mut work = vec![0.0; SvdMerge::<f64>::workspace_len(len, c.len(), nl)];
+                let t0 = Instant::now();
+                let dr = &mut d[r.clone()];
+                let mut p =
+                    SvdMerge::new(dr, d0[mid], e[mid], ub.rb_mut(), vb.rb_mut(), nl, &mut work)
+                        .expect("deflate");
+                let t1 = Instant::now();
+                let k = p.k();
+                p.solve_roots_range(0..k).expect("roots");
+                let t2 = Instant::now();
+                p.order_output(ub.rb_mut(), vb.rb_mut(), false)
+                    .expect("order");
+                let t3 = Instant::now();
+                p.lowner_range(0..k).expect("lowner");
+                let t4 = Instant::now();
+                for t in col_tiles(len, tile) {
+                    p.apply_cols(
+                        t.clone(),
+                        &work,
+                        ub.rb_mut().subcols_mut(t.start, t.len()),
+                        vb.rb_mut().subcols_mut(t.start, t.len()),
+                    )
+                    .expect("apply");
+                }
+                let t5 = Instant::now();
+                p.singular_values_into(dr);
+                let shapes = p.gemm_shapes();
+                let tg = shapes_gemm_time(&shapes, k, tile);
+                let words: usize = shapes.iter().map(|(a, b)| a * b).sum();
+                if lv.merges == 0 {
+                    lv.shape = (shapes[0].0, shapes[0].1, shapes[1].0, shapes[1].1);
+                }
+                lv.merges += 1;
+                lv.n += len;
+                lv.k += k;
+                lv.gemm_flops += 2.0 * k as f64 * words as f64;
+                let secs = |a: Instant, b: Instant| (b - a).as_secs_f64();
+                for (acc, x) in lv.t.iter_mut().zip([
+                    secs(t0, t1),
+                    secs(t1, t2),
+                    secs(t2, t3),
+                    secs(t3, t4),
+                    secs(t4, t5),
+                    tg,
+                ]) {
+                    *acc += x;
+                }
+            }
+        }
+    }
+    levels.retain(|l| l.merges > 0);
+    levels.push(leaves);
+    levels
+}
+
+/// Seconds of faer's sequential GEMM on blocks of the given shapes times `k`
+/// columns in tiles of `tile` (any values).
+fn shapes_gemm_time(shapes: &[(usize, usize)], k: usize, tile: usize) -> f64 {
+    let mut mats: Vec<(Mat<f64>, Mat<f64>, Mat<f64>)> = shapes
+        .iter()
+        .filter(|(r, c)| r * c > 0)
+        .map(|&(r, c)| {
+            let w = tile.min(k.max(1));
+            (
+                Mat::from_fn(r, c, |i, j| ((i + 2 * j) % 7) as f64),
+                Mat::from_fn(c, w, |i, j| ((i + j) % 5) as f64),
+                Mat::zeros(r, w),
+            )
+        })
+        .collect();
+    let t0 = Instant::now();
+    for t in col_tiles(k, tile) {
+        for (a, b, out) in mats.iter_mut() {
+            let w = t.len();
+            matmul(
+                out.as_mut().subcols_mut(0, w),
+                Accum::Replace,
+                a.as_ref(),
+                b.as_ref().subcols(0, w),
+                1.0,
+                Par::Seq,
+            );
+        }
+    }
+    t0.elapsed().as_secs_f64()
+}
+
 /// The tridiagonal `(d, e)` of a family at order `n`.
 fn family(name: &str, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
     let mut rng = gallery::Rng::new(seed);
@@ -378,7 +583,7 @@ fn family(name: &str, n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
             let e = (0..n - 1).map(|_| rng.uniform_in(-1.0, 1.0)).collect();
             (d, e)
         }
-        "clustered" => lanczos_tridiagonal(&gallery::clustered::<f64>(n, 10, 1e-10), &mut rng),
+        "clustered" => lanczos_tridiagonal(&clustered(n), &mut rng),
         "geometric" => lanczos_tridiagonal(&gallery::geometric::<f64>(n, 1e8), &mut rng),
         other => panic!("unknown family {other}"),
     }

@@ -373,6 +373,19 @@ impl<T: Scalar> SvdMerge<T> {
         self.secular.len()
     }
 
+    /// The shapes (rows x kept columns) of the four gathered blocks that
+    /// [`SvdMerge::apply_cols`] multiplies by the roots' coefficients: the top
+    /// and bottom groups of `U`, then of `V` (`dlasd3`'s column groups). A tile
+    /// of `r` roots costs `2 r sum(rows cols)` flops.
+    pub fn gemm_shapes(&self) -> [(usize, usize); 4] {
+        [
+            self.u_side.top_shape,
+            self.u_side.bot_shape,
+            self.v_side.top_shape,
+            self.v_side.bot_shape,
+        ]
+    }
+
     /// The secular equation of the kept part (scaled data).
     pub fn secular(&self) -> &Secular<T> {
         &self.secular
@@ -528,6 +541,22 @@ impl<T: Scalar> SvdMerge<T> {
         };
         let nr = rr.len();
         let (x, y) = self.coefficients(rr.clone())?;
+        let first = srcs.iter().position(|s| matches!(s, OutCol::Root(_)));
+        let first = first.expect("the tile has roots");
+        if srcs[first..first + nr]
+            .iter()
+            .all(|s| matches!(s, OutCol::Root(_)))
+        {
+            // The roots' columns are adjacent in the tile (as in the EVD's
+            // merge, `MergeProblem::apply_cols`): the products go straight
+            // into them, with the same GEMM shapes, so the same bits.
+            let mut ut = u_out.rb_mut().subcols_mut(first, nr);
+            self.u_side.product(work, x.as_ref(), ut.rb_mut());
+            ut.row_mut(self.nl).copy_from(x.row(0));
+            let vt = v_out.rb_mut().subcols_mut(first, nr);
+            self.v_side.product(work, y.as_ref(), vt);
+            return Ok(());
+        }
         let mut ut = Mat::<T>::zeros(n, nr);
         self.u_side.product(work, x.as_ref(), ut.as_mut());
         ut.as_mut().row_mut(self.nl).copy_from(x.row(0));
