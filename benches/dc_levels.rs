@@ -213,19 +213,7 @@ fn merge_timed(
     let (ntop, nbot) = (c0 + c1, c1 + c2);
     let flops = 2.0 * k as f64 * (n1 * ntop + n2 * nbot) as f64;
     let tg = gemm_at_shapes(&work, n1, n2, ntop, nbot, k, tile);
-    // Roots in tiles whose root columns are one contiguous run (no deflated
-    // column between them).
-    for t in col_tiles(n, tile) {
-        let srcs = &p.out_cols()[t];
-        let pos: Vec<usize> = (0..srcs.len())
-            .filter(|&c| matches!(srcs[c], OutCol::Root(_)))
-            .collect();
-        if let (Some(&a), Some(&b)) = (pos.first(), pos.last()) {
-            if b - a + 1 == pos.len() {
-                lv.contiguous += pos.len();
-            }
-        }
-    }
+    lv.contiguous += contiguous_roots(p.out_cols(), tile);
     if lv.merges == 0 {
         lv.shape = (n1, ntop, n2, nbot);
     }
@@ -244,6 +232,24 @@ fn merge_timed(
     ]) {
         *acc += x;
     }
+}
+
+/// The roots in tiles whose root columns are one contiguous run (no deflated
+/// column between them): those the apply writes without a temporary.
+fn contiguous_roots(out: &[OutCol], tile: usize) -> usize {
+    let mut count = 0;
+    for t in col_tiles(out.len(), tile) {
+        let srcs = &out[t];
+        let pos: Vec<usize> = (0..srcs.len())
+            .filter(|&c| matches!(srcs[c], OutCol::Root(_)))
+            .collect();
+        if let (Some(&a), Some(&b)) = (pos.first(), pos.last()) {
+            if b - a + 1 == pos.len() {
+                count += pos.len();
+            }
+        }
+    }
+    count
 }
 
 /// Seconds of faer's sequential GEMM doing the apply's products: the `k`
@@ -482,6 +488,7 @@ fn run_svd(d: &mut [f64], e: &[f64], leaf: usize, tile: usize) -> Vec<Level> {
                 }
                 let t5 = Instant::now();
                 p.singular_values_into(dr);
+                lv.contiguous += contiguous_roots(p.out_cols(), tile);
                 let shapes = p.gemm_shapes();
                 let tg = shapes_gemm_time(&shapes, k, tile);
                 let words: usize = shapes.iter().map(|(a, b)| a * b).sum();
