@@ -46,7 +46,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use faer::reborrow::{Reborrow, ReborrowMut};
-use faer::{Mat, MatMut, MatRef};
+use faer::{Mat, MatMut};
 
 use super::lowner::svd_zhat;
 use super::secular::locate_svd_root;
@@ -54,80 +54,18 @@ use crate::error::Error;
 use crate::linalg::blas::lasr::rotate_cols;
 use crate::linalg::blas::pow2::exponent;
 use crate::linalg::tridiagonal::stedc::merge::{
-    deflate, gather_cols_into, gather_roots, gemm, group_by_type, merge_order, move_columns,
-    root_range, sorted_by_value, unit_scale, values_in_order, ColType, OutCol, SolvedRange,
+    deflate, gather_roots, group_by_type, merge_order, move_columns, root_range, sorted_by_value,
+    values_in_order, ColType, OutCol, SolvedRange,
 };
 use crate::linalg::tridiagonal::stedc::secular::{Root, Secular};
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
 
-/// Products `[top; bottom] = [top_src * C[top_rows]; bot_src * C[bot_rows]]` of one side
-/// (U or V) of a merge: where the gathered column groups lie in the workspace and which
-/// coefficient rows they multiply.
-#[derive(Clone, Debug)]
-struct Side {
-    /// Offset in the workspace and shape of the top group (column major).
-    top_at: usize,
-    top_shape: (usize, usize),
-    /// The same for the bottom group.
-    bot_at: usize,
-    bot_shape: (usize, usize),
-    top_rows: Range<usize>,
-    bot_rows: Range<usize>,
-}
+mod side;
+mod vector;
 
-impl Side {
-    /// Gathers rows `top`/`bot` of the columns `top_cols`/`bot_cols` of `q` into
-    /// `work` from word `at`; returns the side and the first word after it.
-    #[allow(clippy::too_many_arguments)]
-    fn gather<T: Scalar>(
-        q: MatRef<'_, T>,
-        work: &mut [T],
-        at: usize,
-        top: Range<usize>,
-        top_cols: &[usize],
-        bot: Range<usize>,
-        bot_cols: &[usize],
-        coef_rows: (Range<usize>, Range<usize>),
-    ) -> (Self, usize) {
-        let top_shape = (top.len(), top_cols.len());
-        let bot_shape = (bot.len(), bot_cols.len());
-        let bot_at = at + top_shape.0 * top_shape.1;
-        let end = bot_at + bot_shape.0 * bot_shape.1;
-        gather_cols_into(q, top, top_cols, &mut work[at..bot_at]);
-        gather_cols_into(q, bot, bot_cols, &mut work[bot_at..end]);
-        let side = Side {
-            top_at: at,
-            top_shape,
-            bot_at,
-            bot_shape,
-            top_rows: coef_rows.0,
-            bot_rows: coef_rows.1,
-        };
-        (side, end)
-    }
-
-    /// `out[0..top rows]` and the last bottom rows of `out` from `coef`.
-    fn product<T: Scalar>(&self, work: &[T], coef: MatRef<'_, T>, mut out: MatMut<'_, T>) {
-        let ((nt, ct), (nb, cb), nc) = (self.top_shape, self.bot_shape, coef.ncols());
-        let rows = out.nrows();
-        if !self.top_rows.is_empty() {
-            let c = coef.subrows(self.top_rows.start, self.top_rows.len());
-            let src = MatRef::from_column_major_slice(&work[self.top_at..][..nt * ct], nt, ct);
-            gemm(out.rb_mut().submatrix_mut(0, 0, nt, nc), src, c);
-        }
-        if !self.bot_rows.is_empty() {
-            let c = coef.subrows(self.bot_rows.start, self.bot_rows.len());
-            let src = MatRef::from_column_major_slice(&work[self.bot_at..][..nb * cb], nb, cb);
-            gemm(out.rb_mut().submatrix_mut(rows - nb, 0, nb, nc), src, c);
-        }
-    }
-
-    /// Words of the workspace after the side.
-    fn end(&self) -> usize {
-        self.bot_at + self.bot_shape.0 * self.bot_shape.1
-    }
-}
+use side::Side;
+use vector::svd_root_vectors;
 
 /// Everything one bidiagonal merge needs between its steps, but the copies of the
 /// children's vectors, which live in the caller's workspace.
@@ -435,6 +373,19 @@ impl<T: Scalar> SvdMerge<T> {
         self.secular.len()
     }
 
+    /// The shapes (rows x kept columns) of the four gathered blocks that
+    /// [`SvdMerge::apply_cols`] multiplies by the roots' coefficients: the top
+    /// and bottom groups of `U`, then of `V` (`dlasd3`'s column groups). A tile
+    /// of `r` roots costs `2 r sum(rows cols)` flops.
+    pub fn gemm_shapes(&self) -> [(usize, usize); 4] {
+        [
+            self.u_side.top_shape,
+            self.u_side.bot_shape,
+            self.v_side.top_shape,
+            self.v_side.bot_shape,
+        ]
+    }
+
     /// The secular equation of the kept part (scaled data).
     pub fn secular(&self) -> &Secular<T> {
         &self.secular
@@ -590,6 +541,22 @@ impl<T: Scalar> SvdMerge<T> {
         };
         let nr = rr.len();
         let (x, y) = self.coefficients(rr.clone())?;
+        let first = srcs.iter().position(|s| matches!(s, OutCol::Root(_)));
+        let first = first.expect("the tile has roots");
+        if srcs[first..first + nr]
+            .iter()
+            .all(|s| matches!(s, OutCol::Root(_)))
+        {
+            // The roots' columns are adjacent in the tile (as in the EVD's
+            // merge, `MergeProblem::apply_cols`): the products go straight
+            // into them, with the same GEMM shapes, so the same bits.
+            let mut ut = u_out.rb_mut().subcols_mut(first, nr);
+            self.u_side.product(work, x.as_ref(), ut.rb_mut());
+            ut.row_mut(self.nl).copy_from(x.row(0));
+            let vt = v_out.rb_mut().subcols_mut(first, nr);
+            self.v_side.product(work, y.as_ref(), vt);
+            return Ok(());
+        }
         let mut ut = Mat::<T>::zeros(n, nr);
         self.u_side.product(work, x.as_ref(), ut.as_mut());
         ut.as_mut().row_mut(self.nl).copy_from(x.row(0));
@@ -635,42 +602,6 @@ impl<T: Scalar> SvdMerge<T> {
         }
         Ok((xm, ym))
     }
-}
-
-simd_dispatch! {
-    /// The coefficient vectors of the root `sigma` (`d_origin + tau`) of the
-    /// SVD's secular equation: `y_i = zhat_i / ((d_i - sigma)(d_i +
-    /// sigma))`, the factors formed as [`Root::diff_sum`] forms them, and
-    /// `x_i = d_i y_i` with `x_0 = -1`; returns the factors that scale `y`
-    /// and `x` to unit norm ([`unit_scale`]). Compiled for AVX2 or AVX-512
-    /// when the CPU has them (a division per entry, for every singular
-    /// vector of every merge); the same bits either way.
-    fn svd_root_vectors / svd_root_vectors_simd / svd_root_vectors_body (
-        zhat: &[T],
-        d: &[T],
-        d_origin: T,
-        tau: T,
-        y: &mut [T],
-        x: &mut [T]
-    ) -> (Option<T>, Option<T>)
-}
-
-#[inline(always)]
-fn svd_root_vectors_body<T: Scalar>(
-    zhat: &[T],
-    d: &[T],
-    d_origin: T,
-    tau: T,
-    y: &mut [T],
-    x: &mut [T],
-) -> (Option<T>, Option<T>) {
-    for (((yi, xi), &zi), &di) in y.iter_mut().zip(x.iter_mut()).zip(zhat).zip(d) {
-        let (a, b) = ((di - d_origin) - tau, (di + d_origin) + tau);
-        *yi = zi / (a * b);
-        *xi = di * *yi;
-    }
-    x[0] = -T::one();
-    (unit_scale(y), unit_scale(x))
 }
 
 /// Step 2 for roots `range` of a merge, sequentially: [`SvdMerge::solve_roots_range`]

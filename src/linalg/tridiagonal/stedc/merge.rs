@@ -43,12 +43,19 @@ pub(crate) use super::deflation::{deflate, group_by_type, sorted_by_value, ColTy
 use super::secular::{self, Root, Secular};
 use crate::error::Error;
 use crate::linalg::blas::lasr::rotate_cols;
-use crate::linalg::blas::simd::reduce_lanes;
 use crate::matrix::SplitColumns;
 use crate::scalar::Scalar;
 
+mod decide;
+mod order;
 mod rows;
 mod split;
+mod vector;
+
+use decide::{Decisions, Poles};
+pub(crate) use order::{gather_roots, merge_order, root_range, values_in_order};
+use vector::root_vector;
+pub(crate) use vector::unit_scale;
 
 pub use rows::EdgeRows;
 
@@ -206,6 +213,14 @@ impl<T: Scalar> MergeProblem<T> {
     /// Number `k` of non-deflated eigenvalues (roots of the secular equation).
     pub fn k(&self) -> usize {
         self.secular.len()
+    }
+
+    /// Number of non-deflated columns of each sparsity type of `blockdiag(Q1, Q2)`
+    /// (top-only, dense, bottom-only; `dlaed2`'s `ctot`): the two GEMMs of
+    /// [`MergeProblem::apply_cols`] are `n1 x (top + dense)` and
+    /// `(n - n1) x (dense + bottom)` times the tile's roots.
+    pub fn column_types(&self) -> [usize; 3] {
+        self.ctot
     }
 
     /// The secular equation of the non-deflated part.
@@ -374,29 +389,53 @@ impl<T: Scalar> MergeProblem<T> {
             let chunk = r0..(r0 + APPLY_CHUNK).min(rr.end);
             let nr = chunk.len();
             let u = self.eigenvector_block(chunk.clone())?;
-            let mut tmp = Mat::<T>::zeros(n, nr);
-            if ntop > 0 {
-                gemm(
-                    tmp.as_mut().submatrix_mut(0, 0, n1, nr),
+            let dest = &dest[chunk.start - rr.start..chunk.end - rr.start];
+            if dest.iter().enumerate().all(|(i, &c)| c == dest[0] + i) {
+                // The chunk's columns are adjacent in the tile (the deflated
+                // values mostly sit apart from the roots: measured 89-100% of
+                // the roots at the large merges of the test spectra,
+                // `benches/dc_levels.rs`), so the products go straight into
+                // them: no zeroed temporary, no copy. The same GEMM shapes, so
+                // the same bits.
+                self.product(
                     qtop,
-                    u.as_ref().subrows(0, ntop),
-                );
-            }
-            if nbot > 0 {
-                gemm(
-                    tmp.as_mut().submatrix_mut(n1, 0, n2, nr),
                     qbot,
-                    u.as_ref().subrows(self.ctot[0], nbot),
+                    u.as_ref(),
+                    out.rb_mut().subcols_mut(dest[0], nr),
                 );
-            }
-            for r in chunk.clone() {
-                out.rb_mut()
-                    .col_mut(dest[r - rr.start])
-                    .copy_from(tmp.col(r - chunk.start));
+            } else {
+                let mut tmp = Mat::<T>::zeros(n, nr);
+                self.product(qtop, qbot, u.as_ref(), tmp.as_mut());
+                for (i, &c) in dest.iter().enumerate() {
+                    out.rb_mut().col_mut(c).copy_from(tmp.col(i));
+                }
             }
             r0 = chunk.end;
         }
         Ok(())
+    }
+
+    /// `blockdiag(Q1, Q2) U` for the coefficients `u` (rows in type order) into
+    /// `dst` (`n x u.ncols()`, every row written): the top rows from the
+    /// top-only and dense columns' halves `qtop`, the bottom rows from the
+    /// dense and bottom-only columns' halves `qbot` (`dlaed3`'s two GEMMs);
+    /// zeros for a half without columns.
+    fn product(
+        &self,
+        qtop: MatRef<'_, T>,
+        qbot: MatRef<'_, T>,
+        u: MatRef<'_, T>,
+        dst: MatMut<'_, T>,
+    ) {
+        let (top, bot) = dst.split_at_row_mut(self.n1);
+        let (ntop, nbot) = (qtop.ncols(), qbot.ncols());
+        for (mut part, q, first, cols) in [(top, qtop, 0, ntop), (bot, qbot, self.ctot[0], nbot)] {
+            if cols > 0 {
+                gemm(part, q, u.subrows(first, cols));
+            } else {
+                part.fill(T::zero());
+            }
+        }
     }
 
     /// The normalised eigenvectors `u_r = (D - lambda_r)^{-1} z-hat` of roots `rr`
@@ -428,280 +467,6 @@ impl<T: Scalar> MergeProblem<T> {
         }
         Ok(block)
     }
-}
-
-/// The rank-one problem of a merge before deflation (`dlaed2`'s first part),
-/// shared by [`MergeProblem::new`] and [`MergeProblem::new_split`].
-struct Poles<T> {
-    /// Pole order: position `p` holds the eigenvalue `d[perm[p]]`.
-    perm: Vec<usize>,
-    /// The eigenvalues in pole order.
-    dl: Vec<T>,
-    /// `z` normalised, in pole order.
-    zs: Vec<T>,
-    /// Which half each column comes from, in pole order.
-    typ: Vec<ColType>,
-    rho: T,
-    /// `max |z_j|` after normalising.
-    zmax: T,
-    /// Deflation tolerance as in `dlaed2`: `8 eps max(|d|_max, |z|_max)`.
-    tol: T,
-}
-
-impl<T: Scalar> Poles<T> {
-    /// From the eigenvalues `d` of the halves (left `n1`, then right) and
-    /// `z = (last row of Q1, sign(beta) first row of Q2)` before normalising.
-    fn new(d: &[T], mut z: Vec<T>, n1: usize, beta: T) -> Self {
-        let n = d.len();
-        let zero = T::zero();
-        // Normalise: |z| = sqrt(2) exactly in exact arithmetic (dlaed2).
-        let inv_sqrt2 = T::one() / T::of(2.0).sqrt();
-        for zj in z.iter_mut() {
-            *zj *= inv_sqrt2;
-        }
-        let rho = T::of(2.0) * beta.abs();
-        // Pole order: stable sort of all n eigenvalues (the halves are each
-        // ascending, so this is the merge of dlamrg; ties keep the left half
-        // first).
-        let mut perm: Vec<usize> = (0..n).collect();
-        perm.sort_by(|&a, &b| d[a].partial_cmp(&d[b]).unwrap_or(std::cmp::Ordering::Equal));
-        let dl: Vec<T> = perm.iter().map(|&p| d[p]).collect();
-        let zs: Vec<T> = perm.iter().map(|&p| z[p]).collect();
-        let typ: Vec<ColType> = perm
-            .iter()
-            .map(|&p| {
-                if p < n1 {
-                    ColType::Top
-                } else {
-                    ColType::Bottom
-                }
-            })
-            .collect();
-        let mut dmax = zero;
-        let mut zmax = zero;
-        for j in 0..n {
-            dmax = dmax.max(dl[j].abs());
-            zmax = zmax.max(zs[j].abs());
-        }
-        let tol = T::of(8.0) * T::EPS * dmax.max(zmax);
-        Poles {
-            perm,
-            dl,
-            zs,
-            typ,
-            rho,
-            zmax,
-            tol,
-        }
-    }
-}
-
-/// What a merge's deflation decided (`dlaed2`), in terms of the columns of
-/// `blockdiag(Q1, Q2)`.
-struct Decisions<T> {
-    /// The secular equation of the kept (non-deflated) poles.
-    secular: Secular<T>,
-    /// How many kept columns are top-only, dense and bottom-only.
-    ctot: [usize; 3],
-    /// Kept pole `r`'s row in the type-ordered product.
-    type_row: Vec<usize>,
-    /// Columns whose top halves the product reads: the top-only, then the dense.
-    top_cols: Vec<usize>,
-    /// Columns whose bottom halves the product reads: the dense, then the
-    /// bottom-only.
-    bot_cols: Vec<usize>,
-    /// The deflated eigenvectors' columns, ascending by value (stable: ties keep
-    /// pole order), and their values.
-    defl_cols: Vec<usize>,
-    ddefl: Vec<T>,
-}
-
-impl<T: Scalar> Poles<T> {
-    /// Deflates (`dlaed2`'s scan): every rotation it takes is handed to
-    /// `rotate(a, b, cs, sn)` in order, on the columns `a`, `b` of
-    /// `blockdiag(Q1, Q2)`, for the caller to apply or record.
-    fn decide(mut self, mut rotate: impl FnMut(usize, usize, T, T)) -> Decisions<T> {
-        let n = self.perm.len();
-        let perm = &self.perm;
-        let (nondefl, defl) = if self.rho * self.zmax <= self.tol {
-            // The rank-one term is negligible: everything deflates.
-            (Vec::new(), (0..n).collect())
-        } else {
-            deflate(
-                &mut self.dl,
-                &mut self.zs,
-                &mut self.typ,
-                0..n,
-                self.rho,
-                self.tol,
-                |p, j, cs, sn| rotate(perm[p], perm[j], cs, sn),
-            )
-        };
-        let (ctot, type_row, by_row) = group_by_type(&nondefl, &self.typ);
-        let ntop = ctot[0] + ctot[1];
-        let top_cols = by_row[..ntop].iter().map(|&j| perm[j]).collect();
-        let bot_cols = by_row[ctot[0]..].iter().map(|&j| perm[j]).collect();
-        let defl = sorted_by_value(defl, &self.dl);
-        Decisions {
-            secular: Secular {
-                d: nondefl.iter().map(|&j| self.dl[j]).collect(),
-                z: nondefl.iter().map(|&j| self.zs[j]).collect(),
-                rho: self.rho,
-            },
-            ctot,
-            type_row,
-            top_cols,
-            bot_cols,
-            defl_cols: defl.iter().map(|&j| perm[j]).collect(),
-            ddefl: defl.iter().map(|&j| self.dl[j]).collect(),
-        }
-    }
-}
-
-/// The roots of the `solved` ranges in order, or an error naming `who` unless they
-/// cover `0..k` exactly once. Shared with the bidiagonal SVD's merge.
-pub(crate) fn gather_roots<T: Scalar>(
-    solved: &parking_lot::Mutex<Vec<SolvedRange<T>>>,
-    k: usize,
-    who: &str,
-) -> Result<Vec<Root<T>>, Error> {
-    let mut parts = std::mem::take(&mut *solved.lock());
-    parts.sort_by_key(|(r, _)| (r.start, r.end));
-    let mut roots = Vec::with_capacity(k);
-    for (range, part) in parts {
-        if range.start != roots.len() {
-            return Err(Error::InvalidArgument(format!(
-                "{who}: roots {range:?} solved, {} expected next",
-                roots.len()
-            )));
-        }
-        roots.extend(part);
-    }
-    if roots.len() != k {
-        return Err(Error::InvalidArgument(format!(
-            "{who}: {} of {k} roots solved",
-            roots.len()
-        )));
-    }
-    Ok(roots)
-}
-
-simd_dispatch! {
-    /// `u_i = z_i / (d_i - lambda)` for a root `lambda = d_origin + tau`, the
-    /// differences formed as [`Root::delta`] forms them, and the factor that
-    /// scales `u` to unit norm ([`unit_scale`]). Compiled for AVX2 or AVX-512
-    /// when the CPU has them (two divisions per entry, for every eigenvector
-    /// of every merge); the same bits either way.
-    fn root_vector / root_vector_simd / root_vector_body (
-        z: &[T],
-        d: &[T],
-        d_origin: T,
-        tau: T,
-        u: &mut [T]
-    ) -> Option<T>
-}
-
-#[inline(always)]
-fn root_vector_body<T: Scalar>(z: &[T], d: &[T], d_origin: T, tau: T, u: &mut [T]) -> Option<T> {
-    for ((ui, &zi), &di) in u.iter_mut().zip(z).zip(d) {
-        *ui = zi / ((di - d_origin) - tau);
-    }
-    unit_scale(u)
-}
-
-/// The factor that scales `u` to unit 2-norm, from the scaled sum of squares (no
-/// overflow for huge entries); `None` if `u` is zero or not finite.
-///
-/// Both passes run in [`UNIT_LANES`] interleaved lanes in a fixed order, so
-/// they vectorise and the sum of squares is not one chain of dependent
-/// additions (it is formed once per eigenvector of every merge).
-#[inline(always)]
-pub(crate) fn unit_scale<T: Scalar>(u: &[T]) -> Option<T> {
-    const L: usize = UNIT_LANES;
-    let zero = T::zero();
-    let (blocks, tail) = u.split_at(u.len() - u.len() % L);
-    // The largest magnitude (max is exact: any order gives the same value)
-    // and a NaN / infinity test as a sum: `0 x` is 0 for a finite x and NaN
-    // otherwise, and a NaN stays in the sum (a max would drop it).
-    let mut amax = [zero; L];
-    let mut bad = [zero; L];
-    for b in blocks.chunks_exact(L) {
-        for l in 0..L {
-            amax[l] = amax[l].max(b[l].abs());
-            bad[l] += b[l] * zero;
-        }
-    }
-    let (mut m, mut finite) = (zero, true);
-    for l in 0..L {
-        m = m.max(amax[l]);
-        finite &= bad[l] == zero;
-    }
-    for &x in tail {
-        finite &= x.is_finite();
-        m = m.max(x.abs());
-    }
-    if m <= zero || !finite {
-        return None;
-    }
-    let mut ss = [zero; L];
-    for b in blocks.chunks_exact(L) {
-        for l in 0..L {
-            let y = b[l] / m;
-            ss[l] += y * y;
-        }
-    }
-    for (l, &x) in tail.iter().enumerate() {
-        let y = x / m;
-        ss[l] += y * y;
-    }
-    Some(T::one() / (m * reduce_lanes(ss).sqrt()))
-}
-
-/// Lanes of [`unit_scale`]'s sums.
-const UNIT_LANES: usize = 8;
-
-/// Output order of a merge: the ascending merge of the roots and the deflated
-/// values (ties: roots first).
-pub(crate) fn merge_order<T: Scalar>(roots: &[T], defl: &[T]) -> Vec<OutCol> {
-    let (k, nd) = (roots.len(), defl.len());
-    let mut out = Vec::with_capacity(k + nd);
-    let (mut r, mut s) = (0, 0);
-    while r < k || s < nd {
-        if s == nd || (r < k && roots[r] <= defl[s]) {
-            out.push(OutCol::Root(r));
-            r += 1;
-        } else {
-            out.push(OutCol::Deflated(s));
-            s += 1;
-        }
-    }
-    out
-}
-
-/// The merged values in output order: `d[c]` is the root or deflated value that
-/// output column `c` comes from.
-pub(crate) fn values_in_order<T: Scalar>(out: &[OutCol], roots: &[T], defl: &[T], d: &mut [T]) {
-    for (dst, src) in d.iter_mut().zip(out) {
-        *dst = match *src {
-            OutCol::Root(r) => roots[r],
-            OutCol::Deflated(s) => defl[s],
-        };
-    }
-}
-
-/// The roots among the output columns `srcs` of a tile, consecutive because the
-/// output order is a merge.
-pub(crate) fn root_range(srcs: &[OutCol]) -> Option<Range<usize>> {
-    let mut rr: Option<Range<usize>> = None;
-    for s in srcs {
-        if let OutCol::Root(r) = *s {
-            rr = Some(match rr {
-                None => r..r + 1,
-                Some(x) => x.start..r + 1,
-            });
-        }
-    }
-    rr
 }
 
 /// `dst := lhs * rhs` with faer's sequential GEMM.

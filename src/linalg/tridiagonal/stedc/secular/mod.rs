@@ -47,8 +47,12 @@ use crate::error::Error;
 use crate::scalar::Scalar;
 
 mod eval;
+mod frame;
+mod model;
 mod quotient;
 use eval::{dominant_deltas, eval};
+pub(crate) use frame::{Frame, Shifted};
+use model::{bisect, pick, quad_roots};
 
 /// Iteration limit per root (evaluations of `f`: model plus bisection steps). `dlaed4`
 /// uses 30 unsafeguarded model steps; the extra room is for the bisection fallback
@@ -83,154 +87,6 @@ impl<T: Scalar> Secular<T> {
 #[inline(always)]
 fn c<T: Scalar>(x: f64) -> T {
     T::of(x)
-}
-
-/// How the unknown of the secular equation and the pole differences are represented.
-///
-/// The equation is always `w(lambda) = 1/rho + sum_j z_j^2 / (D_j - lambda)` ("lambda
-/// space"); the solver iterates on `t`, the position of the root relative to an origin
-/// pole `o`, and needs `D_j - lambda(t)` to full relative accuracy for every `j`.
-/// * EVD (`dlaed4`), [`Shifted`]: `lambda = D_o + t`, `D_j - lambda = (D_j - D_o) - t`.
-/// * SVD (`dlasd4`), `D_j = d_j^2`, `lambda = sigma^2`, `sigma = d_o + t`:
-///   `D_j - lambda = ((d_j - d_o) - t) ((d_j + d_o) + t)`, accurate from the `d_j`
-///   themselves even where the squares would cancel (see `bdsdc::secular`).
-///
-/// Model steps are computed in lambda space and mapped to `t` by [`Frame::step`].
-pub(crate) trait Frame<T: Scalar> {
-    /// Stage named in a [`Error::NoConvergence`].
-    const STAGE: &'static str;
-    /// Moves the origin to pole `o` (prepares the per-pole differences).
-    fn set_origin(&mut self, o: usize);
-    /// `D_j - lambda(t)`.
-    fn delta(&self, j: usize, t: T) -> T;
-    /// `D_j - lambda(t)` for `j = j0..j0 + L` (a block of [`eval()`]'s loop).
-    #[inline(always)]
-    fn deltas<const L: usize>(&self, j0: usize, t: T) -> [T; L] {
-        std::array::from_fn(|l| self.delta(j0 + l, t))
-    }
-    /// `lambda(t) - D_o`.
-    fn offset(&self, t: T) -> T;
-    /// The `t` with `lambda(t) - D_o = x` (`D_o + x` inside the domain).
-    fn iterate(&self, x: T) -> T;
-    /// The `t` of `lambda(t) + eta`, or `None` if that leaves the domain.
-    fn step(&self, t: T, eta: T) -> Option<T>;
-    /// Records the converged root `t` (the final differences) and returns its value
-    /// (`lambda` for the EVD, `sigma` for the SVD).
-    fn finish(&mut self, t: T) -> T;
-}
-
-/// The EVD frame: `lambda = d_o + t`; `dd` (the caller's `delta` buffer) holds
-/// `d_j - d_o` while iterating and `d_j - lambda` on exit.
-pub(crate) struct Shifted<'a, T> {
-    d: &'a [T],
-    dd: &'a mut [T],
-    o: usize,
-    /// The converged iterate, once [`Frame::finish`] ran.
-    t: T,
-}
-
-impl<T: Scalar> Frame<T> for Shifted<'_, T> {
-    const STAGE: &'static str = "dc secular equation";
-    fn set_origin(&mut self, o: usize) {
-        self.o = o;
-        for j in 0..self.d.len() {
-            self.dd[j] = self.d[j] - self.d[o];
-        }
-    }
-    #[inline(always)]
-    fn delta(&self, j: usize, t: T) -> T {
-        self.dd[j] - t
-    }
-    #[inline(always)]
-    fn deltas<const L: usize>(&self, j0: usize, t: T) -> [T; L] {
-        let dd = &self.dd[j0..j0 + L];
-        std::array::from_fn(|l| dd[l] - t)
-    }
-    #[inline(always)]
-    fn offset(&self, t: T) -> T {
-        t
-    }
-    #[inline(always)]
-    fn iterate(&self, x: T) -> T {
-        x
-    }
-    #[inline(always)]
-    fn step(&self, t: T, eta: T) -> Option<T> {
-        Some(t + eta)
-    }
-    fn finish(&mut self, t: T) -> T {
-        self.t = t;
-        for x in self.dd.iter_mut() {
-            *x -= t;
-        }
-        self.d[self.o] + t
-    }
-}
-
-/// The two roots of `cq x^2 - a x + b = 0`, computed without cancellation.
-fn quad_roots<T: Scalar>(cq: T, a: T, b: T) -> [Option<T>; 2] {
-    let zero = T::zero();
-    if cq == zero {
-        if a == zero {
-            return [None, None];
-        }
-        return [Some(b / a), None];
-    }
-    let disc = (a * a - c::<T>(4.0) * b * cq).max(zero);
-    let sq = disc.sqrt();
-    let qv = if a >= zero {
-        (a + sq) * c::<T>(0.5)
-    } else {
-        (a - sq) * c::<T>(0.5)
-    };
-    let r1 = qv / cq;
-    let r2 = if qv != zero { Some(b / qv) } else { None };
-    [
-        Some(r1).filter(|x| x.is_finite()),
-        r2.filter(|x| x.is_finite()),
-    ]
-}
-
-/// A point strictly inside `(lo, hi)`: geometric mean when the bracket spans more than a
-/// factor two on one side of zero (so tiny roots next to a pole are found in a bounded
-/// number of steps), arithmetic midpoint otherwise. `None` if the bracket is collapsed.
-fn bisect<T: Scalar>(lo: T, hi: T, geometric: bool) -> Option<T> {
-    let zero = T::zero();
-    let two = c::<T>(2.0);
-    let cand = if !geometric {
-        None
-    } else if lo >= zero && hi > two * lo {
-        let base = if lo == zero { T::SAFE_MIN } else { lo };
-        Some(base.sqrt() * hi.sqrt())
-    } else if hi <= zero && lo < two * hi {
-        let base = if hi == zero { T::SAFE_MIN } else { -hi };
-        Some(-(base.sqrt() * (-lo).sqrt()))
-    } else {
-        None
-    };
-    if let Some(m) = cand {
-        if m > lo && m < hi {
-            return Some(m);
-        }
-    }
-    let m = lo + (hi - lo) * c::<T>(0.5);
-    if m > lo && m < hi {
-        Some(m)
-    } else {
-        None
-    }
-}
-
-/// Picks the root of the model quadratic that is admissible: strictly inside
-/// `(lo_ok, hi_ok)` (the model's own pole interval), smallest in magnitude if both are.
-fn pick<T: Scalar>(roots: [Option<T>; 2], lo_ok: T, hi_ok: T) -> Option<T> {
-    let mut best: Option<T> = None;
-    for r in roots.into_iter().flatten() {
-        if r > lo_ok && r < hi_ok && best.is_none_or(|b| r.abs() < b.abs()) {
-            best = Some(r);
-        }
-    }
-    best
 }
 
 /// Solves for root `i` (0-based, ascending) of the secular equation
