@@ -2,7 +2,7 @@
 //! measured in the same run (issue 60, point 1): GFLOP/s per busy
 //! thread-second of the `Q2` engine ([`apply_q2_windowed`] on column blocks,
 //! the way the EVD's `q2.cols` tasks call it; variants of group size, column
-//! block, row window and bandwidth), of `Q1` (one compact-WY block per panel,
+//! block, row window, bandwidth and `Z`'s column stride), of `Q1` (one compact-WY block per panel,
 //! and panels merged into larger blocks by [`Q1Blocks`]), on 1 and 2
 //! threads, and of one `Q2` block applied to a window of `Z` that sits in
 //! cache (the in-place kernel alone, with `Z`'s column stride packed or that
@@ -160,6 +160,8 @@ struct Q2Variant {
     group: usize,
     kc: usize,
     window: usize,
+    /// Extra rows in `Z`'s column stride (`n + pad`; the EVD's is `n`).
+    pad: usize,
 }
 
 fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
@@ -171,6 +173,15 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             group: 16,
             kc: 512,
             window: w,
+            pad: 0,
+        },
+        Q2Variant {
+            name: "now, Z stride n+8",
+            b: 64,
+            group: 16,
+            kc: 512,
+            window: w,
+            pad: 8,
         },
         Q2Variant {
             name: "b64 g16 kc512 canonical",
@@ -178,6 +189,7 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             group: 16,
             kc: 512,
             window: 0,
+            pad: 0,
         },
         Q2Variant {
             name: "b64 g16 kc512 win1.5M",
@@ -185,6 +197,7 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             group: 16,
             kc: 512,
             window: 3 * w,
+            pad: 0,
         },
         Q2Variant {
             name: "b64 g32 kc512 win512K",
@@ -192,6 +205,7 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             group: 32,
             kc: 512,
             window: w,
+            pad: 0,
         },
         Q2Variant {
             name: "b64 g16 kc128 win512K",
@@ -199,6 +213,7 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             group: 16,
             kc: 128,
             window: w,
+            pad: 0,
         },
         Q2Variant {
             name: "b64 g16 kc64 win512K",
@@ -206,6 +221,7 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             group: 16,
             kc: 64,
             window: w,
+            pad: 0,
         },
         Q2Variant {
             name: "b64 g32 kc128 win1M",
@@ -213,6 +229,7 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             group: 32,
             kc: 128,
             window: 2 * w,
+            pad: 0,
         },
         Q2Variant {
             name: "b48 g16 kc512 win512K",
@@ -220,6 +237,7 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             group: 16,
             kc: 512,
             window: w,
+            pad: 0,
         },
     ];
     let filter = std::env::var("Q2_VARIANTS").unwrap_or_default();
@@ -244,10 +262,11 @@ fn q2_table<T: Scalar>(n: usize, cols: usize, reps: usize, gemm1: f64) {
             for (i, v) in variants.iter().enumerate() {
                 let refl = &refls.iter().find(|(b, _)| *b == v.b).unwrap().1;
                 let plan = &plans[i];
-                let mut z = z0.clone();
+                let mut z = Mat::<T>::zeros(n + v.pad, cols);
+                z.as_mut().subrows_mut(0, n).copy_from(&z0);
                 let window = v.window;
                 let t = on_blocks(&mut z, v.kc, threads, &|zc| {
-                    apply_q2_windowed(refl, plan, window, zc)
+                    apply_q2_windowed(refl, plan, window, zc.subrows_mut(0, n))
                 });
                 times[i].push(t);
             }
