@@ -88,22 +88,41 @@ impl<'a, T: Scalar> BatchRef<'a, T> {
     /// [`Error::BatchItem`] wrapping [`Error::NonFinite`] (row and column in
     /// that matrix) for the first matrix with a NaN or infinite entry.
     pub fn check_finite(&self) -> Result<()> {
-        match self.first_non_finite(0, self.batch) {
+        match self.first_non_finite(0, self.batch, false) {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
 
-    /// The first matrix of `lo..hi` with a NaN or infinite entry, as
-    /// [`BatchRef::check_finite`]'s error. Each matrix is one contiguous scan
-    /// whatever the layout; only a matrix that fails it is searched for the
-    /// position of its first bad entry.
-    pub(super) fn first_non_finite(&self, lo: usize, hi: usize) -> Option<Error> {
+    /// The first matrix of `lo..hi` with a NaN or infinite entry (in its
+    /// lower triangle only when `lower`), as [`BatchRef::check_finite`]'s
+    /// error. Each whole matrix is one contiguous scan whatever the layout;
+    /// only a matrix that fails it is searched for the position of its first
+    /// bad entry (and, when `lower`, whether that entry is in the lower
+    /// triangle).
+    pub(super) fn first_non_finite(&self, lo: usize, hi: usize, lower: bool) -> Option<Error> {
+        if lower {
+            return (lo..hi).find_map(|i| self.non_finite_lower(i));
+        }
         let mn = self.m * self.n;
         let index = (lo..hi)
             .find(|&i| !crate::matrix::scan::max_abs_finite(&self.data[i * mn..(i + 1) * mn]).1)?;
         let e = crate::matrix::check_finite(self.matrix(index), false)
             .expect_err("the scan found a non-finite entry");
+        Some(Error::BatchItem {
+            index,
+            source: Box::new(e),
+        })
+    }
+
+    /// Matrix `i`'s first NaN or infinite entry of the lower triangle, as
+    /// [`Error::BatchItem`].
+    fn non_finite_lower(&self, index: usize) -> Option<Error> {
+        let mn = self.m * self.n;
+        if crate::matrix::scan::max_abs_finite(&self.data[index * mn..(index + 1) * mn]).1 {
+            return None;
+        }
+        let e = crate::matrix::check_finite(self.matrix(index), true).err()?;
         Some(Error::BatchItem {
             index,
             source: Box::new(e),

@@ -2,6 +2,7 @@
 //! solve ([`BatchedOptions`]).
 
 use crate::linalg::small::jacobi::JacobiParams;
+use crate::linalg::small::syevj::SyevjParams;
 use crate::{Error, Result, Scalar};
 
 /// Which algorithm solves the matrices of a batch.
@@ -61,7 +62,14 @@ impl std::str::FromStr for BatchedMethod {
     }
 }
 
-/// Options of [`svd_batched`].
+/// The default of [`BatchedOptions::evd_jacobi_below`]: the order from which
+/// the batched EVD's one-stage path per matrix is faster than Jacobi in
+/// lanes (see the module documentation of `pipeline::batched` for the
+/// measurement).
+pub const EVD_JACOBI_BELOW: usize = 16;
+
+/// Options of the batched solves ([`super::svd_batched`],
+/// [`super::eigh_batched`] and their forms).
 #[derive(Clone, Debug)]
 pub struct BatchedOptions {
     /// The route (default [`BatchedMethod::Auto`]).
@@ -81,6 +89,12 @@ pub struct BatchedOptions {
     /// as an unmasked batch solver would; the results are the same (see
     /// [`crate::linalg::small::jacobi::JacobiState::idle_sweep`]), it is only slower. For tests.
     pub mask: bool,
+    /// Symmetric EVD: orders below this are solved by cyclic Jacobi in SIMD
+    /// lanes ([`crate::linalg::small::syevj`]), larger ones by the one-stage
+    /// path per matrix. Default [`EVD_JACOBI_BELOW`].
+    pub evd_jacobi_below: usize,
+    /// Symmetric EVD: the Jacobi kernel's parameters (sweep limit).
+    pub syevj: SyevjParams,
 }
 
 impl Default for BatchedOptions {
@@ -92,6 +106,8 @@ impl Default for BatchedOptions {
             l2_bytes: 1 << 20,
             min_chunks: 16,
             mask: true,
+            evd_jacobi_below: EVD_JACOBI_BELOW,
+            syevj: SyevjParams::default(),
         }
     }
 }
@@ -122,14 +138,22 @@ impl BatchedOptions {
             }
             w
         };
-        let fit = (self.l2_bytes / (words * std::mem::size_of::<T>()).max(1)).max(1);
-        let balance = batch.div_ceil(self.min_chunks.max(1)).max(1);
-        let chunk = fit.min(balance);
         // The GEBRD route reduces its matrices in groups of `LANES`: a chunk
         // of a whole number of groups leaves no remainder to reduce alone.
         let lanes = crate::linalg::small::gebrd_small::LANES;
-        if gebrd && chunk > lanes {
-            chunk - chunk % lanes
+        self.chunk_of::<T>(batch, words, if gebrd { lanes } else { 1 })
+    }
+
+    /// Matrices per chunk when each needs `words` words of working set: as
+    /// many as fit in [`Self::l2_bytes`], at most a share of
+    /// [`Self::min_chunks`], and a whole number of groups of `group` above
+    /// one group.
+    pub(super) fn chunk_of<T: Scalar>(&self, batch: usize, words: usize, group: usize) -> usize {
+        let fit = (self.l2_bytes / (words * std::mem::size_of::<T>()).max(1)).max(1);
+        let balance = batch.div_ceil(self.min_chunks.max(1)).max(1);
+        let chunk = fit.min(balance);
+        if chunk > group {
+            chunk - chunk % group
         } else {
             chunk
         }

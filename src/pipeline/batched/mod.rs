@@ -90,14 +90,23 @@
 //! ```
 
 mod chunk;
+mod evd;
+mod evd_chunk;
 mod input;
 mod method;
 mod svd;
 mod tasks;
 
+pub use evd::{
+    eigh_batched, eigh_batched_graph, eigh_batched_into, eigvalsh_batched, BatchedEvd,
+    BatchedEvdHandle, BatchedEvdOut,
+};
 pub use input::{BatchLayout, BatchRef};
-pub use method::{BatchedMethod, BatchedOptions};
+pub use method::{BatchedMethod, BatchedOptions, EVD_JACOBI_BELOW};
 pub use svd::{
     svd_batched, svd_batched_graph, svd_batched_into, BatchedOut, BatchedRun, BatchedSvd,
 };
 pub use tasks::{BatchedHandle, BatchedStats};
+
+#[cfg(test)]
+mod tests;

@@ -2,7 +2,9 @@
 //! [`svd_batched_graph`].
 
 use super::input::{BatchRef, FiniteCheck};
-use super::tasks::{add_chunk_tasks, BatchedHandle, BatchedStats, InPlace};
+use super::tasks::{add_chunk_tasks, first_failure, BatchedHandle, BatchedStats, InPlace};
+use super::tasks::{Plan, Solver};
+use super::BatchedMethod;
 use super::BatchedOptions;
 use crate::graph::TaskGraph;
 use crate::pipeline::svd::SvdJob;
@@ -66,14 +68,33 @@ impl<T: Scalar> BatchedSvd<T> {
     /// ([`Error::BatchItem`] naming the matrix); the partial results are
     /// dropped, so use [`Self::failed`] to keep them.
     pub fn into_result(mut self) -> Result<Self> {
-        if self.failed.is_empty() {
-            return Ok(self);
-        }
-        let (index, e) = self.failed.swap_remove(0);
-        Err(Error::BatchItem {
-            index,
-            source: Box::new(e),
-        })
+        first_failure(&mut self.failed)?;
+        Ok(self)
+    }
+}
+
+/// The chunk tasks' plan for the SVDs of `batch`.
+fn plan<T: Scalar>(batch: &BatchRef<'_, T>, job: SvdJob, opts: &BatchedOptions) -> Plan {
+    let vectors = job == SvdJob::Vectors;
+    let (m, n) = batch.shape();
+    let k = m.min(n);
+    let method = opts.method.resolve(m, n, vectors);
+    let flops = if method == BatchedMethod::Gebrd {
+        crate::linalg::small::gebrd_small::flops(m, n, vectors)
+    } else {
+        // About 8 sweeps of 12 m n^2 flops (Gram and updates).
+        let (mt, nt) = (m.max(n) as f64, m.min(n) as f64);
+        8.0 * 12.0 * mt * nt * nt
+    };
+    Plan {
+        solver: Solver::Svd(method),
+        vectors,
+        chunk: opts.chunk_for::<T>(batch.batch(), m, n, vectors),
+        k,
+        mk: if vectors { m * k } else { 0 },
+        kn: if vectors { k * n } else { 0 },
+        flops,
+        lower: false,
     }
 }
 
@@ -91,7 +112,14 @@ pub fn svd_batched_graph<'a, T: Scalar>(
     job: SvdJob,
     opts: &BatchedOptions,
 ) -> Result<BatchedHandle<T>> {
-    add_chunk_tasks(g, batch, job, opts, None, FiniteCheck::Upfront)
+    add_chunk_tasks(
+        g,
+        batch,
+        plan(&batch, job, opts),
+        opts,
+        None,
+        FiniteCheck::Upfront,
+    )
 }
 
 /// The thin SVDs of every matrix of `batch` (values only, or with `U` and
@@ -242,7 +270,7 @@ pub fn svd_batched_into<T: Scalar>(
     let h = add_chunk_tasks(
         &mut g,
         batch,
-        job,
+        plan(&batch, job, opts),
         opts,
         Some(in_place),
         FiniteCheck::InChunks,

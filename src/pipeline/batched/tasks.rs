@@ -4,11 +4,11 @@
 //! caller's).
 
 use super::chunk::{run_chunk, ChunkDst, ChunkOut, ScratchPool};
+use super::evd_chunk::EvdRoute;
 use super::input::{BatchRef, FiniteCheck};
 use super::svd::BatchedSvd;
 use super::{BatchedMethod, BatchedOptions};
 use crate::graph::{SubGraph, Task, TaskGraph, TaskId};
-use crate::pipeline::svd::SvdJob;
 use crate::{Error, Result, Scalar};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -97,6 +97,11 @@ impl<T: Scalar> Results<T> {
 }
 
 impl<T: Scalar> BatchedHandle<T> {
+    /// `(m, n)`, the shape of each matrix of the batch.
+    pub(super) fn shape(&self) -> (usize, usize) {
+        (self.m, self.n)
+    }
+
     /// The chunk tasks, in batch order (independent of one another).
     pub fn tasks(&self) -> &[TaskId] {
         &self.tasks
@@ -114,6 +119,26 @@ impl<T: Scalar> BatchedHandle<T> {
     /// Assembles the results once the graph ran; [`Error::NotRun`] if a chunk
     /// task has not run successfully.
     pub fn collect(self) -> Result<BatchedSvd<T>> {
+        let (m, n) = (self.m, self.n);
+        let c = self.collect_parts()?;
+        Ok(BatchedSvd {
+            batch: c.batch,
+            m,
+            n,
+            k: m.min(n),
+            values: c.values,
+            u: c.u,
+            vt: c.vt,
+            failed: c.failed,
+            stats: c.stats,
+        })
+    }
+
+    /// The results' buffers once the graph ran (the vector buffers only if
+    /// vectors were asked for), failures ascending; [`Error::NotRun`] if a
+    /// chunk task has not run successfully, the lowest rejected matrix's
+    /// error if any.
+    pub(super) fn collect_parts(self) -> Result<Collected<T>> {
         let mut res = self.results.lock();
         if res.done != self.tasks.len() {
             return Err(Error::NotRun);
@@ -125,11 +150,8 @@ impl<T: Scalar> BatchedHandle<T> {
         // Chunks finish in any order: list the failures by matrix.
         let mut failed = take(&mut res.failed);
         failed.sort_by_key(|f| f.0);
-        Ok(BatchedSvd {
+        Ok(Collected {
             batch: self.batch,
-            m: self.m,
-            n: self.n,
-            k: self.m.min(self.n),
             values: take(&mut res.values),
             u: self.vectors.then(|| take(&mut res.u)),
             vt: self.vectors.then(|| take(&mut res.vt)),
@@ -145,6 +167,67 @@ impl<T: Scalar> BatchedHandle<T> {
     }
 }
 
+/// `Err` with the first of `failed` ([`Error::BatchItem`] naming its
+/// matrix, taken out of the list), `Ok` if it is empty.
+pub(super) fn first_failure(failed: &mut Vec<(usize, Error)>) -> Result<()> {
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let (index, e) = failed.swap_remove(0);
+    Err(Error::BatchItem {
+        index,
+        source: Box::new(e),
+    })
+}
+
+/// A batch's results as [`BatchedHandle::collect_parts`] returns them.
+pub(super) struct Collected<T> {
+    pub(super) batch: usize,
+    pub(super) values: Vec<T>,
+    pub(super) u: Option<Vec<T>>,
+    pub(super) vt: Option<Vec<T>>,
+    pub(super) failed: Vec<(usize, Error)>,
+    pub(super) stats: BatchedStats,
+}
+
+/// What the chunk tasks solve, with its route resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Solver {
+    /// The SVD by this route (not [`BatchedMethod::Auto`]).
+    Svd(BatchedMethod),
+    /// The symmetric EVD by this route.
+    Evd(EvdRoute),
+}
+
+impl Solver {
+    /// The name of its tasks and their stage.
+    fn name(self) -> &'static str {
+        match self {
+            Solver::Svd(method) => method.name(),
+            Solver::Evd(route) => route.name(),
+        }
+    }
+}
+
+/// How a batch is cut and solved: what the chunk tasks add to the graph.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Plan {
+    pub(super) solver: Solver,
+    pub(super) vectors: bool,
+    /// Matrices per chunk.
+    pub(super) chunk: usize,
+    /// Values per matrix, and entries per matrix of the two vector buffers
+    /// (zero without vectors, or for a buffer the problem does not have).
+    pub(super) k: usize,
+    pub(super) mk: usize,
+    pub(super) kn: usize,
+    /// Flops per matrix (a cost hint for the scheduler).
+    pub(super) flops: f64,
+    /// Only the lower triangles are read (and checked for NaN and
+    /// infinities).
+    pub(super) lower: bool,
+}
+
 /// Caller-owned result buffers (sized for the batch) that the chunk tasks
 /// write in place.
 pub(super) struct InPlace<'a, T> {
@@ -153,27 +236,35 @@ pub(super) struct InPlace<'a, T> {
     pub(super) vt: &'a mut [T],
 }
 
-/// [`super::svd_batched_graph`], with the values and vectors written in place into
-/// `in_place` when given (else into buffers of the handle's, each chunk
-/// copying its results in under the lock), and the input checked as `check`
-/// says.
+/// The chunk tasks of `plan` on `batch` added to `g`, with the values and
+/// vectors written in place into `in_place` when given (else into buffers
+/// of the handle's, each chunk copying its results in under the lock), and
+/// the input checked as `check` says.
 pub(super) fn add_chunk_tasks<'a, T: Scalar>(
     g: &mut TaskGraph<'a>,
     batch: BatchRef<'a, T>,
-    job: SvdJob,
+    plan: Plan,
     opts: &BatchedOptions,
     in_place: Option<InPlace<'a, T>>,
     check: FiniteCheck,
 ) -> Result<BatchedHandle<T>> {
     opts.params.validate()?;
+    let (nb, lower) = (batch.batch(), plan.lower);
     if check == FiniteCheck::Upfront {
-        batch.check_finite()?;
+        if let Some(e) = batch.first_non_finite(0, nb, lower) {
+            return Err(e);
+        }
     }
-    let vectors = job == SvdJob::Vectors;
+    let Plan {
+        solver,
+        vectors,
+        chunk,
+        k,
+        mk,
+        kn,
+        ..
+    } = plan;
     let (m, n) = batch.shape();
-    let chunk = opts.chunk_for::<T>(batch.batch(), m, n, vectors);
-    let (nb, k) = (batch.batch(), m.min(n));
-    let (mk, kn) = if vectors { (m * k, k * n) } else { (0, 0) };
     let bounds: Vec<(usize, usize)> = (0..nb)
         .step_by(chunk)
         .map(|lo| (lo, (lo + chunk).min(nb)))
@@ -219,14 +310,7 @@ pub(super) fn add_chunk_tasks<'a, T: Scalar>(
         results: results.clone(),
         tasks: Vec::new(),
     };
-    let method = opts.method.resolve(m, n, vectors);
-    let per = if method == BatchedMethod::Gebrd {
-        crate::linalg::small::gebrd_small::flops(m, n, vectors)
-    } else {
-        // About 8 sweeps of 12 m n^2 flops (Gram and updates).
-        let (mt, nt) = (m.max(n) as f64, m.min(n) as f64);
-        8.0 * 12.0 * mt * nt * nt
-    };
+    let per = plan.flops;
     let bytes = (std::mem::size_of::<T>() * m * n) as f64;
     let pool = Arc::new(ScratchPool::new());
     for (&(lo, hi), place) in bounds.iter().zip(dsts) {
@@ -234,20 +318,20 @@ pub(super) fn add_chunk_tasks<'a, T: Scalar>(
         let pool = pool.clone();
         let o = opts.clone();
         let t = g.add(
-            Task::new(format!("{}[{lo}..{hi})", method.name()), move |_| {
+            Task::new(format!("{}[{lo}..{hi})", solver.name()), move |_| {
                 if check == FiniteCheck::InChunks {
-                    if let Some(e) = batch.first_non_finite(lo, hi) {
+                    if let Some(e) = batch.first_non_finite(lo, hi, lower) {
                         dst.lock().reject(e);
                         return Ok(());
                     }
                 }
                 let mut scratch = pool.take();
-                run_chunk(&batch, lo, hi, vectors, method, &o, &mut scratch, place);
+                run_chunk(&batch, lo, hi, vectors, solver, &o, &mut scratch, place);
                 dst.lock().store(lo, &mut scratch.out, k, mk, kn);
                 pool.give(scratch);
                 Ok(())
             })
-            .stage(method.name())
+            .stage(solver.name())
             .cost(per * (hi - lo) as f64, bytes * (hi - lo) as f64),
         );
         handle.tasks.push(t);
