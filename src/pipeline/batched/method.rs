@@ -66,7 +66,7 @@ impl std::str::FromStr for BatchedMethod {
 /// the batched EVD's one-stage path per matrix is faster than Jacobi in
 /// lanes (see the module documentation of `pipeline::batched` for the
 /// measurement).
-pub const EVD_JACOBI_BELOW: usize = 16;
+pub const EVD_JACOBI_BELOW: usize = 8;
 
 /// Options of the batched solves ([`super::svd_batched`],
 /// [`super::eigh_batched`] and their forms).

@@ -1,6 +1,6 @@
 //! One cyclic Jacobi sweep on `L` symmetric matrices at once, in
-//! interleaved storage: entry `(i, j)` of lane `l` is `a[(i + j n) L + l]`,
-//! so that each step of a rotation is one SIMD operation across the lanes.
+//! interleaved storage: entry `(i, j)` of lane `l` is `a[i + j n][l]`, so
+//! that each step of a rotation is one SIMD operation across the lanes.
 //!
 //! Every lane decides on its own whether to rotate a pair, and a lane that
 //! does not rotate keeps its entries as they were (a select, not a rotation
@@ -45,8 +45,8 @@ fn rotation<T: Scalar>(app: T, aqq: T, apq: T, floor: T) -> (bool, T, T, T) {
     (!small, c, t * c, t)
 }
 
-/// `if keep { old } else { new }`, per lane, written so that it compiles to a
-/// blend.
+/// `new` where the lane rotates, else `old`: a select (a blend across the
+/// lanes), so that a lane that does not rotate keeps its bits.
 #[inline(always)]
 fn pick<T: Scalar>(rotate: bool, new: T, old: T) -> T {
     if rotate {
@@ -59,70 +59,78 @@ fn pick<T: Scalar>(rotate: bool, new: T, old: T) -> T {
 simd_dispatch! {
     /// One cyclic-by-rows Jacobi sweep (pairs `(p, q)`, `p < q`, in row order;
     /// Golub & Van Loan Alg. 8.5.3) over the `L` interleaved `n x n`
-    /// symmetric matrices of `a` (lower triangles used; `n n L` entries),
-    /// accumulating the rotations into the columns of the interleaved `v`
-    /// (`n n L` entries, or empty for eigenvalues only). `rotated[l]` is set
+    /// symmetric matrices of `a` (lower triangles used; `n n` entries of `L`
+    /// lanes), accumulating the rotations into the columns of the interleaved
+    /// `v` (`n n` entries, or empty for eigenvalues only). `rotated[l]` is set
     /// when lane `l` rotated at least one pair. Compiled for AVX2 or AVX-512
     /// when the CPU has them, with the same results (no fused operations).
     pub(super) fn sweep / sweep_dispatch / sweep_body <const L: usize> (
-        a: &mut [T],
-        v: &mut [T],
+        a: &mut [[T; L]],
+        v: &mut [[T; L]],
         n: usize,
         floor: T,
         rotated: &mut [bool; L]
     )
 }
 
+/// The pair `(x, y)` of every lane rotated, `(c x - s y, s x + c y)`, where
+/// `rot` says so; kept where not.
+#[inline(always)]
+fn rotate<T: Scalar, const L: usize>(
+    rot: &[bool; L],
+    c: &[T; L],
+    s: &[T; L],
+    x: &mut [T; L],
+    y: &mut [T; L],
+) {
+    for l in 0..L {
+        let (a, b) = (x[l], y[l]);
+        x[l] = pick(rot[l], c[l] * a - s[l] * b, a);
+        y[l] = pick(rot[l], s[l] * a + c[l] * b, b);
+    }
+}
+
 #[inline(always)]
 fn sweep_body<T: Scalar, const L: usize>(
-    a: &mut [T],
-    v: &mut [T],
+    a: &mut [[T; L]],
+    v: &mut [[T; L]],
     n: usize,
     floor: T,
     rotated: &mut [bool; L],
 ) {
-    assert_eq!(a.len(), n * n * L, "sweep: a must hold n n L entries");
-    assert!(
-        v.is_empty() || v.len() == n * n * L,
-        "sweep: v is n n L or empty"
-    );
+    assert_eq!(a.len(), n * n, "sweep: a must hold n n entries");
+    assert!(v.is_empty() || v.len() == n * n, "sweep: v is n n or empty");
     for p in 0..n {
         for q in p + 1..n {
-            let (pp, qq, pq) = (lower(n, p, p) * L, lower(n, q, q) * L, lower(n, q, p) * L);
+            let (pp, qq, pq) = (lower(n, p, p), lower(n, q, q), lower(n, q, p));
+            let (app, aqq, apq) = (a[pp], a[qq], a[pq]);
             let mut rot = [false; L];
             let (mut c, mut s, mut t) = ([T::one(); L], [T::zero(); L], [T::zero(); L]);
             for l in 0..L {
-                (rot[l], c[l], s[l], t[l]) = rotation(a[pp + l], a[qq + l], a[pq + l], floor);
+                (rot[l], c[l], s[l], t[l]) = rotation(app[l], aqq[l], apq[l], floor);
                 rotated[l] |= rot[l];
             }
             if !rot.iter().any(|&r| r) {
                 continue;
             }
             for k in (0..n).filter(|&k| k != p && k != q) {
-                let (kp, kq) = (lower(n, k, p) * L, lower(n, k, q) * L);
-                for l in 0..L {
-                    let (x, y) = (a[kp + l], a[kq + l]);
-                    a[kp + l] = pick(rot[l], c[l] * x - s[l] * y, x);
-                    a[kq + l] = pick(rot[l], s[l] * x + c[l] * y, y);
-                }
+                let (kp, kq) = (lower(n, k, p), lower(n, k, q));
+                let (mut x, mut y) = (a[kp], a[kq]);
+                rotate(&rot, &c, &s, &mut x, &mut y);
+                (a[kp], a[kq]) = (x, y);
             }
             for l in 0..L {
-                let (app, aqq, apq) = (a[pp + l], a[qq + l], a[pq + l]);
-                a[pp + l] = pick(rot[l], app - t[l] * apq, app);
-                a[qq + l] = pick(rot[l], aqq + t[l] * apq, aqq);
-                a[pq + l] = pick(rot[l], T::zero(), apq);
+                a[pp][l] = pick(rot[l], app[l] - t[l] * apq[l], app[l]);
+                a[qq][l] = pick(rot[l], aqq[l] + t[l] * apq[l], aqq[l]);
+                a[pq][l] = pick(rot[l], T::zero(), apq[l]);
             }
             if v.is_empty() {
                 continue;
             }
             // Columns p and q of V are contiguous: V := V J.
-            let (vp, vq) = (p * n * L, q * n * L);
-            for k in 0..n {
-                for l in 0..L {
-                    let (x, y) = (v[vp + k * L + l], v[vq + k * L + l]);
-                    v[vp + k * L + l] = pick(rot[l], c[l] * x - s[l] * y, x);
-                    v[vq + k * L + l] = pick(rot[l], s[l] * x + c[l] * y, y);
-                }
+            let (vp, vq) = v.split_at_mut(q * n);
+            for (x, y) in vp[p * n..(p + 1) * n].iter_mut().zip(&mut vq[..n]) {
+                rotate(&rot, &c, &s, x, y);
             }
         }
     }

@@ -52,8 +52,8 @@ impl Default for SyevjParams {
 /// Reusable buffers of [`syevj_group`].
 #[derive(Debug, Default)]
 pub struct SyevjWorkspace<T> {
-    a: Vec<T>,
-    v: Vec<T>,
+    a: Vec<[T; LANES]>,
+    v: Vec<[T; LANES]>,
     d: Vec<T>,
     order: Vec<usize>,
 }
@@ -146,12 +146,12 @@ fn load<T: Scalar>(
     let n = a[0].nrows();
     let (z, one) = (T::zero(), T::one());
     ws.a.clear();
-    ws.a.resize(n * n * LANES, z);
+    ws.a.resize(n * n, [z; LANES]);
     ws.v.clear();
     if with_vectors {
-        ws.v.resize(n * n * LANES, z);
+        ws.v.resize(n * n, [z; LANES]);
         for i in 0..n {
-            ws.v[(i + i * n) * LANES..(i + i * n + 1) * LANES].fill(one);
+            ws.v[i + i * n] = [one; LANES];
         }
     }
     let mut scales = [(one, one); LANES];
@@ -174,7 +174,7 @@ fn load<T: Scalar>(
         scales[l] = (h, r);
         for j in 0..n {
             for i in j..n {
-                ws.a[(i + j * n) * LANES + l] = m[(i, j)] * h * r;
+                ws.a[i + j * n][l] = m[(i, j)] * h * r;
             }
         }
     }
@@ -194,7 +194,7 @@ fn iterate<T: Scalar>(
     // scaling) move no eigenvalue by more than n eps^2 ||A||.
     let floor = T::EPS * T::EPS;
     let mut state = [(0usize, true); LANES];
-    let v: &mut [T] = if with_vectors { &mut ws.v } else { &mut [] };
+    let v: &mut [[T; LANES]] = if with_vectors { &mut ws.v } else { &mut [] };
     for _ in 0..params.max_sweeps {
         if state.iter().all(|s| !s.1) {
             break;
@@ -222,7 +222,7 @@ fn write_lane<T: Scalar>(
     vectors: Option<&mut [T]>,
 ) {
     ws.d.clear();
-    ws.d.extend((0..n).map(|i| ws.a[(i + i * n) * LANES + l] / h / r));
+    ws.d.extend((0..n).map(|i| ws.a[i + i * n][l] / h / r));
     ws.order.clear();
     ws.order.extend(0..n);
     let d = &ws.d;
@@ -234,7 +234,7 @@ fn write_lane<T: Scalar>(
     if let Some(out) = vectors {
         for (col, &i) in out.chunks_exact_mut(n).zip(&ws.order) {
             for (k, x) in col.iter_mut().enumerate() {
-                *x = ws.v[(k + i * n) * LANES + l];
+                *x = ws.v[k + i * n][l];
             }
         }
     }
