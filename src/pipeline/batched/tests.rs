@@ -310,25 +310,15 @@ fn shapes_are_checked() {
     assert!(matches!(eigh_batched(b, &opts, &rt), Err(Error::Shape(_))));
     let sq = vec![1.0f64; 2 * 9];
     let b = BatchRef::new(&sq, 2, 3, 3, BatchLayout::ColMajor).unwrap();
-    let (mut w, mut v) = (vec![5.0; 5], vec![5.0; 18]);
-    let out = BatchedEvdOut {
-        values: &mut w,
-        vectors: Some(&mut v),
-    };
-    assert!(matches!(
-        eigh_batched_into(b, &opts, &rt, out),
-        Err(Error::Shape(_))
-    ));
-    assert!(w.iter().chain(&v).all(|&x| x == 5.0), "nothing written");
-    let mut w = vec![5.0; 6];
-    let mut v = vec![5.0; 17];
-    let out = BatchedEvdOut {
-        values: &mut w,
-        vectors: Some(&mut v),
-    };
-    assert!(matches!(
-        eigh_batched_into(b, &opts, &rt, out),
-        Err(Error::Shape(_))
-    ));
-    assert!(w.iter().chain(&v).all(|&x| x == 5.0), "nothing written");
+    // One buffer too short each time: refused before anything is written.
+    for (nw, nv) in [(5, 18), (6, 17)] {
+        let (mut w, mut v) = (vec![5.0; nw], vec![5.0; nv]);
+        let out = BatchedEvdOut {
+            values: &mut w,
+            vectors: Some(&mut v),
+        };
+        let r = eigh_batched_into(b, &opts, &rt, out);
+        assert!(matches!(r, Err(Error::Shape(_))), "{nw} {nv}");
+        assert!(w.iter().chain(&v).all(|&x| x == 5.0), "nothing written");
+    }
 }
