@@ -114,6 +114,12 @@
 //! 6x6 0.013 / 0.016, 8x8 0.027 / 0.024, 12x12 0.030 / 0.018. Jacobi's
 //! `O(n^3)` work per sweep over several sweeps loses to the reduction's
 //! `4/3 n^3` from about `n = 8`.
+//!
+//! Against numpy 2.4.6's stacked `eigh` / `eigvalsh` (a loop over LAPACK),
+//! `benches/batched.rs` then `benches/peers_batched.py` right after it (f64,
+//! 2 workers, the same loaded machine, 2026-12-07), seconds, ours / numpy:
+//! 100,000 x 3x3 with vectors 0.026 / 0.103, values 0.017 / 0.057; 10,000 x
+//! 32x32 with vectors 0.291 / 0.702, values 0.118 / 0.321.
 
 mod chunk;
 mod evd;
