@@ -43,6 +43,8 @@ use watch::{show_progress_until, Stop};
 #[path = "common/args.rs"]
 #[allow(dead_code)]
 mod args;
+#[path = "common/batch_input.rs"]
+mod batch_input;
 #[path = "common/watch.rs"]
 #[allow(dead_code)]
 mod watch;
@@ -142,10 +144,10 @@ fn values_on_gpu<T: RunScalar>(_: &BatchRef<'_, T>, _: &BatchedOptions) -> Resul
     Err(eigenflow::cuda::probe(0).err().unwrap_or(Error::NotRun))
 }
 
-/// The batch as `(data, batch, m, n, layout)`: read from `--input` (C order
-/// as it is, Fortran order repacked matrix by matrix) or generated.
+/// The batch as `(data, batch, m, n, layout)`: read from `--input` or
+/// generated (Gaussian, from `--seed`).
 fn load<T: Scalar>(args: &Args) -> Result<(Vec<T>, usize, usize, usize, BatchLayout)> {
-    let Some(path) = &args.input else {
+    batch_input::load(args.input.as_deref(), || {
         let (m, n) = (args.m.unwrap_or(args.n), args.n);
         let mut rng = Rng::new(args.seed);
         let len = args
@@ -154,38 +156,8 @@ fn load<T: Scalar>(args: &Args) -> Result<(Vec<T>, usize, usize, usize, BatchLay
             .and_then(|x| x.checked_mul(n))
             .ok_or_else(|| Error::InvalidArgument("--batch x --m x --n overflows".into()))?;
         let data = (0..len).map(|_| T::of(rng.gaussian())).collect();
-        return Ok((data, args.batch, m, n, BatchLayout::ColMajor));
-    };
-    let (header, data) = npy::read_array::<T>(path)?;
-    let [batch, m, n] = header.shape[..] else {
-        return Err(Error::Npy {
-            path: path.clone(),
-            reason: format!(
-                "expected a 3-D array (batch x m x n), found shape {:?}",
-                header.shape
-            ),
-        });
-    };
-    if batch == 0 {
-        return Err(Error::InvalidArgument(format!(
-            "{}: empty batch (shape {:?})",
-            path.display(),
-            header.shape
-        )));
-    }
-    if !header.fortran_order {
-        return Ok((data, batch, m, n, BatchLayout::RowMajor));
-    }
-    // Fortran order: element (b, i, j) at b + batch (i + m j).
-    let mut col = Vec::with_capacity(data.len());
-    for b in 0..batch {
-        for j in 0..n {
-            for i in 0..m {
-                col.push(data[b + batch * (i + m * j)]);
-            }
-        }
-    }
-    Ok((col, batch, m, n, BatchLayout::ColMajor))
+        Ok((data, args.batch, m, n))
+    })
 }
 
 fn run<T: RunScalar>(args: &Args, stop: &Stop, gpu: bool) -> Result<()> {

@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 
 /// Writes `batch x m x n` values `f(b, i, j)` as a C- or Fortran-order
 /// `.npy` (the Fortran file by hand: header via the C writer's layout).
-fn write_batch(
+pub(crate) fn write_batch(
     path: &Path,
     shape: [usize; 3],
     fortran: bool,
@@ -48,10 +48,10 @@ fn write_batch(
     std::fs::write(path, bytes).unwrap();
 }
 
-fn ok(out: &Output) -> serde_json::Value {
+pub(crate) fn ok(out: &Output) -> serde_json::Value {
     assert!(
         out.status.success(),
-        "batched_svd failed: {}",
+        "example failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let stdout = String::from_utf8(out.stdout.clone()).unwrap();
@@ -60,7 +60,7 @@ fn ok(out: &Output) -> serde_json::Value {
     serde_json::from_str(lines[0]).unwrap()
 }
 
-fn failed(out: &Output) -> String {
+pub(crate) fn failed(out: &Output) -> String {
     assert!(!out.status.success(), "expected a failure");
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

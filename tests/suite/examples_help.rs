@@ -8,7 +8,14 @@ use std::process::Command;
 
 #[test]
 fn every_example_answers_help_without_side_effects() {
-    for name in ["evd", "svd", "graph", "custom_pipeline", "batched_svd"] {
+    for name in [
+        "evd",
+        "svd",
+        "graph",
+        "custom_pipeline",
+        "batched_svd",
+        "batched_evd",
+    ] {
         let Some(bin) = example(name) else { continue };
         // Run in an empty directory: whatever the example creates, relative to
         // the working directory, shows up there.

@@ -23,6 +23,7 @@ mod example_bin;
 
 mod batched;
 mod batched_cli;
+mod batched_evd_cli;
 mod batched_gebrd;
 mod batched_into;
 mod evd_hybrid;

@@ -5,3 +5,4 @@
 
 pub mod gebrd_small;
 pub mod jacobi;
+pub mod syevj;

@@ -2,6 +2,8 @@
 //! in buffers that the chunk tasks of one batch pass on to one another
 //! ([`ScratchPool`]).
 
+use super::evd_chunk::{run_evd, EvdScratch};
+use super::tasks::Solver;
 use super::{BatchRef, BatchedMethod, BatchedOptions};
 use crate::linalg::small::gebrd_small::{small_svd_group, GebrdWorkspace, LANES};
 use crate::linalg::small::jacobi::{JacobiState, JacobiWorkspace, Status};
@@ -17,6 +19,7 @@ use parking_lot::Mutex;
 pub(super) struct ChunkScratch<T> {
     gebrd: [GebrdWorkspace<T>; LANES],
     jacobi: JacobiWorkspace<T>,
+    evd: EvdScratch<T>,
     pub(super) out: ChunkOut<T>,
 }
 
@@ -38,6 +41,7 @@ impl<T: Scalar> ScratchPool<T> {
         self.0.lock().pop().unwrap_or_else(|| ChunkScratch {
             gebrd: std::array::from_fn(|_| GebrdWorkspace::new()),
             jacobi: JacobiWorkspace::new(),
+            evd: EvdScratch::default(),
             out: ChunkOut::default(),
         })
     }
@@ -56,8 +60,8 @@ pub(super) struct ChunkDst<'d, T> {
     pub(super) vt: &'d mut [T],
 }
 
-/// Solves matrices `lo..hi` of `batch` by `method` (already resolved, not
-/// [`BatchedMethod::Auto`]): values and vectors into `dst`, or into
+/// Solves matrices `lo..hi` of `batch` as `solver` says: values and
+/// vectors into `dst`, or into
 /// `scratch.out`'s buffers when `dst` is `None`; counters and failures into
 /// `scratch.out` either way.
 #[allow(clippy::too_many_arguments)]
@@ -66,15 +70,24 @@ pub(super) fn run_chunk<T: Scalar>(
     lo: usize,
     hi: usize,
     vectors: bool,
-    method: BatchedMethod,
+    solver: Solver,
     opts: &BatchedOptions,
     scratch: &mut ChunkScratch<T>,
     dst: Option<ChunkDst<'_, T>>,
 ) {
     let (m, n) = batch.shape();
     let k = m.min(n);
-    let sizes = if vectors { (m * k, k * n) } else { (0, 0) };
-    let ChunkScratch { gebrd, jacobi, out } = scratch;
+    let sizes = match (vectors, solver) {
+        (false, _) => (0, 0),
+        (true, Solver::Svd(_)) => (m * k, k * n),
+        (true, Solver::Evd(_)) => (n * n, 0),
+    };
+    let ChunkScratch {
+        gebrd,
+        jacobi,
+        evd,
+        out,
+    } = scratch;
     out.reset(hi - lo, k, sizes, dst.is_none());
     let ChunkOut {
         values,
@@ -83,9 +96,10 @@ pub(super) fn run_chunk<T: Scalar>(
         stats,
     } = out;
     let dst = dst.unwrap_or(ChunkDst { values, u, vt });
-    match method {
-        BatchedMethod::Gebrd => run_gebrd(batch, lo, hi, vectors, gebrd, stats, dst),
-        _ => run_jacobi(batch, lo, hi, vectors, opts, jacobi, stats, dst),
+    match solver {
+        Solver::Svd(BatchedMethod::Gebrd) => run_gebrd(batch, lo, hi, vectors, gebrd, stats, dst),
+        Solver::Svd(_) => run_jacobi(batch, lo, hi, vectors, opts, jacobi, stats, dst),
+        Solver::Evd(route) => run_evd(batch, lo, hi, vectors, route, opts, evd, stats, dst),
     }
 }
 
@@ -167,7 +181,7 @@ fn solve_group<T: Scalar, const L: usize>(
 }
 
 /// `e` with the index of the batch's matrix it concerns.
-fn name_matrix(e: Error, index: usize) -> Error {
+pub(super) fn name_matrix(e: Error, index: usize) -> Error {
     match e {
         Error::NoConvergence { stage, detail } => Error::NoConvergence {
             stage,
@@ -202,7 +216,7 @@ impl<T: Scalar> ChunkOut<T> {
     /// sized for `k` values and `mk`, `kn` vector entries each (they keep
     /// their capacity, and stale entries, each overwritten by its matrix's
     /// solve), else emptied.
-    fn reset(&mut self, len: usize, k: usize, (mk, kn): (usize, usize), buffers: bool) {
+    pub(super) fn reset(&mut self, len: usize, k: usize, (mk, kn): (usize, usize), buffers: bool) {
         let z = T::zero();
         let held = if buffers { len } else { 0 };
         self.values.resize(held * k, z);

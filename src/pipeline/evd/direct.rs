@@ -100,25 +100,18 @@ pub(super) fn admit<T: Scalar>(n: usize, job: EvdJob, threads: usize) -> Result<
 /// matrix in its lower triangle (strict upper part not read), checked square.
 /// The report lists no tasks (the helper runs are not recorded).
 pub(super) fn run<T: Scalar>(
-    mut a: Mat<T>,
+    a: Mat<T>,
     job: EvdJob,
     opts: &EvdOptions,
     rt: &Runtime,
 ) -> Result<SymmetricEigen<T>> {
     let start = Instant::now();
-    let (scale, _) = prepare(&mut a, opts.selection.is_some())?;
-    let (mut d, vectors) = if a.nrows() == 2 && opts.selection.is_none() {
-        phase("sym2x2", SOLVE, || {
-            Ok(eigh_2x2(a[(0, 0)], a[(1, 0)], a[(1, 1)], job))
-        })?
+    let par = if a.nrows() >= THREADS_FROM {
+        rt.fork()
     } else {
-        reduce_and_solve(&mut a, scale, job, opts, rt)?
+        Fork::Seq
     };
-    if scale != T::one() {
-        for x in d.iter_mut() {
-            *x /= scale;
-        }
-    }
+    let (d, vectors) = solve(a, job, opts, par)?;
     Ok(SymmetricEigen {
         values: d,
         vectors,
@@ -131,6 +124,39 @@ pub(super) fn run<T: Scalar>(
     })
 }
 
+/// The eigenvalues (ascending, unscaled) and eigenvectors of the working copy
+/// `a` (lower triangle, checked square) on the calling thread alone, with no
+/// fork at any order, and the default options: the solve of one matrix of
+/// the batched EVD (whose parallelism is across matrices). The same bits as
+/// [`run`] (whose forks do not change them).
+pub(crate) fn solve_serial<T: Scalar>(a: Mat<T>, job: EvdJob) -> Result<(Vec<T>, Option<Mat<T>>)> {
+    solve(a, job, &EvdOptions::default(), Fork::Seq)
+}
+
+/// [`run`]'s solve: scaling, the 2 x 2 rotation or the reduction and its
+/// solver, unscaling; the halves forked through `par`.
+fn solve<T: Scalar>(
+    mut a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    par: Fork<'_>,
+) -> Result<(Vec<T>, Option<Mat<T>>)> {
+    let (scale, _) = prepare(&mut a, opts.selection.is_some())?;
+    let (mut d, vectors) = if a.nrows() == 2 && opts.selection.is_none() {
+        phase("sym2x2", SOLVE, || {
+            Ok(eigh_2x2(a[(0, 0)], a[(1, 0)], a[(1, 1)], job))
+        })?
+    } else {
+        reduce_and_solve(&mut a, scale, job, opts, par)?
+    };
+    if scale != T::one() {
+        for x in d.iter_mut() {
+            *x /= scale;
+        }
+    }
+    Ok((d, vectors))
+}
+
 /// `dsytrd`, then `dsterf` (values), D&C and `dormtr` (vectors), or bisection
 /// and inverse iteration for a selection, on the scaled working copy `a`:
 /// the (scaled) eigenvalues ascending and the eigenvectors.
@@ -139,16 +165,11 @@ fn reduce_and_solve<T: Scalar>(
     scale: T,
     job: EvdJob,
     opts: &EvdOptions,
-    rt: &Runtime,
+    par: Fork<'_>,
 ) -> Result<(Vec<T>, Option<Mat<T>>)> {
     let n = a.nrows();
     let m = n.saturating_sub(1);
     let (mut d, mut e, mut tau) = (vec![T::zero(); n], vec![T::zero(); m], vec![T::zero(); m]);
-    let par = if n >= THREADS_FROM {
-        rt.fork()
-    } else {
-        Fork::Seq
-    };
     phase("sytrd", REDUCE, || {
         sytrd_on(
             a.as_mut(),

@@ -40,6 +40,7 @@
 
 mod back_transform;
 mod direct;
+pub(crate) use direct::solve_serial;
 pub mod hybrid;
 mod memory;
 mod options;

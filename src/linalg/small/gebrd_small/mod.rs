@@ -46,23 +46,23 @@
 //! triangular factors per call (`O(n nb)`).
 
 use crate::linalg::bidiagonal::bdsdc::bdsqr::{bdsqr_group, bdsqr_run, Lane};
-use crate::linalg::bidiagonal::bdsdc::BdsdcParams;
-use crate::linalg::bidiagonal::dqds;
 use crate::linalg::householder::{larf2_left, larf_left, larf_right, larfg_slice};
-use crate::linalg::small::jacobi::pow2_scale;
 use crate::{Result, Scalar};
-use faer::linalg::matmul::matmul;
 use faer::reborrow::*;
-use faer::{Accum, MatMut, MatRef, Par};
+use faer::{MatMut, MatRef};
 
 mod blocked;
 mod dc;
 mod lanes;
+mod load;
+mod outputs;
 mod pack;
 
 pub use lanes::LANES;
 
 use blocked::blocked_svd;
+use load::{load_scaled, Scaled};
+use outputs::{bidiagonal_dc, dc_outputs, values_by_dqds, write_qr_outputs};
 
 /// From this order on (`min(m, n)`), vectors come from the bidiagonal
 /// divide and conquer and two GEMMs rather than from QR rotations applied to
@@ -382,46 +382,6 @@ fn solve_one<T: Scalar>(
     Ok(())
 }
 
-/// The end of the divide-and-conquer route, once `ws` holds the bidiagonal
-/// and `Q`, `P`: the bidiagonal's SVD, then `U` and `V^T` from two GEMMs.
-fn dc_outputs<T: Scalar>(
-    ws: &mut GebrdWorkspace<T>,
-    sc: &Scaled<T>,
-    values: &mut [T],
-    u: &mut [T],
-    vt: &mut [T],
-) -> Result<()> {
-    let (mt, nt) = (sc.mt, sc.nt);
-    let (m, n) = sc.shape();
-    assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
-    assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
-    let q = MatRef::from_column_major_slice(&ws.q[..], mt, nt);
-    let p = MatRef::from_column_major_slice(&ws.p[..], nt, nt);
-    let unscale = |values: &mut [T]| sc.unscale(values);
-    let (ub, vb) = bidiagonal_dc(
-        &mut ws.d, &ws.e, &mut ws.ub, &mut ws.vb, &mut ws.w, values, unscale,
-    )?;
-    // B = (Q U_b) S (P V_b)^T.
-    let (lf, lb, rf, rb) = if sc.transposed {
-        (p, vb.rb(), q, ub.rb())
-    } else {
-        (q, ub.rb(), p, vb.rb())
-    };
-    let one = T::one();
-    let um = MatMut::from_column_major_slice_mut(u, m, nt);
-    matmul(um, Accum::Replace, lf, lb, one, Par::Seq);
-    let vm = MatMut::from_column_major_slice_mut(vt, nt, n);
-    matmul(
-        vm,
-        Accum::Replace,
-        rb.transpose(),
-        rf.transpose(),
-        one,
-        Par::Seq,
-    );
-    Ok(())
-}
-
 /// [`small_svd`] of `L` matrices of one shape, each with its own workspace:
 /// results bitwise those of `L` [`small_svd`] calls.
 ///
@@ -534,106 +494,6 @@ enum Route {
     DivideConquer,
 }
 
-/// The tall working copy of a matrix, scaled: `mt x nt` with `mt >= nt`,
-/// the input's transpose when `transposed`, times `h r` (powers of two).
-struct Scaled<T> {
-    mt: usize,
-    nt: usize,
-    transposed: bool,
-    h: T,
-    r: T,
-}
-
-impl<T: Scalar> Scaled<T> {
-    /// The input's shape.
-    fn shape(&self) -> (usize, usize) {
-        if self.transposed {
-            (self.nt, self.mt)
-        } else {
-            (self.mt, self.nt)
-        }
-    }
-
-    /// Undoes the scaling on singular values.
-    fn unscale(&self, values: &mut [T]) {
-        for x in values.iter_mut() {
-            *x = *x / self.h / self.r;
-        }
-    }
-}
-
-/// Copies `a` (transposed if wide) into `ws.a`, scaled, after sizing `ws`;
-/// [`crate::Error::NonFinite`] (position in `a`) if an entry is NaN or
-/// infinite, found by the scan the scaling needs anyway.
-fn load_scaled<T: Scalar>(
-    a: MatRef<'_, T>,
-    ws: &mut GebrdWorkspace<T>,
-    values: &[T],
-    vectors: bool,
-) -> Result<Scaled<T>> {
-    let (m, n) = (a.nrows(), a.ncols());
-    let transposed = m < n;
-    let (mt, nt) = if transposed { (n, m) } else { (m, n) };
-    assert_eq!(values.len(), nt, "small_svd: values must hold min(m, n)");
-    ws.reserve(mt, nt, vectors);
-    let src = if transposed { a.transpose() } else { a };
-    let b = &mut ws.a[..mt * nt];
-    copy_col_major(src, b);
-    // Bring the largest entry into [1, 2) by powers of two (exact), as the
-    // Jacobi route does: the bidiagonal QR loses relative accuracy on
-    // matrices near the underflow threshold. Undone on the singular values
-    // (`unscale`); the vectors do not change.
-    let (amax, finite) = crate::matrix::scan::max_abs_finite(b);
-    if !finite {
-        return Err(
-            crate::matrix::check_finite(a, false).expect_err("the scan found a non-finite entry")
-        );
-    }
-    let (h, r) = pow2_scale(amax);
-    if (h, r) != (T::one(), T::one()) {
-        for x in b.iter_mut() {
-            *x = *x * h * r;
-        }
-    }
-    Ok(Scaled {
-        mt,
-        nt,
-        transposed,
-        h,
-        r,
-    })
-}
-
-/// Copies `src` (`r x c`, any strides) into the column-major `dst`
-/// (`r c` entries). The two layouts of a batch take loops over contiguous
-/// slices (faer's general `copy_from` was 4-10% of a 32x32 SVD with
-/// vectors); other strides go entry by entry.
-fn copy_col_major<T: Scalar>(src: MatRef<'_, T>, dst: &mut [T]) {
-    let r = src.nrows();
-    if r == 0 {
-        return;
-    }
-    if let Some(cm) = src.try_as_col_major() {
-        for (j, d) in dst.chunks_exact_mut(r).enumerate() {
-            d.copy_from_slice(cm.col(j).try_as_col_major().expect("unit rows").as_slice());
-        }
-    } else if let Some(rm) = src.transpose().try_as_col_major() {
-        // Row i of `src` is contiguous: scatter it along row i of `dst`.
-        for i in 0..r {
-            let row = rm.col(i).try_as_col_major().expect("unit rows").as_slice();
-            for (j, &x) in row.iter().enumerate() {
-                dst[i + j * r] = x;
-            }
-        }
-    } else {
-        for (j, d) in dst.chunks_exact_mut(r).enumerate() {
-            for (i, x) in d.iter_mut().enumerate() {
-                *x = src[(i, j)];
-            }
-        }
-    }
-}
-
 impl<T: Scalar> GebrdWorkspace<T> {
     /// The route for `min(m, n) = nt`.
     fn route(&self, nt: usize, vectors: bool) -> Route {
@@ -689,63 +549,6 @@ impl<T: Scalar> GebrdWorkspace<T> {
             MatMut::from_column_major_slice_mut(&mut self.p[..], nt, nt),
         )
     }
-}
-
-/// After the bidiagonal QR (`B = Q S P^T` in `ws`): the values, unscaled,
-/// and the vectors. Not transposed: `U = Q`, `V^T = P^T`; transposed
-/// (`A = B^T`): `U = P`, `V^T = Q^T`.
-fn write_qr_outputs<T: Scalar>(
-    ws: &GebrdWorkspace<T>,
-    sc: &Scaled<T>,
-    values: &mut [T],
-    u: &mut [T],
-    vt: &mut [T],
-) {
-    let (mt, nt) = (sc.mt, sc.nt);
-    values.copy_from_slice(&ws.d);
-    sc.unscale(values);
-    let q = MatRef::from_column_major_slice(&ws.q[..], mt, nt);
-    let p = MatRef::from_column_major_slice(&ws.p[..], nt, nt);
-    let (uf, vf) = if sc.transposed { (p, q) } else { (q, p) };
-    let (m, n) = sc.shape();
-    assert_eq!(u.len(), m * nt, "small_svd: u must be m x min(m, n)");
-    assert_eq!(vt.len(), nt * n, "small_svd: vt must be min(m, n) x n");
-    copy_col_major(uf, u);
-    copy_col_major(vf.transpose(), vt);
-}
-
-/// Singular values only: dqds on the bidiagonal `(d, e)`, unscaled into
-/// `values`.
-fn values_by_dqds<T: Scalar>(
-    d: &[T],
-    e: &[T],
-    values: &mut [T],
-    unscale: impl Fn(&mut [T]),
-) -> Result<()> {
-    let s = dqds::singular_values(d, e)?;
-    values.copy_from_slice(&s);
-    unscale(values);
-    Ok(())
-}
-
-/// The bidiagonal `(d, e)`'s SVD by divide and conquer: the values, unscaled,
-/// into `values`, and its vectors as `nt x nt` views of `ub`, `vb`.
-fn bidiagonal_dc<'a, T: Scalar>(
-    d: &mut [T],
-    e: &[T],
-    ub: &'a mut [T],
-    vb: &'a mut [T],
-    w: &mut [T],
-    values: &mut [T],
-    unscale: impl Fn(&mut [T]),
-) -> Result<(MatMut<'a, T>, MatMut<'a, T>)> {
-    let nt = d.len();
-    let mut ub = MatMut::from_column_major_slice_mut(&mut ub[..nt * nt], nt, nt);
-    let mut vb = MatMut::from_column_major_slice_mut(&mut vb[..nt * nt], nt, nt);
-    dc::bd_dc(d, e, ub.rb_mut(), vb.rb_mut(), w, &BdsdcParams::default())?;
-    values.copy_from_slice(d);
-    unscale(values);
-    Ok((ub, vb))
 }
 
 /// Flops of the route for one `m x n` matrix (bidiagonalisation `4 n^2 (m -
