@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import operator
 import os
+import re
 from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -81,8 +82,9 @@ class SVDResult(NamedTuple):
     Vh: np.ndarray
 
 
-def _float_array(a, ndim: int, what: str) -> np.ndarray:
-    """``a`` as a float32/float64 array of ``ndim`` dimensions: floats kept
+def _float_array(a, ndim: Optional[int], what: str) -> np.ndarray:
+    """``a`` as a float32/float64 array of ``ndim`` dimensions (``None``: at
+    least 2, a matrix or a stack of them): floats kept
     (native byte order, aligned), integers and booleans converted to float64
     like numpy.linalg, anything else a ValueError."""
     a = np.asarray(a)
@@ -97,7 +99,12 @@ def _float_array(a, ndim: int, what: str) -> np.ndarray:
             f"{what}: unsupported dtype {a.dtype}; eigenflow computes in float32 or "
             "float64 (integer and boolean arrays are converted to float64)"
         )
-    if a.ndim != ndim:
+    if ndim is None and a.ndim < 2:
+        raise ValueError(
+            f"{what}: expected a matrix or a stack of matrices (at least 2-D), got {a.ndim}-D "
+            f"of shape {a.shape}"
+        )
+    if ndim is not None and a.ndim != ndim:
         raise ValueError(f"{what}: expected a {ndim}-D array, got {a.ndim}-D of shape {a.shape}")
     return a
 
@@ -210,7 +217,20 @@ def eigh(
     crossover the phases of the one-stage path (``sytrd``, ``stedc``,
     ``ormtr``, ...). The call takes the same path and computes the same bits
     as without it. Its directory must exist (ValueError otherwise).
+
+    A stack ``(..., n, n)`` of matrices (numpy's stacked ``eigh``) returns
+    ``eigenvalues`` ``(..., n)`` and ``eigenvectors`` ``(..., n, n)``, all
+    solved by one call of the crate's batched solver (``eigh_batched``:
+    Jacobi in SIMD lanes for small orders, the one-stage path per matrix
+    above); the subsets are not offered for stacks (ValueError). An error in
+    one matrix names its index in the stack (a tuple for more than one
+    stack dimension).
     """
+    a = _float_array(a, None, "eigh")
+    if a.ndim > 2:
+        _no_selection("eigh", subset_by_index, subset_by_value)
+        w, v = _stacked_eigh(a, lower, True, threads, trace, "eigh")
+        return EighResult(w, v)
     a = _square(a, "eigh")
     n = a.shape[0]
     sub, vr = _selection(subset_by_index, subset_by_value, a)
@@ -224,7 +244,12 @@ def eigvalsh(
     a, *, lower: bool = True, subset_by_index=None, subset_by_value=None, threads=None, trace=None
 ) -> np.ndarray:
     """Eigenvalues, ascending, of the real symmetric matrix ``a`` (its lower
-    or upper triangle); ``numpy.linalg.eigvalsh``. Arguments as :func:`eigh`."""
+    or upper triangle); ``numpy.linalg.eigvalsh``. Arguments as :func:`eigh`;
+    a stack ``(..., n, n)`` gives ``(..., n)``."""
+    a = _float_array(a, None, "eigvalsh")
+    if a.ndim > 2:
+        _no_selection("eigvalsh", subset_by_index, subset_by_value)
+        return _stacked_eigh(a, lower, False, threads, trace, "eigvalsh")[0]
     a = _square(a, "eigvalsh")
     n = a.shape[0]
     sub, vr = _selection(subset_by_index, subset_by_value, a)
@@ -235,14 +260,15 @@ def eigvalsh(
 
 
 def _complete(q: np.ndarray) -> np.ndarray:
-    """``q`` (``m x k``, orthonormal columns) extended to an ``m x m``
-    orthogonal matrix: the complement is the trailing columns of the complete
-    QR factor of ``q`` (numpy/LAPACK ``geqrf``/``orgqr``)."""
-    m, k = q.shape
+    """``q`` (``m x k``, orthonormal columns, or a stack of such) extended to
+    an ``m x m`` orthogonal matrix: the complement is the trailing columns of
+    the complete QR factor of ``q`` (numpy/LAPACK ``geqrf``/``orgqr``, which
+    numpy loops over a stack itself)."""
+    m, k = q.shape[-2:]
     if k == m:
         return q
     full, _ = np.linalg.qr(q, mode="complete")
-    return np.concatenate([q, full[:, k:].astype(q.dtype, copy=False)], axis=1)
+    return np.concatenate([q, full[..., :, k:].astype(q.dtype, copy=False)], axis=-1)
 
 
 def svd(a, full_matrices: bool = False, compute_uv: bool = True, *, threads=None, trace=None):
@@ -255,8 +281,16 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True, *, threads=None
     square orthogonal matrix with numpy's QR (an extra ``O(m^2 k)``).
     ``compute_uv=False`` returns ``S`` only. ``threads`` and ``trace`` as in
     :func:`eigh`.
+
+    A stack ``(..., m, n)`` (numpy's stacked ``svd``) gives ``U``
+    ``(..., m, k)``, ``S`` ``(..., k)`` and ``Vh`` ``(..., k, n)`` (square
+    factors with ``full_matrices=True``), all solved by one call of the
+    crate's batched solver (``svd_batched``, as :func:`batched_svd`). An
+    error in one matrix names its index in the stack.
     """
-    a = _float_array(a, 2, "svd")
+    a = _float_array(a, None, "svd")
+    if a.ndim > 2:
+        return _stacked_svd(a, full_matrices, compute_uv, threads, trace)
     m, n = a.shape
     k = min(m, n)
     if k == 0:
@@ -279,8 +313,125 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True, *, threads=None
 
 def svdvals(a, *, threads=None, trace=None) -> np.ndarray:
     """Singular values, descending, of a real matrix of any shape
-    (``scipy.linalg.svdvals``, ``numpy.linalg.svd(a, compute_uv=False)``)."""
+    (``scipy.linalg.svdvals``, ``numpy.linalg.svd(a, compute_uv=False)``), or
+    ``(..., k)`` for a stack ``(..., m, n)``."""
     return svd(a, compute_uv=False, threads=threads, trace=trace)
+
+
+def _no_selection(what: str, subset_by_index, subset_by_value) -> None:
+    if subset_by_index is not None or subset_by_value is not None:
+        raise ValueError(
+            f"{what}: subset_by_index and subset_by_value take one matrix, not a stack"
+        )
+
+
+def _flat_stack(x: np.ndarray):
+    """The stack ``x`` (``(..., m, n)``, at least one matrix) as one flat
+    buffer and whether each matrix in it is row-major: a C-ordered stack, or
+    one whose matrices are each Fortran-ordered one after another, is read in
+    place; any other layout is copied to C order first."""
+    m, n = x.shape[-2:]
+    b = x.size // (m * n)
+    x3 = x.reshape((b, m, n)) if x.flags.c_contiguous else None
+    if x3 is not None:
+        return x3.reshape(-1), True
+    t = np.swapaxes(x, -1, -2)
+    if t.flags.c_contiguous:
+        return t.reshape(-1), False
+    return np.ascontiguousarray(x).reshape(-1), True
+
+
+_BATCH_ITEM = re.compile(r"^matrix (\d+) of the batch: ")
+
+
+def _name_item(e: BaseException, lead: Tuple[int, ...]) -> BaseException:
+    """``e`` with the matrix it names given as its index in the stack
+    (numpy's multi-index when the stack has more than one leading
+    dimension), or ``e`` unchanged."""
+    msg = str(e.args[0]) if e.args else ""
+    hit = _BATCH_ITEM.match(msg)
+    if hit is None or len(lead) == 1:
+        return e
+    idx = tuple(int(i) for i in np.unravel_index(int(hit.group(1)), lead))
+    return type(e)(f"matrix {idx} of the stack: {msg[hit.end():]}")
+
+
+def _native_stack(call, lead):
+    """``call()``, with a batch item's error renamed by :func:`_name_item`."""
+    try:
+        return call()
+    except (ValueError, np.linalg.LinAlgError) as e:
+        named = _name_item(e, lead)
+        if named is e:
+            raise
+        raise named from None
+
+
+def _stacked_eigh(a: np.ndarray, lower, vectors: bool, threads, trace, what: str):
+    """``(w, v)`` of the stack ``a`` (``(..., n, n)``; ``v`` None without
+    vectors) by one native batched call."""
+    *lead, m, n = a.shape
+    if m != n:
+        raise ValueError(f"{what}: expected a stack of square matrices, got shape {a.shape}")
+    lead = tuple(lead)
+    b = int(np.prod(lead))
+    if b == 0 or n == 0:
+        w = np.empty(lead + (n,), a.dtype)
+        return w, (np.empty(lead + (n, n), a.dtype) if vectors else None)
+    flat, row_major = _flat_stack(a)
+    # The native side reads each matrix's lower triangle in the layout
+    # given; the upper triangle is the lower one of the other layout.
+    row_major = row_major == bool(lower)
+    t, tr = _threads(threads), _trace(trace)
+    w, v = _native_stack(
+        lambda: _native.batched_eigh(flat, b, n, row_major, vectors, t, tr), lead
+    )
+    w = w.reshape(lead + (n,))
+    if not vectors:
+        return w, None
+    # Each matrix column-major: the last two axes of a C-ordered stack
+    # swapped (a view).
+    return w, np.swapaxes(v.reshape(lead + (n, n)), -1, -2)
+
+
+def _empty_svd(lead, m: int, n: int, dtype, full_matrices, compute_uv):
+    """numpy's results for a stack with no matrix or of empty matrices."""
+    k = min(m, n)
+    s = np.empty(lead + (k,), dtype)
+    if not compute_uv:
+        return s
+    if full_matrices:
+        u = np.broadcast_to(np.eye(m, dtype=dtype), lead + (m, m)).copy()
+        vh = np.broadcast_to(np.eye(n, dtype=dtype), lead + (n, n)).copy()
+    else:
+        u, vh = np.empty(lead + (m, k), dtype), np.empty(lead + (k, n), dtype)
+    return SVDResult(u, s, vh)
+
+
+def _stacked_svd(a: np.ndarray, full_matrices, compute_uv, threads, trace):
+    """:func:`svd` of the stack ``a`` (``(..., m, n)``) by one native
+    batched call."""
+    *lead, m, n = a.shape
+    lead = tuple(lead)
+    k = min(m, n)
+    b = int(np.prod(lead))
+    if b == 0 or k == 0:
+        return _empty_svd(lead, m, n, a.dtype, full_matrices, compute_uv)
+    flat, row_major = _flat_stack(a)
+    t, tr = _threads(threads), _trace(trace)
+    s, uv = _native_stack(
+        lambda: _native.batched_svd(flat, b, m, n, row_major, bool(compute_uv), t, tr), lead
+    )
+    s = s.reshape(lead + (k,))
+    if not compute_uv:
+        return s
+    # Each matrix column-major, one after another (views).
+    u = np.swapaxes(uv[0].reshape(lead + (k, m)), -1, -2)
+    vh = np.swapaxes(uv[1].reshape(lead + (n, k)), -1, -2)
+    if full_matrices:
+        u = _complete(u)
+        vh = np.swapaxes(_complete(np.swapaxes(vh, -1, -2)), -1, -2)
+    return SVDResult(u, s, vh)
 
 
 def batched_svd(stack, *, compute_uv: bool = True, threads=None):

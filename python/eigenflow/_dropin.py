@@ -29,13 +29,17 @@ def _dtype_reason(dtype: np.dtype) -> Optional[str]:
     return f"dtype {dtype} (eigenflow computes float32 and float64)"
 
 
-def matrix_or_reason(a, *, square: bool, finite: bool) -> Tuple[Optional[np.ndarray], str]:
-    """``(x, "")`` with ``x`` a plain float32/float64 matrix eigenflow serves
+def matrix_or_reason(
+    a, *, square: bool, finite: bool, stacked: bool = False
+) -> Tuple[Optional[np.ndarray], str]:
+    """``(x, "")`` with ``x`` a plain float32/float64 matrix (or, with
+    ``stacked``, a stack ``(..., m, n)`` of them) eigenflow serves
     (integers converted to float64, as numpy and scipy do), or ``(None,
     reason)``. Delegated: ndarray subclasses and objects that dispatch numpy
     functions themselves (``np.matrix``, masked arrays, dask, ...: the
     original knows their rules), other dtypes (complex, float16, bool,
-    object, longdouble), stacked or 1-D input, non-square input to an
+    object, longdouble), stacked input unless ``stacked``, 1-D input,
+    non-square input to an
     eigensolver (the original raises its error), and, with ``finite``,
     non-finite entries (numpy's own handling: NaN results or its error;
     scipy's ``check_finite`` error)."""
@@ -51,11 +55,11 @@ def matrix_or_reason(a, *, square: bool, finite: bool) -> Tuple[Optional[np.ndar
     reason = _dtype_reason(x.dtype)
     if reason:
         return None, reason
-    if x.ndim > 2:
+    if x.ndim > 2 and not stacked:
         return None, "stacked input (issue 61)"
     if x.ndim < 2:
         return None, f"{x.ndim}-D input"
-    if square and x.shape[0] != x.shape[1]:
+    if square and x.shape[-2] != x.shape[-1]:
         return None, "non-square input"
     if x.dtype.kind in "iu":
         x = x.astype(np.float64)

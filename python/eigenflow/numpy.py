@@ -8,10 +8,11 @@ types (numpy's own ``EighResult``/``SVDResult`` named tuples).
 
 eigenflow serves a plain ``ndarray`` (or anything ``np.asarray`` turns into
 one) of float32 or float64 (integers become float64, as in numpy) holding
-one finite matrix; the result has numpy's dtype. Every other call goes to
-numpy's own function and is counted with its reason
-(:func:`eigenflow.patch_report`): complex (issue 62), stacked (issue 61),
-float16/bool/object/longdouble, ndarray subclasses other than
+one finite matrix or a stack ``(..., m, n)`` of them (solved by one call of
+eigenflow's batched solvers, with numpy's stacked shapes); the result has
+numpy's dtype. Every other call goes to numpy's own function and is counted
+with its reason (:func:`eigenflow.patch_report`): complex (issue 62),
+stacked ``svd(..., hermitian=True)``, float16/bool/object/longdouble, ndarray subclasses other than
 ``np.matrix`` (served: its vectors come back as matrices, as numpy's do) and
 ``__array_function__`` types, non-finite input (numpy's handling of NaN is
 its own), an invalid ``UPLO``, and any eigenflow non-convergence.
@@ -67,7 +68,9 @@ def _uplo_lower(UPLO) -> bool:
 
 
 def _matrix(a, square: bool):
-    x, reason = matrix_or_reason(_plain(a), square=square, finite=True)
+    """``a`` as the matrix or stack of matrices eigenflow serves, else
+    :class:`Delegate` with the reason."""
+    x, reason = matrix_or_reason(_plain(a), square=square, finite=True, stacked=True)
     if x is None:
         raise Delegate(reason)
     return x
@@ -128,7 +131,10 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
     def serve():
         if hermitian:
-            r = _hermitian_svd(_matrix(a, True), compute_uv)
+            x = _matrix(a, True)
+            if x.ndim > 2:
+                raise Delegate("stacked input with hermitian=True")
+            r = _hermitian_svd(x, compute_uv)
         else:
             x = _matrix(a, False)
             if not compute_uv:

@@ -11,7 +11,9 @@ mod errors;
 mod run;
 
 use eigenflow::faer::{Mat, MatRef};
-use eigenflow::pipeline::batched::{svd_batched_graph, BatchLayout, BatchRef, BatchedOptions};
+use eigenflow::pipeline::batched::{
+    eigh_batched_graph, svd_batched_graph, BatchLayout, BatchRef, BatchedOptions,
+};
 use eigenflow::pipeline::evd::{evd_graph, EvdJob};
 use eigenflow::pipeline::svd::svd_graph;
 use eigenflow::pipeline::{EvdOptions, SvdJob, SvdOptions};
@@ -167,6 +169,33 @@ fn svd_impl<'py, T: Scalar + Element>(
     Ok((PyArray1::from_vec(py, s), uv))
 }
 
+/// `data` (a contiguous numpy stack) as `batch` matrices of `m x n`, each
+/// row-major or column-major, borrowed for the duration of a graph run.
+///
+/// # Safety
+/// The graph's tasks borrow the numpy buffer through the returned view. The
+/// caller keeps `data` (the readonly borrow, holding a reference to the
+/// array) until it returns, and runs the graph with `run_graph`, which
+/// returns only after the run ended and its graph was dropped (on success,
+/// error, cancel, and by its guard on unwinding), so no task reads the
+/// buffer after the borrow ends.
+unsafe fn stack_view<'py, T: Scalar + Element>(
+    py: Python<'py>,
+    data: &PyReadonlyArray1<'py, T>,
+    (batch, m, n): (usize, usize, usize),
+    row_major: bool,
+) -> PyResult<BatchRef<'static, T>> {
+    let slice = data.as_slice()?;
+    // SAFETY: see the function's contract.
+    let slice: &'static [T] = unsafe { std::slice::from_raw_parts(slice.as_ptr(), slice.len()) };
+    let layout = if row_major {
+        BatchLayout::RowMajor
+    } else {
+        BatchLayout::ColMajor
+    };
+    BatchRef::new(slice, batch, m, n, layout).map_err(|e| to_py(py, e))
+}
+
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn batched_impl<'py, T: Scalar + Element>(
     py: Python<'py>,
@@ -177,31 +206,21 @@ fn batched_impl<'py, T: Scalar + Element>(
     row_major: bool,
     compute_uv: bool,
     threads: Option<i64>,
+    trace: Option<PathBuf>,
 ) -> PyResult<(Flat<'py, T>, Option<(Flat<'py, T>, Flat<'py, T>)>)> {
     let rt = run::runtime(py, threads)?;
-    let slice = data.as_slice()?;
-    // SAFETY: the graph's tasks borrow the numpy buffer. `data` (the readonly
-    // borrow, holding a reference to the array) lives until this function
-    // returns, and `run_graph` returns only after the run ended and its graph
-    // was dropped (on success, error, cancel, and by its guard on unwinding),
-    // so no task reads the buffer after the borrow ends.
-    let slice: &'static [T] = unsafe { std::slice::from_raw_parts(slice.as_ptr(), slice.len()) };
-    let layout = if row_major {
-        BatchLayout::RowMajor
-    } else {
-        BatchLayout::ColMajor
-    };
+    // SAFETY: `data` lives until this function returns, after `run_graph`.
+    let batch = unsafe { stack_view(py, &data, (batch, m, n), row_major)? };
     let job = if compute_uv {
         SvdJob::Vectors
     } else {
         SvdJob::Values
     };
-    let batch = BatchRef::new(slice, batch, m, n, layout).map_err(|e| to_py(py, e))?;
     let mut g = eigenflow::graph::TaskGraph::new();
     let h = py
         .detach(|| svd_batched_graph(&mut g, batch, job, &BatchedOptions::default()))
         .map_err(|e| to_py(py, e))?;
-    run::run_graph(py, rt, g, None)?;
+    run::run_graph(py, rt, g, trace)?;
     let r = h
         .collect()
         .and_then(|r| r.into_result())
@@ -211,6 +230,44 @@ fn batched_impl<'py, T: Scalar + Element>(
         _ => None,
     };
     Ok((PyArray1::from_vec(py, r.values), uv))
+}
+
+/// The batched EVD of a contiguous stack of `batch` symmetric `n x n`
+/// matrices, the lower triangle of each read in the given layout (the
+/// Python side passes the other layout to read the upper triangle: the
+/// lower triangle of the transpose).
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn batched_eigh_impl<'py, T: Scalar + Element>(
+    py: Python<'py>,
+    data: PyReadonlyArray1<'py, T>,
+    batch: usize,
+    n: usize,
+    row_major: bool,
+    vectors: bool,
+    threads: Option<i64>,
+    trace: Option<PathBuf>,
+) -> PyResult<(Flat<'py, T>, Option<Flat<'py, T>>)> {
+    let rt = run::runtime(py, threads)?;
+    // SAFETY: `data` lives until this function returns, after `run_graph`.
+    let batch = unsafe { stack_view(py, &data, (batch, n, n), row_major)? };
+    let job = if vectors {
+        EvdJob::Vectors
+    } else {
+        EvdJob::Values
+    };
+    let mut g = eigenflow::graph::TaskGraph::new();
+    let h = py
+        .detach(|| eigh_batched_graph(&mut g, batch, job, &BatchedOptions::default()))
+        .map_err(|e| to_py(py, e))?;
+    run::run_graph(py, rt, g, trace)?;
+    let r = h
+        .collect()
+        .and_then(|r| r.into_result())
+        .map_err(|e| to_py(py, e))?;
+    Ok((
+        PyArray1::from_vec(py, r.values),
+        r.vectors.map(|v| PyArray1::from_vec(py, v)),
+    ))
 }
 
 /// Dispatches a call on the dtype of its array argument: float64 or float32
@@ -286,9 +343,10 @@ fn svd(
 }
 
 /// `(s, (u, vt))` of a contiguous batch: `data` holds `batch` matrices of
-/// `m x n`, each row-major (C order) or column-major.
+/// `m x n`, each row-major (C order) or column-major; results flat, each
+/// matrix column-major, one after another.
 #[pyfunction]
-#[pyo3(signature = (data, batch, m, n, row_major, compute_uv, threads))]
+#[pyo3(signature = (data, batch, m, n, row_major, compute_uv, threads, trace=None))]
 #[allow(clippy::too_many_arguments)]
 fn batched_svd(
     py: Python<'_>,
@@ -299,9 +357,47 @@ fn batched_svd(
     row_major: bool,
     compute_uv: bool,
     threads: Option<i64>,
+    trace: Option<PathBuf>,
 ) -> PyResult<Py<PyAny>> {
     by_dtype!(py, data, |x: PyReadonlyArray1| batched_impl(
-        py, x, batch, m, n, row_major, compute_uv, threads
+        py,
+        x,
+        batch,
+        m,
+        n,
+        row_major,
+        compute_uv,
+        threads,
+        trace.clone()
+    )?)
+}
+
+/// `(w, v)` of a contiguous batch of `batch` symmetric `n x n` matrices
+/// (`v` None without vectors), each row-major or column-major, its lower
+/// triangle read: `w` flat `batch x n`, `v` each matrix column-major one
+/// after another. An error in one matrix names its index in the batch.
+#[pyfunction]
+#[pyo3(signature = (data, batch, n, row_major, vectors, threads, trace=None))]
+#[allow(clippy::too_many_arguments)]
+fn batched_eigh(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    batch: usize,
+    n: usize,
+    row_major: bool,
+    vectors: bool,
+    threads: Option<i64>,
+    trace: Option<PathBuf>,
+) -> PyResult<Py<PyAny>> {
+    by_dtype!(py, data, |x: PyReadonlyArray1| batched_eigh_impl(
+        py,
+        x,
+        batch,
+        n,
+        row_major,
+        vectors,
+        threads,
+        trace.clone()
     )?)
 }
 
@@ -310,6 +406,7 @@ fn _eigenflow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eigh, m)?)?;
     m.add_function(wrap_pyfunction!(svd, m)?)?;
     m.add_function(wrap_pyfunction!(batched_svd, m)?)?;
+    m.add_function(wrap_pyfunction!(batched_eigh, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
