@@ -541,22 +541,6 @@ impl<T: Scalar> SvdMerge<T> {
         };
         let nr = rr.len();
         let (x, y) = self.coefficients(rr.clone())?;
-        let first = srcs.iter().position(|s| matches!(s, OutCol::Root(_)));
-        let first = first.expect("the tile has roots");
-        if srcs[first..first + nr]
-            .iter()
-            .all(|s| matches!(s, OutCol::Root(_)))
-        {
-            // The roots' columns are adjacent in the tile (as in the EVD's
-            // merge, `MergeProblem::apply_cols`): the products go straight
-            // into them, with the same GEMM shapes, so the same bits.
-            let mut ut = u_out.rb_mut().subcols_mut(first, nr);
-            self.u_side.product(work, x.as_ref(), ut.rb_mut());
-            ut.row_mut(self.nl).copy_from(x.row(0));
-            let vt = v_out.rb_mut().subcols_mut(first, nr);
-            self.v_side.product(work, y.as_ref(), vt);
-            return Ok(());
-        }
         let mut ut = Mat::<T>::zeros(n, nr);
         self.u_side.product(work, x.as_ref(), ut.as_mut());
         ut.as_mut().row_mut(self.nl).copy_from(x.row(0));
