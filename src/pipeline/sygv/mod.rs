@@ -6,11 +6,11 @@
 //! - type 3: `B A x = λ x`,
 //!
 //! by the Cholesky method of LAPACK `dsygv` (Golub and Van Loan, "Matrix
-//! Computations", 4th ed., §8.7.2): [`potrf`] factors `B = L L^T`, [`sygst`]
+//! Computations", 4th ed., §8.7.2): [`potrf()`] factors `B = L L^T`, [`sygst()`]
 //! forms the standard problem's `C = L^{-1} A L^{-T}` (type 1) or
 //! `C = L^T A L` (types 2, 3), the EVD graph of [`crate::pipeline::evd`]
 //! (sy2sb, sb2st, the tridiagonal solver or a [`Selection`], Q2 and Q1) solves
-//! `C z = λ z`, and [`back_substitute`] maps the eigenvectors back:
+//! `C z = λ z`, and [`back_substitute()`] maps the eigenvectors back:
 //! `X = L^{-T} Z` (types 1, 2) or `X = L Z` (type 3). The eigenvectors are
 //! `B`-orthonormal for types 1 and 2 (`X^T B X = I`) and `B^{-1}`-orthonormal
 //! for type 3 (`X^T B^{-1} X = I`), as LAPACK's.
