@@ -337,3 +337,33 @@ fn order_zero_is_empty() {
     let eig = crate::eigh_generalized(&z, &z).unwrap();
     assert!(eig.values.is_empty() && eig.vectors.ncols() == 0);
 }
+
+/// Negative controls: without the edges that order sy2sb after sygst, or the
+/// back-substitution after the EVD, `check_races` reports a race.
+#[test]
+fn dropping_the_stage_edges_is_a_race() {
+    let (a, b) = (a_family::<f64>(0, 40, 1), b_family::<f64>(2, 40, 2));
+    for (from, what) in [("sygst", "sygst -> sy2sb"), ("evd.complete", "evd -> back")] {
+        let built = sygv_graph(
+            a.as_ref(),
+            b.as_ref(),
+            EvdJob::Vectors,
+            &GeneralizedOptions::default(),
+        )
+        .unwrap();
+        let mut g = built.graph;
+        let doomed: Vec<_> = g
+            .edges()
+            .map(|(u, v)| (g.task_id(u).unwrap(), g.task_id(v).unwrap()))
+            .filter(|&(u, _)| g.name(u) == from)
+            .collect();
+        assert!(!doomed.is_empty(), "{what}");
+        for (u, v) in doomed {
+            assert!(g.remove_edge(u, v));
+        }
+        assert!(
+            matches!(g.check_races(), Err(Error::Race { .. })),
+            "dropping {what} was not caught"
+        );
+    }
+}
