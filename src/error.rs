@@ -168,6 +168,16 @@ pub enum Error {
     /// successfully (or while a task of that graph still holds it).
     #[error("the task graph that computes this result has not run successfully")]
     NotRun,
+    /// The matrix `B` of a generalized eigenproblem is not positive definite:
+    /// its leading minor of order `minor` is not positive, so its Cholesky
+    /// factorization stops at row `minor` (1-based; LAPACK `dsygv` reports it
+    /// as `info = n + minor`). Raised before anything is returned; the caller's
+    /// matrices are never modified.
+    #[error("B is not positive definite: its leading minor of order {minor} is not positive")]
+    NotPositiveDefinite {
+        /// Order of the first leading minor that is not positive (1-based).
+        minor: usize,
+    },
     /// An argument is out of its valid range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

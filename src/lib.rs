@@ -85,10 +85,11 @@ pub use faer;
 pub use error::{Error, Result};
 pub use pipeline::evd::Selection;
 pub use pipeline::svd::SvdSelection;
+pub use pipeline::sygv::{GeneralizedOptions, Problem};
 pub use pipeline::{EvdOptions, Side, SvdOptions};
 pub use quick::{
-    default_runtime, eigh, eigh_select, eigh_with, eigvalsh, svd, svd_top, svd_with, svdvals, Eigh,
-    Svd,
+    default_runtime, eigh, eigh_generalized, eigh_generalized_with, eigh_select, eigh_with,
+    eigvalsh, eigvalsh_generalized, svd, svd_top, svd_with, svdvals, Eigh, Svd,
 };
 pub use scalar::Scalar;
 

@@ -1,10 +1,12 @@
 //! The one-call solvers: [`eigh`] and [`eigvalsh`] (symmetric EVD), [`svd`]
 //! and [`svdvals`] (SVD) on any faer matrix or view, run on a process-wide
 //! default [`Runtime`] created on first use; [`eigh_with`] and [`svd_with`]
-//! take options and a runtime. The pipeline-level forms, which also return
+//! take options and a runtime; [`eigh_generalized`] and
+//! [`eigvalsh_generalized`] solve `A x = λ B x`. The pipeline-level forms, which also return
 //! the run's timings, are [`crate::pipeline::eigh`] and
 //! [`crate::pipeline::svd()`].
 
+use crate::pipeline::sygv::{self, GeneralizedOptions};
 use crate::pipeline::{self, EvdJob, EvdOptions, SvdJob, SvdOptions};
 use crate::runtime::Runtime;
 use crate::{Result, Scalar};
@@ -232,4 +234,87 @@ where
         default_runtime(),
     )
     .map(|r| r.values)
+}
+
+/// The generalized symmetric-definite eigendecomposition `A x = λ B x` of the
+/// symmetric `a` and the symmetric positive definite `b` (lower triangles
+/// read), on [`default_runtime`] (scipy's `w, v = scipy.linalg.eigh(a, b)`):
+/// the eigenvalues ascending and the `B`-orthonormal eigenvectors
+/// (`X^T B X = I`), by the Cholesky method as one task graph (see
+/// [`crate::pipeline::sygv`], which states its accuracy limit: `B`'s
+/// condition number enters the errors).
+///
+/// ```
+/// use eigenflow::faer::Mat;
+/// let a = Mat::<f64>::from_fn(3, 3, |i, j| if i == j { 2.0 } else { -1.0 });
+/// let b = Mat::<f64>::from_fn(3, 3, |i, j| if i == j { 2.0 } else { 0.0 });
+/// let eig = eigenflow::eigh_generalized(&a, &b)?;
+/// assert!((eig.values[2] - 1.5).abs() < 1e-12); // the eigenvalues of A over 2
+/// let x = eig.vectors.col(2);
+/// assert!((x.transpose() * (&b * x) - 1.0).abs() < 1e-12); // B-normalized
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+///
+/// Errors: [`crate::Error::Shape`] for a non-square `a` or a `b` of another
+/// shape, [`crate::Error::NonFinite`] for a NaN or infinity in `a`'s lower
+/// triangle ([`crate::Error::InvalidArgument`] naming it for `b`),
+/// [`crate::Error::NotPositiveDefinite`] naming the leading minor of `b` that
+/// is not positive. Neither matrix is modified.
+pub fn eigh_generalized<T, A, B>(a: A, b: B) -> Result<Eigh<T>>
+where
+    T: Scalar,
+    A: AsMatRef<T = T, Rows = usize, Cols = usize>,
+    B: AsMatRef<T = T, Rows = usize, Cols = usize>,
+{
+    eigh_generalized_with(a, b, &GeneralizedOptions::default(), default_runtime())
+}
+
+/// [`eigh_generalized`] with options (the problem type, a selection, the
+/// triangle read) and a runtime of the caller's.
+///
+/// ```
+/// use eigenflow::{faer::Mat, GeneralizedOptions, Problem, Selection};
+/// let a = Mat::<f64>::from_fn(6, 6, |i, j| if i == j { (i + 1) as f64 } else { 0.0 });
+/// let b = Mat::<f64>::from_fn(6, 6, |i, j| if i == j { 2.0 } else { 0.0 });
+/// // B A x = λ x, the two largest eigenpairs: 2 * 5 and 2 * 6.
+/// let opts = GeneralizedOptions::new(Problem::BAxLambdaX).with_selection(Selection::Largest(2));
+/// let eig = eigenflow::eigh_generalized_with(&a, &b, &opts, eigenflow::default_runtime())?;
+/// assert!((eig.values[0] - 10.0).abs() < 1e-12 && (eig.values[1] - 12.0).abs() < 1e-12);
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
+pub fn eigh_generalized_with<T, A, B>(
+    a: A,
+    b: B,
+    opts: &GeneralizedOptions,
+    rt: &Runtime,
+) -> Result<Eigh<T>>
+where
+    T: Scalar,
+    A: AsMatRef<T = T, Rows = usize, Cols = usize>,
+    B: AsMatRef<T = T, Rows = usize, Cols = usize>,
+{
+    let (a, b) = (a.as_mat_ref(), b.as_mat_ref());
+    let eig = sygv::eigh_generalized(a, b, EvdJob::Vectors, opts, rt)?;
+    let vectors = eig.vectors.ok_or_else(|| {
+        crate::Error::InvalidArgument("the vectors job returned no eigenvectors".into())
+    })?;
+    Ok(Eigh {
+        values: eig.values,
+        vectors,
+    })
+}
+
+/// The eigenvalues, ascending, of the generalized problem `A x = λ B x`
+/// (lower triangles read) on [`default_runtime`]; scipy's
+/// `scipy.linalg.eigvalsh(a, b)`. Accepts what [`eigh_generalized`] accepts
+/// and fails as it does.
+pub fn eigvalsh_generalized<T, A, B>(a: A, b: B) -> Result<Vec<T>>
+where
+    T: Scalar,
+    A: AsMatRef<T = T, Rows = usize, Cols = usize>,
+    B: AsMatRef<T = T, Rows = usize, Cols = usize>,
+{
+    let (a, b) = (a.as_mat_ref(), b.as_mat_ref());
+    let opts = GeneralizedOptions::default();
+    sygv::eigh_generalized(a, b, EvdJob::Values, &opts, default_runtime()).map(|e| e.values)
 }

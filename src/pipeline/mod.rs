@@ -13,6 +13,7 @@ pub mod flops;
 mod phase;
 mod scale;
 pub mod svd;
+pub mod sygv;
 mod task;
 
 pub use evd::{

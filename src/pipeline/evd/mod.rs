@@ -47,7 +47,7 @@ mod options;
 pub mod out_of_core;
 mod sb2st;
 mod select;
-mod side;
+pub(crate) mod side;
 mod stedc;
 mod sterf;
 mod sy2sb;
@@ -148,6 +148,13 @@ pub struct EvdValues<T> {
 }
 
 impl<T: Scalar> EvdValues<T> {
+    /// The shared matrix the eigenvectors land in (`None` for values only),
+    /// for stages appended after the EVD (the generalized problem's
+    /// back-substitution).
+    pub(crate) fn vectors_matrix(&self) -> Option<&Arc<SharedMatrix<T>>> {
+        self.vectors.as_ref()
+    }
+
     /// Eigenvalues, ascending and unscaled, once the graph ran successfully;
     /// [`Error::NotRun`] before that (or after a run that failed).
     pub fn collect(&self) -> Result<Vec<T>> {
@@ -275,6 +282,33 @@ fn build<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGrap
     if let Some(sel) = &opts.selection {
         return select::build(a, job, opts, sel);
     }
+    build_reduced(reduce_to_tridiagonal(a, job, opts)?, job, opts)
+}
+
+/// The EVD graph, built into `g`, of the symmetric matrix whose lower triangle
+/// `a` will hold once the task `gate` has run (the generalized problem's `C`,
+/// computed in the same graph; see `pipeline::sygv`): every task of the
+/// reduction is ordered after `gate`. `anrm` estimates the largest magnitude
+/// of `a` (for the divide and conquer's power-of-two scaling); `a` is not
+/// scaled into the safe range, as [`prepare`] would, because its entries do
+/// not exist yet.
+pub(crate) fn build_after<T: Scalar>(
+    g: TaskGraph<'static>,
+    a: Arc<SharedMatrix<T>>,
+    gate: TaskId,
+    anrm: T,
+    job: EvdJob,
+    opts: &EvdOptions,
+) -> Result<EvdGraph<T>> {
+    let r = reduce_shared(g, a, Some(gate), (T::one(), anrm), job, opts)?;
+    match &opts.selection {
+        Some(sel) => select::build_reduced(r, job, opts, sel),
+        None => build_reduced(r, job, opts),
+    }
+}
+
+/// [`build`] from the reduction on, without a selection.
+fn build_reduced<T: Scalar>(r: Reduced<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
     let Reduced {
         g,
         scale,
@@ -282,7 +316,7 @@ fn build<T: Scalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGrap
         q1,
         s2,
         ..
-    } = reduce_to_tridiagonal(a, job, opts)?;
+    } = r;
     let q1 = move |g: &mut TaskGraph<'static>, z, col| back_transform_q1(g, q1, z, col);
     solve_tridiagonal(g, s2, q1, (scale, anrm), job, opts)
 }
@@ -372,6 +406,53 @@ fn reduce_to_tridiagonal<T: Scalar>(
         q1: s1.reflectors,
         s2,
     })
+}
+
+/// [`reduce_to_tridiagonal`] on a shared matrix whose entries the task `gate`
+/// (when given) finishes: the two stages are added to `g`, and each of their
+/// tasks without a predecessor is ordered after `gate`.
+fn reduce_shared<T: Scalar>(
+    mut g: TaskGraph<'static>,
+    a: Arc<SharedMatrix<T>>,
+    gate: Option<TaskId>,
+    (scale, anrm): (T, T),
+    job: EvdJob,
+    opts: &EvdOptions,
+) -> Result<Reduced<T>> {
+    let n = a.nrows();
+    let b = opts.bandwidth_for(n, job);
+    let nb = opts.tile_for(n, b);
+    let first = g.len();
+    let s1 = sy2sb::sy2sb_shared(&mut g, a, b, nb);
+    if let Some(gate) = gate {
+        order_after(&mut g, gate, first);
+    }
+    let s2 = sb2st(&mut g, s1.band, grain(opts), job == EvdJob::Vectors)?;
+    Ok(Reduced {
+        g,
+        scale,
+        anrm,
+        n,
+        q1: s1.reflectors,
+        s2,
+    })
+}
+
+/// Orders after `gate` every task from index `first` on that has no
+/// predecessor among the graph's edges (so, by the paths from them, every
+/// task from `first` on).
+fn order_after(g: &mut TaskGraph<'static>, gate: TaskId, first: usize) {
+    let mut has_pred = vec![false; g.len().saturating_sub(first)];
+    for (_, v) in g.edges() {
+        if v >= first {
+            has_pred[v - first] = true;
+        }
+    }
+    let heads: Vec<TaskId> = (first..g.len())
+        .filter(|&t| !has_pred[t - first])
+        .filter_map(|t| g.task_id(t))
+        .collect();
+    g.precede(gate, &heads);
 }
 
 /// The tail every EVD graph shares: an `evd.complete` task after `last`

@@ -408,6 +408,18 @@ pub(super) fn build<T: Scalar>(
     selection: &Selection,
 ) -> Result<EvdGraph<T>> {
     selection.indices(a.nrows())?;
+    build_reduced(reduce_to_tridiagonal(a, job, opts)?, job, opts, selection)
+}
+
+/// [`build`] from the reduction on: the selection's solver and
+/// back-transformations after `r`'s two stages.
+pub(super) fn build_reduced<T: Scalar>(
+    r: Reduced<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    selection: &Selection,
+) -> Result<EvdGraph<T>> {
+    selection.indices(r.n)?;
     let Reduced {
         mut g,
         scale,
@@ -415,7 +427,7 @@ pub(super) fn build<T: Scalar>(
         q1,
         s2,
         ..
-    } = reduce_to_tridiagonal(a, job, opts)?;
+    } = r;
     let vectors = job == EvdJob::Vectors;
     let col = col_block(opts, n, selection.capacity(n)?);
     let sel = select(&mut g, s2.tridiagonal, selection, scale, vectors, col)?;

@@ -20,7 +20,7 @@ fn lower_entry<T: Scalar>(a: MatRef<'_, T>, side: Side, i: usize, j: usize) -> T
 /// Returns an [`Error::NonFinite`] naming, in `a`'s own coordinates, the first
 /// non-finite entry of the `side` triangle of the square `a` (the other triangle
 /// is never read, so garbage there is no error).
-pub(super) fn check_finite_side<T: Scalar>(a: MatRef<'_, T>, side: Side) -> Result<()> {
+pub(crate) fn check_finite_side<T: Scalar>(a: MatRef<'_, T>, side: Side) -> Result<()> {
     let n = a.nrows();
     // The triangle column by column (contiguous), then, only if that fails,
     // the first offender in the order of the lower triangle.
@@ -52,7 +52,7 @@ pub(super) fn check_finite_side<T: Scalar>(a: MatRef<'_, T>, side: Side) -> Resu
 
 /// The working copy of the symmetric matrix whose `side` triangle `a` holds: its
 /// lower triangle, the strict upper part zero.
-pub(super) fn lower_copy<T: Scalar>(a: MatRef<'_, T>, side: Side) -> Mat<T> {
+pub(crate) fn lower_copy<T: Scalar>(a: MatRef<'_, T>, side: Side) -> Mat<T> {
     if side == Side::Lower && a.row_stride() == 1 {
         // Column slices: a plain copy of each column's lower part.
         let n = a.nrows();

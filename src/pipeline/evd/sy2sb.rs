@@ -158,6 +158,20 @@ pub fn sy2sb<T: Scalar>(
         )));
     }
     crate::matrix::check_finite(a.as_ref(), true)?;
+    Ok(sy2sb_shared(g, Arc::new(SharedMatrix::new(a)), b, nb))
+}
+
+/// [`sy2sb()`] on a matrix already shared, whose entries earlier tasks may
+/// still compute (the generalized problem's `C`, see `pipeline::sygv`): the
+/// caller has checked the shape and the parameters, and orders these tasks
+/// after the writers of `a`.
+pub(crate) fn sy2sb_shared<T: Scalar>(
+    g: &mut TaskGraph<'static>,
+    a: Arc<SharedMatrix<T>>,
+    b: usize,
+    nb: usize,
+) -> Sy2sbStage<T> {
+    let n = a.nrows();
     let np = panel_count(n, b);
     // Per parity: V (`n x b`) and the `[V W V]` workspace (`n x 3b`) of
     // `sy2sb::form_w`, X/W in its middle columns.
@@ -165,7 +179,7 @@ pub fn sy2sb<T: Scalar>(
     let rows = if np > 0 { n } else { 0 };
     let mut st = Builder {
         flow: Flow::new(),
-        a: Arc::new(SharedMatrix::new(a)),
+        a,
         band: Arc::new(SharedBand::new(SymBand::zeros(n, b))),
         tf: ws(b, np * b),
         vws: [ws(rows, b), ws(rows, b)],
@@ -199,7 +213,7 @@ pub fn sy2sb<T: Scalar>(
     }
     let sub = subgraph_of(g, &st.ids);
     let reduction = Some(Reduction::fresh());
-    Ok(Sy2sbStage {
+    Sy2sbStage {
         band: Band {
             band: st.band,
             b,
@@ -217,7 +231,7 @@ pub fn sy2sb<T: Scalar>(
             outcome: g.outcome(),
         },
         sub,
-    })
+    }
 }
 
 /// The geometry of panel `p`.
