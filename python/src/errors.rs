@@ -1,7 +1,8 @@
 //! The crate's errors as Python exceptions, numpy's way: `ValueError` for bad
 //! input (shape, dtype, non-finite, bad selection), `MemoryError` for a
 //! problem that does not fit (the message has the figures),
-//! `numpy.linalg.LinAlgError` for no convergence, `KeyboardInterrupt` for a
+//! `numpy.linalg.LinAlgError` for no convergence and a matrix that is not
+//! positive definite (as numpy's `cholesky` and scipy's `eigh(a, b)` raise), `KeyboardInterrupt` for a
 //! cancelled run, `RuntimeError` for the rest.
 
 use eigenflow::Error;
@@ -38,7 +39,7 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
             PyValueError::new_err(msg)
         }
         Error::OutOfMemory { .. } => PyMemoryError::new_err(msg),
-        Error::NoConvergence { .. } => linalg_error(py, msg),
+        Error::NoConvergence { .. } | Error::NotPositiveDefinite { .. } => linalg_error(py, msg),
         Error::Cancelled => PyKeyboardInterrupt::new_err(msg),
         _ => PyRuntimeError::new_err(msg),
     }
