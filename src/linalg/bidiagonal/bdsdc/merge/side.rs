@@ -56,9 +56,7 @@ impl Side {
         (side, end)
     }
 
-    /// `out[0..top rows]` and the last bottom rows of `out` from `coef`; every
-    /// other row of `out` (and a group without columns) set to zero, so `out`
-    /// need not be initialised.
+    /// `out[0..top rows]` and the last bottom rows of `out` from `coef`.
     pub(super) fn product<T: Scalar>(
         &self,
         work: &[T],
@@ -67,24 +65,15 @@ impl Side {
     ) {
         let ((nt, ct), (nb, cb), nc) = (self.top_shape, self.bot_shape, coef.ncols());
         let rows = out.nrows();
-        let mut top = out.rb_mut().submatrix_mut(0, 0, nt, nc);
-        if self.top_rows.is_empty() {
-            top.fill(T::zero());
-        } else {
+        if !self.top_rows.is_empty() {
             let c = coef.subrows(self.top_rows.start, self.top_rows.len());
             let src = MatRef::from_column_major_slice(&work[self.top_at..][..nt * ct], nt, ct);
-            gemm(top, src, c);
+            gemm(out.rb_mut().submatrix_mut(0, 0, nt, nc), src, c);
         }
-        out.rb_mut()
-            .submatrix_mut(nt, 0, rows - nt - nb, nc)
-            .fill(T::zero());
-        let mut bot = out.rb_mut().submatrix_mut(rows - nb, 0, nb, nc);
-        if self.bot_rows.is_empty() {
-            bot.fill(T::zero());
-        } else {
+        if !self.bot_rows.is_empty() {
             let c = coef.subrows(self.bot_rows.start, self.bot_rows.len());
             let src = MatRef::from_column_major_slice(&work[self.bot_at..][..nb * cb], nb, cb);
-            gemm(bot, src, c);
+            gemm(out.rb_mut().submatrix_mut(rows - nb, 0, nb, nc), src, c);
         }
     }
 
