@@ -4,9 +4,11 @@
 //! (`target/<profile>/examples/<name>` beside `target/<profile>/deps/`); a test
 //! filtered to one file (`cargo test --test evd_results`) does not, so build
 //! them first then (`cargo build --examples`, same profile and features). A
-//! missing binary skips the test with a note; a binary older than a source it
-//! was built from (per cargo's `<name>.d`) fails it, rather than test stale
-//! code.
+//! missing binary skips the test with a note, except where
+//! `EIGENFLOW_REQUIRE_EXAMPLES` is set (CI sets it, so that a binary that
+//! failed to appear fails the run instead of passing it silently); a binary
+//! older than a source it was built from (per cargo's `<name>.d`) fails it,
+//! rather than test stale code.
 #![allow(dead_code)] // each test binary uses a subset
 
 use std::path::{Path, PathBuf};
@@ -22,6 +24,11 @@ pub fn example(name: &str) -> Option<PathBuf> {
         .join("examples")
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     let Some(built) = mtime(&bin) else {
+        assert!(
+            std::env::var_os("EIGENFLOW_REQUIRE_EXAMPLES").is_none(),
+            "the {name} example is not built at {} and EIGENFLOW_REQUIRE_EXAMPLES is set",
+            bin.display()
+        );
         eprintln!("note: the {name} example is not built; skipping (see tests/example_bin)");
         return None;
     };
