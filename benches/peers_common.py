@@ -68,28 +68,34 @@ def settings(args, np, threadpool_limits):
                 yield prec, dtype, threads, gemm_rate(np, dtype)
 
 
-def load_mkl(np):
-    """A function `syevd(a, values_only, threads)` that runs MKL's LAPACKE
-    `?syevd` (column-major, lower triangle) on a copy of the Fortran-ordered
-    `a` and returns the eigenvalues, from the `mkl` pip package's
-    `libmkl_rt` (or the library named by $EIGENFLOW_MKL); None (and a line
-    saying why) when it is not installed."""
+def mkl_library():
+    """The `mkl` pip package's `libmkl_rt` (or the library named by
+    $EIGENFLOW_MKL), after printing its version; None (and a line saying
+    why) when it is not installed."""
     names = [os.environ.get("EIGENFLOW_MKL", "")]
     for root in [sys.prefix, os.path.expanduser("~/.local")]:
         names += sorted(glob.glob(os.path.join(root, "lib", "libmkl_rt.so*")))
-    lib = None
     for name in [n for n in names if n]:
         try:
             lib = ctypes.CDLL(name)
-            break
         except OSError:
             continue
+        version = ctypes.create_string_buffer(256)
+        lib.MKL_Get_Version_String(version, 256)
+        print(f"# MKL: {version.value.decode(errors='replace')} ({name})")
+        return lib
+    print("# MKL: not available (pip install mkl, or set EIGENFLOW_MKL)")
+    return None
+
+
+def load_mkl(np):
+    """A function `syevd(a, values_only, threads)` that runs MKL's LAPACKE
+    `?syevd` (column-major, lower triangle) on a copy of the Fortran-ordered
+    `a` and returns the eigenvalues, from [`mkl_library`]; None when it is
+    not installed."""
+    lib = mkl_library()
     if lib is None:
-        print("# MKL: not available (pip install mkl, or set EIGENFLOW_MKL)")
         return None
-    version = ctypes.create_string_buffer(256)
-    lib.MKL_Get_Version_String(version, 256)
-    print(f"# MKL: {version.value.decode(errors='replace')} ({name})")
     col_major, ptr = 102, ctypes.c_void_p
     fns = {np.dtype(np.float64): lib.LAPACKE_dsyevd, np.dtype(np.float32): lib.LAPACKE_ssyevd}
     for f in fns.values():
@@ -110,3 +116,37 @@ def load_mkl(np):
         return w
 
     return syevd
+
+
+def load_mkl_gesdd(np):
+    """A function `gesdd(a, values_only, threads)` that runs MKL's LAPACKE
+    `?gesdd` (column-major; jobz 'S' with vectors, the thin factors as
+    scipy's `svd(full_matrices=False)`, else 'N') on a copy of the
+    Fortran-ordered `a` and returns the singular values, from
+    [`mkl_library`]; None when it is not installed."""
+    lib = mkl_library()
+    if lib is None:
+        return None
+    col_major, ptr, i = 102, ctypes.c_void_p, ctypes.c_int
+    fns = {np.dtype(np.float64): lib.LAPACKE_dgesdd, np.dtype(np.float32): lib.LAPACKE_sgesdd}
+    for f in fns.values():
+        f.restype = i
+        f.argtypes = [i, ctypes.c_char, i, i, ptr, i, ptr, ptr, i, ptr, i]
+
+    def gesdd(a, values_only, threads):
+        lib.MKL_Set_Num_Threads(ctypes.c_int(threads))
+        m, n = a.shape
+        k = min(m, n)
+        work = np.array(a, order="F", copy=True)
+        s = np.empty(k, dtype=a.dtype)
+        u = np.empty((m, 1 if values_only else k), dtype=a.dtype, order="F")
+        vt = np.empty((1 if values_only else k, n), dtype=a.dtype, order="F")
+        info = fns[a.dtype](
+            col_major, b"N" if values_only else b"S", m, n, work.ctypes.data, max(1, m),
+            s.ctypes.data, u.ctypes.data, max(1, m), vt.ctypes.data, max(1, vt.shape[0]),
+        )
+        if info != 0:
+            raise RuntimeError(f"MKL ?gesdd info = {info}")
+        return s
+
+    return gesdd
