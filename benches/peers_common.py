@@ -123,7 +123,8 @@ def load_mkl_gesdd(np):
     `?gesdd` (column-major; jobz 'S' with vectors, the thin factors as
     scipy's `svd(full_matrices=False)`, else 'N') on a copy of the
     Fortran-ordered `a` and returns the singular values, from
-    [`mkl_library`]; None when it is not installed."""
+    [`mkl_library`]; None when it is not installed. Its attribute
+    `gemm_rate(dtype, threads)` is MKL's GEMM rate."""
     lib = mkl_library()
     if lib is None:
         return None
@@ -132,6 +133,28 @@ def load_mkl_gesdd(np):
     for f in fns.values():
         f.restype = i
         f.argtypes = [i, ctypes.c_char, i, i, ptr, i, ptr, ptr, i, ptr, i]
+
+    gemm = {np.dtype(np.float64): lib.cblas_dgemm, np.dtype(np.float32): lib.cblas_sgemm}
+
+    def gemm_rate(dtype, threads, n=2048):
+        """GFLOP/s of MKL's `cblas_?gemm` at order n on `threads` threads,
+        best of 3 (the T_gemm of the MKL column)."""
+        lib.MKL_Set_Num_Threads(ctypes.c_int(threads))
+        dt = np.dtype(dtype)
+        f = gemm[dt]
+        scalar = ctypes.c_double if dt == np.float64 else ctypes.c_float
+        f.restype = None
+        f.argtypes = [i, i, i, i, i, i, scalar, ptr, i, ptr, i, scalar, ptr, i]
+        x = np.asfortranarray(np.random.default_rng(1).standard_normal((n, n)), dtype=dt)
+        y = np.asfortranarray(np.random.default_rng(2).standard_normal((n, n)), dtype=dt)
+        z = np.zeros((n, n), dtype=dt, order="F")
+        best = float("inf")
+        for _ in range(3):
+            t = time.perf_counter()
+            f(col_major, 111, 111, n, n, n, 1.0, x.ctypes.data, n, y.ctypes.data, n, 0.0,
+              z.ctypes.data, n)
+            best = min(best, time.perf_counter() - t)
+        return 2.0 * n**3 / best / 1e9
 
     def gesdd(a, values_only, threads):
         lib.MKL_Set_Num_Threads(ctypes.c_int(threads))
@@ -149,4 +172,5 @@ def load_mkl_gesdd(np):
             raise RuntimeError(f"MKL ?gesdd info = {info}")
         return s
 
+    gesdd.gemm_rate = gemm_rate
     return gesdd

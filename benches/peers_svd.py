@@ -12,7 +12,7 @@ multiples of T_gemm = 2 n^3 / rate, the unit of benches/svd.rs.
 
 `--peer mkl` times MKL's LAPACKE `?gesdd` instead (jobz 'S' or 'N', from the
 `mkl` pip package, on a copy of the same matrix, with MKL_Set_Num_Threads;
-the GEMM column stays numpy's). Run each peer in a process of its own: the
+the GEMM column is then MKL's `cblas_?gemm` at order 2048). Run each peer in a process of its own: the
 idle worker threads of one BLAS spin and slow the other down.
 
 Prints which BLAS kernel ran (threadpoolctl) first. Not part of .ci/run: it
@@ -40,6 +40,8 @@ def main():
     print(f"| n | job | precision | threads | GEMM (GF/s) | {name} (s) | T_gemm |")
     print("|---|---|---|---|---|---|---|")
     for prec, dtype, threads, rate in peers_common.settings(args, np, limits):
+        if mkl is not None:
+            rate = mkl.gemm_rate(dtype, threads)
         for job in args.jobs.split(","):
             for n in [int(s) for s in args.sizes.split(",")]:
                 a = np.asfortranarray(
