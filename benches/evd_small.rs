@@ -9,13 +9,17 @@
 //! prints scipy's `eigh(driver="evd")` (OpenBLAS) in the same format.
 //!
 //! `cargo bench --bench evd_small -- [--sizes 2,8,32,64,128,256,512,1024]
-//!     [--reps 5] [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]`
+//!     [--reps 5] [--threads 1,2] [--precisions f64,f32] [--jobs values,vectors]
+//!     [--solvers one,two,faer,eigh]`
 //!
 //! Columns: n, job, precision, threads, then seconds per call (median) of
 //! eigenflow one-stage, eigenflow two-stage, faer, the one-call API
 //! (`eigenflow::eigh` / `eigvalsh` on the default runtime and automatic
 //! options: the per-call cost a user sees, whatever `--threads`), and
-//! one-stage / two-stage.
+//! one-stage / two-stage. `--solvers` times only the columns it names (the
+//! others print `-`): at the large orders of the vectors crossover a call
+//! takes seconds, and the crossover needs only `one,two`. A call of a second
+//! or more is timed once per sample, with no further sizing calls.
 
 use eigenflow::gallery;
 use eigenflow::pipeline::{eigh, EvdJob, EvdOptions};
@@ -31,6 +35,7 @@ struct Args {
     threads: Vec<usize>,
     precisions: Vec<String>,
     jobs: Vec<String>,
+    solvers: Vec<String>,
 }
 
 fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
@@ -46,6 +51,7 @@ fn args() -> Args {
         threads: vec![1, 2],
         precisions: vec!["f64".into(), "f32".into()],
         jobs: vec!["values".into(), "vectors".into()],
+        solvers: ["one", "two", "faer", "eigh"].map(String::from).to_vec(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -56,6 +62,7 @@ fn args() -> Args {
             "--threads" => a.threads = list(&val()),
             "--precisions" => a.precisions = list(&val()),
             "--jobs" => a.jobs = list(&val()),
+            "--solvers" => a.solvers = list(&val()),
             _ => {} // cargo bench passes --bench
         }
     }
@@ -72,6 +79,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// solvers are run round-robin by the caller.
 struct Timer {
     batch: usize,
+    /// Calls of a second or more: no untimed call before each sample (the
+    /// cold caches are a negligible part of such a call).
+    long: bool,
     samples: Vec<f64>,
 }
 
@@ -84,17 +94,24 @@ impl Timer {
             let t = Instant::now();
             f();
             once = once.min(t.elapsed().as_secs_f64().max(1e-7));
+            // A call this long is a batch of one whatever the other two say.
+            if once >= 1.0 {
+                break;
+            }
         }
         Timer {
             batch: ((1e-2 / once).ceil() as usize).clamp(1, 100_000),
+            long: once >= 1.0,
             samples: Vec::new(),
         }
     }
 
     /// One sample: a call untimed (the other columns ran in between and
-    /// evicted this one's data), then the batch.
+    /// evicted this one's data; not for long calls), then the batch.
     fn sample(&mut self, f: &mut dyn FnMut()) {
-        f();
+        if !self.long {
+            f();
+        }
         let t = Instant::now();
         for _ in 0..self.batch {
             f();
@@ -109,7 +126,14 @@ fn settle() {
     std::thread::sleep(std::time::Duration::from_millis(5));
 }
 
-fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64; 4] {
+/// Seconds per call of the columns named in `solvers` (`NaN` for the others).
+fn bench<T: Scalar>(
+    n: usize,
+    job: EvdJob,
+    threads: usize,
+    reps: usize,
+    solvers: &[String],
+) -> [f64; 4] {
     let a: Mat<T> = gallery::random_symmetric_uniform(n, 42);
     let full = Mat::<T>::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
     let rt = Runtime::builder().threads(threads).build();
@@ -144,27 +168,36 @@ fn bench<T: Scalar>(n: usize, job: EvdJob, threads: usize, reps: usize) -> [f64;
             black_box(eigenflow::eigh(a.as_ref()).expect("eigh"));
         }
     };
-    let mut timers = [
-        Timer::new(&mut f1),
-        Timer::new(&mut f2),
-        Timer::new(&mut f3),
-        Timer::new(&mut f4),
-    ];
+    let names = ["one", "two", "faer", "eigh"];
+    let mut calls: [&mut dyn FnMut(); 4] = [&mut f1, &mut f2, &mut f3, &mut f4];
+    let on: Vec<bool> = names
+        .iter()
+        .map(|x| solvers.iter().any(|s| s == x))
+        .collect();
+    let mut timers: Vec<Option<Timer>> = calls
+        .iter_mut()
+        .zip(&on)
+        .map(|(f, &on)| on.then(|| Timer::new(*f)))
+        .collect();
     for _ in 0..reps.max(1) {
         // Each sample starts after the previous column's threads (faer's
         // rayon pool, the other runtimes' helpers) have gone idle: spinning
         // threads of one column would otherwise slow the next on a small
         // machine.
-        settle();
-        timers[0].sample(&mut f1);
-        settle();
-        timers[1].sample(&mut f2);
-        settle();
-        timers[2].sample(&mut f3);
-        settle();
-        timers[3].sample(&mut f4);
+        for (timer, f) in timers.iter_mut().zip(calls.iter_mut()) {
+            if let Some(timer) = timer {
+                settle();
+                timer.sample(*f);
+            }
+        }
     }
-    timers.map(|t| median(t.samples))
+    let mut out = [f64::NAN; 4];
+    for (o, t) in out.iter_mut().zip(timers) {
+        if let Some(t) = t {
+            *o = median(t.samples);
+        }
+    }
+    out
 }
 
 fn main() {
@@ -183,8 +216,8 @@ fn main() {
                 };
                 for &n in &a.sizes {
                     let [t1, t2, tf, tq] = match prec.as_str() {
-                        "f64" => bench::<f64>(n, j, threads, a.reps),
-                        "f32" => bench::<f32>(n, j, threads, a.reps),
+                        "f64" => bench::<f64>(n, j, threads, a.reps, &a.solvers),
+                        "f32" => bench::<f32>(n, j, threads, a.reps, &a.solvers),
                         other => panic!("unknown precision {other}"),
                     };
                     println!(

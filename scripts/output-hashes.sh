@@ -33,13 +33,15 @@ run() {
     { echo "failed: $example $*" >&2; cat "$out/$name.log" >&2; exit 1; }
 }
 
+# The evd runs name the two-stage graph: `--path auto`, the default, takes the
+# one-stage path below the crossover measured on each machine kind.
 for p in f64 f32; do
   for n in 30 300 1000 3000; do
-    run "evd-$p-n$n-values" evd --n "$n" --precision "$p" --values-only
-    run "evd-$p-n$n-vectors" evd --n "$n" --precision "$p"
+    run "evd-$p-n$n-values" evd --path two-stage --n "$n" --precision "$p" --values-only
+    run "evd-$p-n$n-vectors" evd --path two-stage --n "$n" --precision "$p"
   done
-  run "evd-$p-n1000-top10" evd --n 1000 --precision "$p" --top 10
-  run "evd-$p-n700-index" evd --n 700 --precision "$p" --index 100:140 --values-only
+  run "evd-$p-n1000-top10" evd --path two-stage --n 1000 --precision "$p" --top 10
+  run "evd-$p-n700-index" evd --path two-stage --n 700 --precision "$p" --index 100:140 --values-only
   # Forced out of core: 1000^2 f64 words is 8 MB; a 48 MiB limit (the
   # process's own resident memory counts) leaves no room for the in-memory plan.
   run "evd-$p-n1000-ooc" evd --n 1000 --precision "$p" --memory-limit 48MiB

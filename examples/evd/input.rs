@@ -4,7 +4,7 @@
 use super::{args, Args};
 use eigenflow::gallery::Rng;
 use eigenflow::matrix::npy;
-use eigenflow::pipeline::evd::memory_bytes;
+use eigenflow::pipeline::evd::{memory_bytes, one_stage_memory_bytes};
 use eigenflow::pipeline::{EvdJob, EvdOptions};
 use eigenflow::results::InputFile;
 use eigenflow::{Error, Result, Scalar};
@@ -23,7 +23,8 @@ pub fn largest_fitting<T: Scalar>(
     })
 }
 
-/// Bytes the run needs (the copy kept for `--check` included); fails if they
+/// Bytes the run needs (the copy kept for `--check` included), on the
+/// one-stage path with `one_stage`, else on the task graph; fails if they
 /// do not fit in the available memory or do not even fit in a `u64`.
 pub fn check_memory<T: Scalar>(
     n: usize,
@@ -32,6 +33,7 @@ pub fn check_memory<T: Scalar>(
     opts: &EvdOptions,
     threads: usize,
     limit: Option<u64>,
+    one_stage: bool,
 ) -> Result<u64> {
     let what = match job {
         EvdJob::Values => "eigenvalues",
@@ -54,7 +56,11 @@ pub fn check_memory<T: Scalar>(
     };
     args::check_run_memory(
         &problem,
-        memory_bytes::<T>(n, job, opts, threads),
+        if one_stage {
+            one_stage_memory_bytes::<T>(n, job, threads)
+        } else {
+            memory_bytes::<T>(n, job, opts, threads)
+        },
         args::check_copy_bytes::<T>(n, n, check),
         limit,
         suggestion,

@@ -1,11 +1,16 @@
-//! Symmetric eigenvalues by the two-stage task graph.
+//! Symmetric eigenvalues by the two-stage task graph, or by the one-stage path
+//! where that is faster.
 //!
-//! `cargo run --release --example evd -- --n 4096 --values-only [--json] [--trace FILE]`
+//! `cargo run --release --example evd -- --n 4096 --values-only [--json] [--trace FILE]
+//!     [--path auto|one-stage|two-stage]`
 //!
 //! Generates a random symmetric matrix from `--seed` (or reads `--input FILE.npy`),
 //! checks that the run fits in memory before allocating, runs sy2sb -> sb2st ->
 //! tridiagonal eigenvalues as one DAG with a progress bar, and prints per-stage
-//! times (or one JSON line with `--json`).
+//! times (or one JSON line with `--json`). `--path auto` (the default) takes
+//! the plan of [`eigenflow::pipeline::eigh`]: below the measured crossover
+//! ([`EvdOptions::one_stage_for`]) the one-stage path (LAPACK `dsyevd`'s
+//! sequence, no task graph, so no stage table), above it the graph.
 //!
 //! Everything that can be checked before the run is: that the input is a
 //! regular file (a FIFO is refused without being opened), its shape (from its
@@ -25,9 +30,9 @@ use clap::Parser;
 use eigenflow::matrix::npy;
 use eigenflow::pipeline::evd::{reduction_seconds, stage_seconds, EvdGraph, Selection};
 use eigenflow::pipeline::flops::{evd_stage_flops, rate_table, rates_json, stage_rates};
-use eigenflow::pipeline::{evd_graph_owned, EvdJob, EvdOptions};
+use eigenflow::pipeline::{eigh_owned, evd_graph_owned, EvdJob, EvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
-use eigenflow::runtime::{Progress, RunOptions, Runtime};
+use eigenflow::runtime::{Progress, RunOptions, RunReport, Runtime};
 use eigenflow::sysinfo;
 use eigenflow::trace::TraceLevel;
 use eigenflow::{Error, Result};
@@ -48,8 +53,24 @@ mod report;
 use input::{check_memory, load_matrix, random_lower_columns, square_order};
 use report::{check_ratios, print_paths};
 
+/// `--path`: which algorithm solves the problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PathArg {
+    /// The plan of `eigenflow::eigh`: one-stage below the measured crossover
+    /// (`EvdOptions::one_stage_for`), else the two-stage graph; a run sent
+    /// out of core by --memory-limit, or on a GPU, takes the graph.
+    Auto,
+    /// LAPACK `dsyevd`'s sequence (`sytrd`, divide and conquer, `ormtr`) on
+    /// the calling thread, its large products in two halves: no task graph,
+    /// so no progress bar, stage table or task trace (`--trace` records its
+    /// phases).
+    OneStage,
+    /// The two-stage task graph (sy2sb, sb2st, solver, Q2, Q1).
+    TwoStage,
+}
+
 #[derive(Parser, Debug)]
-#[command(about = "Two-stage symmetric eigensolver on the eigenflow task graph")]
+#[command(about = "Symmetric eigensolver: the eigenflow task graph, or one-stage where faster")]
 struct Args {
     /// Matrix order (ignored with --input).
     #[arg(long, default_value_t = 4096)]
@@ -61,6 +82,10 @@ struct Args {
     /// Eigenvalues only (default: eigenvalues and eigenvectors).
     #[arg(long)]
     values_only: bool,
+    /// Algorithm: auto (the plan of `eigenflow::eigh`: one-stage below the
+    /// measured crossover, else the two-stage graph), one-stage or two-stage.
+    #[arg(long, value_enum, default_value_t = PathArg::Auto)]
+    path: PathArg,
     /// Also compute ||A V - V L||_F / (n ||A||_F eps) and ||V^T V - I||_F / (n eps)
     /// (keeps a copy of A; O(n^3) extra work); with --values-only, only
     /// |sum(L) - trace(A)| / (n ||A||_F eps).
@@ -314,6 +339,82 @@ fn options(args: &Args, n: usize, job: EvdJob) -> EvdOptions {
     o
 }
 
+/// What a solve hands to the report: the results, the run's report (no
+/// tasks on the one-stage path), the task count and the graph's build time.
+struct Solved<T> {
+    values: Vec<T>,
+    vectors: Option<Mat<T>>,
+    report: RunReport,
+    tasks: usize,
+    build: std::time::Duration,
+}
+
+/// The one-stage path of `eigenflow::pipeline::eigh` on `rt` (`--trace`
+/// records its phases). It has no task to stop between: the caller cancels
+/// the run when a signal came during the solve.
+fn solve_one_stage<T: RunScalar>(
+    args: &Args,
+    a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+) -> Result<Solved<T>> {
+    let mut one = opts.clone();
+    one.one_stage_below = usize::MAX;
+    let solve = || eigh_owned(a, job, &one, rt);
+    let eig = match &args.trace {
+        Some(path) => eigenflow::trace::record_phases(path, solve)?,
+        None => solve()?,
+    };
+    Ok(Solved {
+        values: eig.values,
+        vectors: eig.vectors,
+        report: eig.report,
+        tasks: 0,
+        build: std::time::Duration::ZERO,
+    })
+}
+
+/// The two-stage task graph (on the GPU with `gpu`) run on `rt` with a
+/// progress bar, `--trace` recording its tasks.
+#[allow(clippy::too_many_arguments)]
+fn solve_graph<T: RunScalar>(
+    args: &Args,
+    a: Mat<T>,
+    job: EvdJob,
+    opts: &EvdOptions,
+    rt: &Runtime,
+    gpu: bool,
+    progress: &Progress,
+    stop: &Stop,
+) -> Result<Solved<T>> {
+    // The trace belongs to this run (`RunOptions`), not to the runtime.
+    let mut run_options = RunOptions::new();
+    if let Some(path) = &args.trace {
+        run_options = run_options.trace(path, args.trace_level);
+    }
+    let t0 = Instant::now();
+    let evd = if gpu {
+        gpu_graph(a, job, opts)?
+    } else {
+        evd_graph_owned(a, job, opts)?
+    };
+    let build = t0.elapsed();
+    let tasks = evd.graph.len();
+    let (graph, values) = evd.into_parts();
+    let handle = rt.submit_with(graph, &run_options);
+    show_progress(&handle, progress, args.quiet, stop, t0);
+    let report = handle.wait()?;
+    let (values, vectors) = values.into_results()?;
+    Ok(Solved {
+        values,
+        vectors,
+        report,
+        tasks,
+        build,
+    })
+}
+
 fn run<T: RunScalar>(
     args: &Args,
     input: Option<(InputFile, npy::Header)>,
@@ -357,14 +458,25 @@ fn run<T: RunScalar>(
             );
         }
     }
-    if job == EvdJob::Vectors && opts.selection.is_none() && !gpu {
+    let one_stage =
+        match args.path {
+            PathArg::OneStage if gpu => return Err(Error::InvalidArgument(
+                "--path one-stage runs on the CPU only: add --device cpu, or use --path two-stage"
+                    .into(),
+            )),
+            PathArg::OneStage => true,
+            PathArg::TwoStage => false,
+            PathArg::Auto => !gpu && opts.one_stage_for::<T>(n, job),
+        };
+    let may_go_out_of_core = args.path != PathArg::OneStage;
+    if may_go_out_of_core && job == EvdJob::Vectors && opts.selection.is_none() && !gpu {
         if let Some(plan) =
             out_of_core::plan::<T>(args, n, &opts, threads, limit, start_rss, out.as_ref())?
         {
             return out_of_core::run::<T>(args, input, stop, out, opts, plan, threads, start_rss);
         }
     }
-    let needed = check_memory::<T>(n, job, args.check, &opts, threads, limit)?;
+    let needed = check_memory::<T>(n, job, args.check, &opts, threads, limit, one_stage)?;
     if let Some(out) = &out {
         let vectors = match job {
             EvdJob::Vectors => npy::file_bytes::<T>(&[n, k]),
@@ -376,12 +488,16 @@ fn run<T: RunScalar>(
     if stop.signal().is_some() {
         return Err(Error::Cancelled);
     }
-    let b = opts.bandwidth_for(n, job);
     let original = args.check.then(|| a.clone());
     let progress = Progress::new();
     if !args.json && !args.quiet {
+        let how = if one_stage {
+            "one-stage path (no task graph)"
+        } else {
+            "building the task graph"
+        };
         eprintln!(
-            "n = {n} ({}): needs {} of memory; building the task graph",
+            "n = {n} ({}): needs {} of memory; {how}",
             T::NAME,
             sysinfo::human_bytes(needed)
         );
@@ -393,25 +509,22 @@ fn run<T: RunScalar>(
         .threads(threads)
         .streams(usize::from(gpu))
         .build();
-    // The trace belongs to this run (`RunOptions`), not to the runtime.
-    let mut run_options = RunOptions::new();
-    if let Some(path) = &args.trace {
-        run_options = run_options.trace(path, args.trace_level);
-    }
-
-    let t0 = Instant::now();
-    let evd = if gpu {
-        gpu_graph(a, job, &opts)?
+    let solved = if one_stage {
+        let solved = solve_one_stage(args, a, job, &opts, &rt)?;
+        if stop.signal().is_some() {
+            return Err(Error::Cancelled);
+        }
+        solved
     } else {
-        evd_graph_owned(a, job, &opts)?
+        solve_graph(args, a, job, &opts, &rt, gpu, &progress, stop)?
     };
-    let build = t0.elapsed();
-    let tasks = evd.graph.len();
-    let (graph, values) = evd.into_parts();
-    let handle = rt.submit_with(graph, &run_options);
-    show_progress(&handle, &progress, args.quiet, stop, t0);
-    let report = handle.wait()?;
-    let (values, vectors) = values.into_results()?;
+    let Solved {
+        values,
+        vectors,
+        report,
+        tasks,
+        build,
+    } = solved;
     // With values only, a selection has no trace identity to check against.
     let checks = original
         .filter(|_| vectors.is_some() || opts.selection.is_none())
@@ -419,16 +532,25 @@ fn run<T: RunScalar>(
     if args.check && checks.is_none() && !args.json {
         eprintln!("note: --check has nothing to check for a values-only selection");
     }
+    let b = opts.bandwidth_for(n, job);
     let seconds = report.wall.as_secs_f64();
-    let stages = stage_seconds(&report);
+    // The one-stage path runs no tasks: no stages, no band.
+    let stages = if one_stage {
+        Vec::new()
+    } else {
+        stage_seconds(&report)
+    };
+    let path = if one_stage { "one-stage" } else { "two-stage" };
     let k_vectors = vectors.as_ref().map_or(0, |v| v.ncols());
     let rates = stage_rates(&report, |s| evd_stage_flops(s, n, k_vectors));
     let reduction = reduction_seconds(&report);
     let nf = n as f64;
-    let gflops = if reduction > 0.0 {
-        4.0 / 3.0 * nf * nf * nf / reduction / 1e9
+    let gflops = if one_stage {
+        None
+    } else if reduction > 0.0 {
+        Some(4.0 / 3.0 * nf * nf * nf / reduction / 1e9)
     } else {
-        0.0
+        Some(0.0)
     };
     let job_name = if vectors.is_some() {
         "vectors"
@@ -472,8 +594,9 @@ fn run<T: RunScalar>(
             .is_some()
             .then(|| written.iter().map(|p| p.display().to_string()).collect());
         let line = serde_json::json!({
-            "n": n, "precision": T::NAME, "job": job_name,
-            "threads": rt.threads(), "bandwidth": b, "tasks": tasks, "seconds": seconds,
+            "n": n, "precision": T::NAME, "job": job_name, "path": path,
+            "threads": rt.threads(), "bandwidth": (!one_stage).then_some(b), "tasks": tasks,
+            "seconds": seconds,
             "stages": stage_obj, "stage_rates": rates_json(&rates),
             "gflops": gflops, "build_seconds": build.as_secs_f64(),
             "residual": residual, "orthogonality": orthogonality, "files": files,
@@ -485,6 +608,12 @@ fn run<T: RunScalar>(
             "start_rss_bytes": start_rss,
         });
         println!("{line}");
+    } else if one_stage {
+        println!(
+            "n = {n} ({}), one-stage path (no task graph) on {} thread(s): {seconds:.3} s",
+            T::NAME,
+            rt.threads()
+        );
     } else {
         println!(
             "n = {n} ({}), bandwidth {b}, {tasks} tasks on {} thread(s): {seconds:.3} s",
@@ -493,7 +622,10 @@ fn run<T: RunScalar>(
         );
         println!("{report}");
         print!("{}", rate_table(&rates));
+        let gflops = gflops.unwrap_or(0.0);
         println!("reduction rate (4/3 n^3 over the sy2sb-to-sb2st span): {gflops:.1} GFLOP/s");
+    }
+    if !args.json {
         if let (Some(lo), Some(hi)) = (values.first(), values.last()) {
             println!(
                 "{} eigenvalues: min {:.6e}, max {:.6e}",

@@ -49,14 +49,15 @@ const UNCHECKED_BYTES: u64 = 16 << 20;
 /// at 128. Eigenvalues only split nothing before `sytrd`'s splits at 256.
 pub const THREADS_FROM: usize = 72;
 
-/// Bytes the direct path allocates for order `n` on `threads` workers: the
+/// Bytes the one-stage path of [`super::eigh`] allocates for order `n` on
+/// `threads` workers (`None` if the figure overflows `u64`): the
 /// working copy, the eigenvectors, the D&C merge workspaces (`n ceil(n/2)`
 /// words at the root, whose column halves each hold two temporaries of
 /// [`APPLY_CHUNK`] columns, after the halves' `n^2 / 4`), the reduction's
 /// workspaces and the runtime's own. Measured through `eigenflow::eigh` on 2
 /// threads: peaks of 3.68, 3.13 and 2.81 n^2 words at n = 2000, 3000 and 4500
 /// (figure 3.68, 3.32, 3.10).
-pub(super) fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, threads: usize) -> Option<u64> {
+pub fn memory_bytes<T: Scalar>(n: usize, job: EvdJob, threads: usize) -> Option<u64> {
     let n64 = n as u64;
     let nn = n64.checked_mul(n64)?;
     let words = match job {

@@ -40,6 +40,7 @@
 
 mod back_transform;
 mod direct;
+pub use direct::memory_bytes as one_stage_memory_bytes;
 pub(crate) use direct::solve_serial;
 pub mod hybrid;
 mod memory;

@@ -14,6 +14,9 @@ use faer::Side;
 /// | same | 1 | | 0.85 | | 0.88 | 1.52 | 1.31 |
 /// | 2-core AVX-512 Xeon (2026-11-29) | 2 | | 0.73-0.77 | 0.92 | 1.09 | 1.15 | 1.23 |
 /// | same | 1 | 0.90-0.92 | 1.14-1.15 | 1.29 | 1.37 | 1.44 | 1.37 |
+/// | 2-core AVX-512 Zen 4 EPYC (2026-12-08, loaded) | 2 | | 0.86 | | | | 1.56 |
+///
+/// (On the loaded Zen 4, 3072 gave 1.99.)
 ///
 /// (At 2048 the f64 matrix outgrows a 32 MiB L3 and the one-stage `symv`
 /// becomes bound by memory.) No single order suits both thread counts on
@@ -50,6 +53,24 @@ pub const ONE_STAGE_BELOW_VECTORS: usize = 4608;
 /// same kernel, same day, 2 threads, the one-stage path still won at 2048
 /// (0.37-0.40 against 0.60-0.63 s) and 3072 (1.37-1.56 against 1.69-1.71 s)
 /// and tied at 4096 (4.0-5.1 against 4.1-4.6 s).
+///
+/// Measured again on the same kind of machine (2-core Zen 4 EPYC, AVX-512,
+/// 2026-12-08) through the `evd` example, `--path one-stage` and `--path
+/// two-stage` alternated, f64 with vectors, 2 threads, seconds of the solve,
+/// on a machine that other jobs kept at a load average of 14 to 16 (so the
+/// times are several times the quiet ones, and the same run repeated
+/// differs by up to 2x):
+///
+/// | n | one-stage (s) | two-stage (s) |
+/// |---|---|---|
+/// | 1024 | 0.87, 0.86 | 1.39, 1.14 |
+/// | 2048 | 7.34, 4.22 | 5.30, 5.13 |
+/// | 3072 | 12.6, 27.2 | 21.0, 22.8 |
+/// | 4096 | 35.3, 44.5 | 38.5, 62.4 |
+/// | 6144 | 130.6 | 131.7 |
+///
+/// The one-stage path wins clearly only at 1024; from 2048 the differences
+/// are within the noise, so the quiet measurement above stands.
 pub const ONE_STAGE_BELOW_VECTORS_IN_PLACE_Q2: usize = 3072;
 
 /// Whether `Q2` runs in place with the AVX-512 kernel on an AMD CPU, where
