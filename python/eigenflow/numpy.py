@@ -7,7 +7,7 @@ types (numpy's own ``EighResult``/``SVDResult`` named tuples).
     >>> u, s, vh = enp.svd(x)         # full_matrices=True, as numpy
 
 eigenflow serves a plain ``ndarray`` (or anything ``np.asarray`` turns into
-one) of float32 or float64 (integers become float64, as in numpy) holding
+one) of float32 or float64 (integers and bool become float64, as in numpy) holding
 one finite matrix or a stack ``(..., m, n)`` of them (solved by one call of
 eigenflow's batched solvers, with numpy's stacked shapes); the result has
 numpy's dtype. ndarray subclasses that leave numpy's functions to ndarray
@@ -15,7 +15,7 @@ numpy's dtype. ndarray subclasses that leave numpy's functions to ndarray
 ``np.asarray(a)``, the result matrices wrapped by the input's
 ``__array_wrap__``. Every other call goes to numpy's own function and is
 counted with its reason (:func:`eigenflow.patch_report`): complex (issue
-62), float16/bool/object/longdouble, subclasses and other types with their
+62), float16/object/longdouble (numpy raises), subclasses and other types with their
 own ``__array_function__``, non-finite input (numpy's handling of NaN is its
 own), an invalid ``UPLO``, and any eigenflow non-convergence.
 ``svd(..., hermitian=True)`` is served as numpy computes it, from the
