@@ -26,17 +26,19 @@
 /// | 500 | 0.46 | 0.53 | 0.63 | 0.60 | 0.60 |
 /// | 1000 | 0.72 | 0.75 | 0.68 | 0.74 | 0.67 |
 /// | 2000 | 1.16 | 0.83 | 0.93 | 0.73 | 0.87 |
+/// | 2560 (later run) | | 2.02 | | 1.97 | 1.21 |
 /// | 3000 | 1.61 | 1.76 | 1.84 | 1.49 | 1.36 |
 /// | 4096 | 2.41 | 2.17 | 2.52 | 1.73 | 1.07 |
 ///
 /// (k = n/10 and n/2: 50 and 250 at 500, ..., 409 and 2048 at 4096.) The
 /// two-stage graph loses at 500 and 1000, mostly at 2000 (it wins only for
 /// k = 1 there), and wins from 3000 for every `k` up to `n/2`; 2560 splits
-/// the interval. Before this rule the full solve's crossover applied (3072
-/// on this CPU, 4608 on others): at 3000 the selection took the path
-/// 1.4-1.8x slower by this table, and on other CPUs also at 4096 (the
-/// issue measured the one-stage subset at 0.96x LAPACK `dsyevr` there, the
-/// two-stage one at 1.98x). The full solve's crossover
+/// the interval (a second run at 2560 itself, same load, found the graph
+/// faster there already: 1.21-2.02). Before this rule the full solve's
+/// crossover applied (3072 on this CPU, 4608 on others): at 3000 the
+/// selection took the path 1.4-1.8x slower by this table, and on other CPUs
+/// also at 4096 (the issue measured the one-stage subset at 0.96x LAPACK
+/// `dsyevr` there, the two-stage one at 1.98x). The full solve's crossover
 /// is much higher because its two-stage path back-transforms all `n`
 /// vectors twice.
 ///
