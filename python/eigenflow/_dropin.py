@@ -18,27 +18,41 @@ class Delegate(Exception):
     its argument is the reason counted in the report."""
 
 
-def _dtype_reason(dtype: np.dtype) -> Optional[str]:
+def _computed_dtype(dtype: np.dtype, scipy: bool) -> Optional[np.dtype]:
+    """The real dtype the original computes ``dtype`` in, or None for one
+    eigenflow does not serve. numpy (``_commonType``): float32 and float64 as
+    they are, integers and bool in float64, float16 refused (numpy raises).
+    scipy (its LAPACK type choice, ``np.promote_types(dtype, float32)``):
+    float16, bool and integers up to 16 bits in float32, wider integers in
+    float64."""
     kind, size = dtype.kind, dtype.itemsize
     if kind == "f" and size in (4, 8):
-        return None
-    if kind in "iu":
-        return None
-    if kind == "c":
+        return dtype
+    if scipy and (kind in "iub" or (kind == "f" and size == 2)):
+        return np.promote_types(dtype, np.float32)
+    if not scipy and kind in "iub":
+        return np.dtype(np.float64)
+    return None
+
+
+def _dtype_reason(dtype: np.dtype) -> str:
+    if dtype.kind == "c":
         return "complex input (issue 62)"
     return f"dtype {dtype} (eigenflow computes float32 and float64)"
 
 
 def matrix_or_reason(
-    a, *, square: bool, finite: bool, stacked: bool = False
+    a, *, square: bool, finite: bool, stacked: bool = False, scipy: bool = False
 ) -> Tuple[Optional[np.ndarray], str]:
     """``(x, "")`` with ``x`` a plain float32/float64 matrix (or, with
-    ``stacked``, a stack ``(..., m, n)`` of them) eigenflow serves
-    (integers converted to float64, as numpy and scipy do), or ``(None,
-    reason)``. Delegated: ndarray subclasses and objects that dispatch numpy
-    functions themselves (``np.matrix``, masked arrays, dask, ...: the
-    original knows their rules), other dtypes (complex, float16, bool,
-    object, longdouble), stacked input unless ``stacked``, 1-D input,
+    ``stacked``, a stack ``(..., m, n)`` of them) eigenflow serves (other
+    real dtypes converted as numpy, or with ``scipy`` as scipy, converts
+    them: :func:`_computed_dtype`), or ``(None, reason)``. Delegated: ndarray
+    subclasses and objects that dispatch numpy functions themselves (masked
+    arrays, dask, ...: the original knows their rules; the numpy drop-in
+    unwraps the subclasses numpy itself computes on as ndarrays first),
+    other dtypes (complex, object, longdouble; float16 for numpy), stacked
+    input unless ``stacked``, 1-D input,
     non-square input to an
     eigensolver (the original raises its error), and, with ``finite``,
     non-finite entries (numpy's own handling: NaN results or its error;
@@ -52,17 +66,17 @@ def matrix_or_reason(
         x = np.asarray(a)
     except Exception:  # the original raises its own error for it
         return None, "input numpy cannot convert"
-    reason = _dtype_reason(x.dtype)
-    if reason:
-        return None, reason
+    dtype = _computed_dtype(x.dtype, scipy)
+    if dtype is None:
+        return None, _dtype_reason(x.dtype)
     if x.ndim > 2 and not stacked:
         return None, "stacked input (issue 61)"
     if x.ndim < 2:
         return None, f"{x.ndim}-D input"
     if square and x.shape[-2] != x.shape[-1]:
         return None, "non-square input"
-    if x.dtype.kind in "iu":
-        x = x.astype(np.float64)
+    if x.dtype != dtype:
+        x = x.astype(dtype)
     if finite and not np.isfinite(x).all():
         return None, "non-finite entries"
     return x, ""

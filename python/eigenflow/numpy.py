@@ -7,17 +7,19 @@ types (numpy's own ``EighResult``/``SVDResult`` named tuples).
     >>> u, s, vh = enp.svd(x)         # full_matrices=True, as numpy
 
 eigenflow serves a plain ``ndarray`` (or anything ``np.asarray`` turns into
-one) of float32 or float64 (integers become float64, as in numpy) holding
+one) of float32 or float64 (integers and bool become float64, as in numpy) holding
 one finite matrix or a stack ``(..., m, n)`` of them (solved by one call of
 eigenflow's batched solvers, with numpy's stacked shapes); the result has
-numpy's dtype. Every other call goes to numpy's own function and is counted
-with its reason (:func:`eigenflow.patch_report`): complex (issue 62),
-stacked ``svd(..., hermitian=True)``, float16/bool/object/longdouble, ndarray subclasses other than
-``np.matrix`` (served: its vectors come back as matrices, as numpy's do) and
-``__array_function__`` types, non-finite input (numpy's handling of NaN is
-its own), an invalid ``UPLO``, and any eigenflow non-convergence.
+numpy's dtype. ndarray subclasses that leave numpy's functions to ndarray
+(``np.matrix``, masked arrays) are served as numpy serves them: computed on
+``np.asarray(a)``, the result matrices wrapped by the input's
+``__array_wrap__``. Every other call goes to numpy's own function and is
+counted with its reason (:func:`eigenflow.patch_report`): complex (issue
+62), float16/object/longdouble (numpy raises), subclasses and other types with their
+own ``__array_function__``, non-finite input (numpy's handling of NaN is its
+own), an invalid ``UPLO``, and any eigenflow non-convergence.
 ``svd(..., hermitian=True)`` is served as numpy computes it, from the
-eigendecomposition (eigenflow's). Results equal numpy's to rounding; eigenvector
+eigendecomposition (eigenflow's; a stack by its batched solver). Results equal numpy's to rounding; eigenvector
 and singular vector signs may differ, as between LAPACK builds.
 
 ``svd(..., full_matrices=True)`` (numpy's default) completes eigenflow's
@@ -76,16 +78,32 @@ def _matrix(a, square: bool):
     return x
 
 
+def _numpy_computes_on_ndarray(a) -> bool:
+    """Whether ``a`` is an ndarray subclass that leaves numpy's functions to
+    ndarray's dispatch (``np.matrix``, masked arrays, test subclasses): numpy
+    computes on ``np.asarray(a)`` and wraps the result matrices with
+    ``a.__array_wrap__`` (its ``_makearray``). Subclasses with their own
+    ``__array_function__`` are not: they go to the original."""
+    t = type(a)
+    return (
+        isinstance(a, _np.ndarray)
+        and t is not _np.ndarray
+        and getattr(t, "__array_function__", None) is _np.ndarray.__array_function__
+    )
+
+
 def _plain(a):
-    """``np.matrix`` as the ndarray numpy computes on (its results are
-    wrapped back by :func:`_wrap`); anything else as it is."""
-    return _np.asarray(a) if type(a) is _np.matrix else a
+    """An ndarray subclass numpy computes on as an ndarray (see
+    :func:`_numpy_computes_on_ndarray`) as that ndarray, its results wrapped
+    back by :func:`_wrap`; anything else as it is."""
+    return _np.asarray(a) if _numpy_computes_on_ndarray(a) else a
 
 
 def _wrap(a, m):
-    """A result matrix as numpy returns it: of ``a``'s type for an
-    ``np.matrix`` input (numpy's ``__array_wrap__``), else as computed."""
-    return a.__array_wrap__(m) if type(a) is _np.matrix else m
+    """A result matrix as numpy returns it: wrapped by ``a.__array_wrap__``
+    for the subclasses :func:`_plain` unwraps (as numpy's ``wrap``), else as
+    computed."""
+    return a.__array_wrap__(m) if _numpy_computes_on_ndarray(a) else m
 
 
 def eigh(a, UPLO="L"):
@@ -111,16 +129,20 @@ def eigvalsh(a, UPLO="L"):
 
 
 def _hermitian_svd(x, compute_uv):
-    """numpy's ``hermitian=True`` route on eigenflow's EVD: the singular
-    values of a symmetric matrix are its eigenvalues' magnitudes, ``U`` its
-    eigenvectors and ``Vh`` their transpose with each eigenvalue's sign
-    moved into its row (``+1`` for a zero, as numpy's ``copysign``)."""
+    """numpy's ``hermitian=True`` route on eigenflow's EVD, for one matrix
+    or a stack (eigenflow's batched ``eigh``): the singular values of a
+    symmetric matrix are its eigenvalues' magnitudes, ``U`` its eigenvectors
+    and ``Vh`` their transpose with each eigenvalue's sign moved into its
+    row (``+1`` for a zero, as numpy's ``copysign``), in numpy's order
+    (``argsort`` of the magnitudes, reversed)."""
     if not compute_uv:
-        return _np.sort(_np.abs(_ef.eigvalsh(x)))[::-1]
+        return _np.sort(_np.abs(_ef.eigvalsh(x)), axis=-1)[..., ::-1]
     w, v = _ef.eigh(x)
-    order = _np.argsort(_np.abs(w))[::-1]
-    w, v = w[order], v[:, order]
-    vh = (v * _np.copysign(1.0, w).astype(w.dtype)).T
+    order = _np.argsort(_np.abs(w), axis=-1)[..., ::-1]
+    w = _np.take_along_axis(w, order, axis=-1)
+    v = _np.take_along_axis(v, order[..., None, :], axis=-1)
+    sign = _np.copysign(1.0, w).astype(w.dtype)
+    vh = _np.swapaxes(v * sign[..., None, :], -1, -2)
     return _result_type("svd")(v, _np.abs(w), vh)
 
 
@@ -131,10 +153,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
     def serve():
         if hermitian:
-            x = _matrix(a, True)
-            if x.ndim > 2:
-                raise Delegate("stacked input with hermitian=True")
-            r = _hermitian_svd(x, compute_uv)
+            r = _hermitian_svd(_matrix(a, True), compute_uv)
         else:
             x = _matrix(a, False)
             if not compute_uv:

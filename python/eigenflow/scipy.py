@@ -2,8 +2,10 @@
 by eigenflow, with scipy's signatures, defaults, dtype rules and return
 types (plain tuples, as scipy returns).
 
-eigenflow serves the standard problem (``b=None``) of a plain float32 or
-float64 matrix (integers become float64, as in scipy), and every keyword:
+eigenflow serves the standard problem (``b=None``) of a plain real matrix
+in scipy's precision (float32 and float64 as they are; float16, bool and
+integers up to 16 bits in float32, wider integers in float64, as scipy
+chooses its LAPACK routine), and every keyword:
 
 - ``subset_by_index=(lo, hi)``: eigenflow's index selection (bisection on the
   tridiagonal and inverse iteration for the vectors, or the full solve and
@@ -26,7 +28,7 @@ float64 matrix (integers become float64, as in scipy), and every keyword:
 
 Delegated to scipy's own function, counted with the reason: ``b`` (the
 generalized problem, not yet in eigenflow), complex (issue 62), stacked
-input (issue 61), float16/bool/object/longdouble, ndarray subclasses and
+input (issue 61), object and longdouble, ndarray subclasses and
 ``__array_function__`` types, invalid argument combinations
 (scipy raises its error), ``driver`` values of the generalized problem, and
 any eigenflow non-convergence. ``type`` only matters with ``b``.
@@ -56,7 +58,7 @@ _STANDARD_DRIVERS = (None, "ev", "evd", "evr", "evx")
 
 
 def _matrix(a, square: bool, check_finite: bool):
-    x, reason = matrix_or_reason(a, square=square, finite=bool(check_finite))
+    x, reason = matrix_or_reason(a, square=square, finite=bool(check_finite), scipy=True)
     if x is None:
         raise Delegate(reason)
     return x

@@ -100,6 +100,65 @@ def test_numpy_hermitian_svd_and_svdvals():
     assert counts()[1] == 0
 
 
+def test_numpy_stacked_hermitian_svd():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 2, 6, 6))
+    a = x + np.swapaxes(x, -1, -2)
+    a[0, 0] = np.diag([3.0, -2.0, 0.0, 1.0, -5.0, 4.0])  # a zero and signs
+    for dtype in (np.float32, np.float64):
+        b = a.astype(dtype)
+        u, s, vh = enp.svd(b, hermitian=True)
+        ref = np.linalg.svd(b, hermitian=True)
+        assert u.shape == vh.shape == (3, 2, 6, 6) and s.shape == (3, 2, 6)
+        assert u.dtype == s.dtype == vh.dtype == ref.S.dtype
+        close(s, ref.S, dtype, 10)
+        close((u * s[..., None, :]) @ vh, b, dtype, 10)
+        close(np.swapaxes(u, -1, -2) @ u, np.broadcast_to(np.eye(6), u.shape), dtype, 10)
+        close(enp.svd(b, compute_uv=False, hermitian=True), ref.S, dtype, 10)
+    np.testing.assert_array_equal(s[0, 0], [5.0, 4.0, 3.0, 2.0, 1.0, 0.0])
+    assert counts() == (4, 0)
+
+
+def test_ndarray_subclasses_are_served_as_numpy_serves_them():
+    a = np.diag([2.0, 1.0, 3.0])
+    for x in (a.view(Sub), np.ma.array(a, mask=np.eye(3, dtype=bool))):
+        for ours, ref in (
+            (enp.eigh(x), np.linalg.eigh(x)),
+            (enp.svd(x), np.linalg.svd(x)),
+            (enp.svd(x, hermitian=True), np.linalg.svd(x, hermitian=True)),
+        ):
+            assert [type(r) for r in ours] == [type(r) for r in ref]
+            close(ours[1 if len(ours) == 3 else 0], ref[1 if len(ref) == 3 else 0], np.float64, 10)
+        assert type(enp.eigvalsh(x)) is type(np.linalg.eigvalsh(x))
+        np.testing.assert_array_equal(enp.eigvalsh(x), [1.0, 2.0, 3.0])
+    assert counts() == (10, 0)
+
+
+SMALL_REAL_DTYPES = [np.int8, np.int16, np.uint8, np.uint16, np.int32, np.uint64, np.float16, bool]
+
+
+@pytest.mark.parametrize("dtype", SMALL_REAL_DTYPES)
+def test_other_real_dtypes_are_served_in_the_originals_precision(dtype):
+    a = np.array([[2, 1, 0], [1, 2, 1], [0, 1, 2]]).astype(dtype)
+    for ours, ref in (
+        (esp.eigh(a), sl.eigh(a)),
+        (esp.eigvalsh(a), sl.eigvalsh(a)),
+        (esp.svd(a), sl.svd(a)),
+        (esp.svdvals(a), sl.svdvals(a)),
+    ):
+        ours, ref = (ours, ref) if isinstance(ref, tuple) else ((ours,), (ref,))
+        assert [x.dtype for x in ours] == [x.dtype for x in ref]
+        close(ours[-2 if len(ref) == 3 else 0], ref[-2 if len(ref) == 3 else 0], ref[0].dtype, 4)
+    if np.dtype(dtype) != np.float16:  # numpy refuses float16: delegated
+        w, v = enp.eigh(a)
+        assert w.dtype == v.dtype == np.linalg.eigh(a).eigenvalues.dtype == np.float64
+        close(w, np.linalg.eigvalsh(a), np.float64, 4)
+    else:
+        with pytest.raises(TypeError):
+            enp.eigh(a)
+    assert counts() == ((5, 0) if np.dtype(dtype) != np.float16 else (4, 1))
+
+
 def test_integer_input_is_float64_as_in_numpy_and_scipy():
     a = np.array([[2, 1], [1, 2]])
     assert enp.eigh(a).eigenvalues.dtype == np.linalg.eigh(a).eigenvalues.dtype == np.float64
@@ -140,12 +199,20 @@ class Sub(np.ndarray):
     pass
 
 
+class Dispatching(np.ndarray):
+    """A subclass with its own ``__array_function__``: numpy's functions
+    are its own business, so the drop-ins delegate it."""
+
+    def __array_function__(self, func, types, args, kwargs):
+        return super().__array_function__(func, types, args, kwargs)
+
+
 DELEGATED = [
     ("complex", lambda: enp.eigh(np.eye(3, dtype=complex)), "complex"),
-    ("stacked", lambda: enp.svd(np.ones((2, 3, 3)), hermitian=True), "stacked"),
-    ("float16", lambda: esp.eigh(np.eye(3, dtype=np.float16)), "float16"),
+    ("longdouble", lambda: esp.eigh(np.eye(3, dtype=np.longdouble)), "dtype"),
     ("b", lambda: esp.eigh(np.eye(3), 2 * np.eye(3)), "generalized"),
-    ("subclass", lambda: enp.eigvalsh(np.eye(3).view(Sub)), "subclass"),
+    ("subclass", lambda: enp.eigvalsh(np.eye(3).view(Dispatching)), "subclass"),
+    ("scipy subclass", lambda: esp.eigvalsh(np.eye(3).view(Sub)), "subclass"),
     ("nan", lambda: enp.eigh(np.full((2, 2), np.nan)), "non-finite"),
 ]
 

@@ -388,6 +388,61 @@ fn one_call_and_a_large_case() {
     assert!(val < 30.0 && res < 30.0 && orth < 30.0);
 }
 
+/// The automatic plan of a selection (issue 66, point 5): with vectors the
+/// two-stage graph from `ONE_STAGE_BELOW_SELECTED_VECTORS` on, whatever the
+/// full solve's crossover and the kind of selection; the values crossover
+/// as without a selection; an explicit `one_stage_below` still rules; and
+/// the path taken on each side of the crossover (the report has tasks only
+/// for the graph) meets the accuracy bounds against faer.
+#[test]
+fn automatic_plan_of_a_selection() {
+    use eigenflow::pipeline::evd::{one_stage_below_auto, ONE_STAGE_BELOW_SELECTED_VECTORS};
+    let c = ONE_STAGE_BELOW_SELECTED_VECTORS;
+    let full = EvdOptions::auto();
+    for sel in [
+        Selection::Largest(10),
+        Selection::Index(0..5),
+        Selection::Value(-1.0, 1.0),
+    ] {
+        let mut o = EvdOptions::auto();
+        o.selection = Some(sel.clone());
+        assert!(o.one_stage_for::<f64>(c - 1, EvdJob::Vectors), "{sel:?}");
+        assert!(!o.one_stage_for::<f64>(c, EvdJob::Vectors), "{sel:?}");
+        assert!(o.one_stage_for::<f32>(c - 1, EvdJob::Vectors), "{sel:?}");
+        assert!(!o.one_stage_for::<f32>(c, EvdJob::Vectors), "{sel:?}");
+        for n in [1000, 1535, 1536, 1791, 1792, 3000] {
+            assert_eq!(
+                o.one_stage_for::<f64>(n, EvdJob::Values),
+                full.one_stage_for::<f64>(n, EvdJob::Values)
+            );
+            assert_eq!(
+                o.one_stage_for::<f32>(n, EvdJob::Values),
+                full.one_stage_for::<f32>(n, EvdJob::Values)
+            );
+        }
+        o.one_stage_below = usize::MAX;
+        assert!(o.one_stage_for::<f64>(8192, EvdJob::Vectors), "{sel:?}");
+        o.one_stage_below = 1;
+        assert!(!o.one_stage_for::<f64>(2, EvdJob::Vectors), "{sel:?}");
+    }
+    let auto = one_stage_below_auto::<f64>(EvdJob::Vectors);
+    assert_eq!(full.one_stage_for::<f64>(c, EvdJob::Vectors), c < auto);
+    let rt = Runtime::builder().threads(2).build();
+    for n in [c - 1, c] {
+        let a: Mat<f64> = gallery::random_symmetric_gaussian(n, 66);
+        let mut o = EvdOptions::auto();
+        o.selection = Some(Selection::Largest(10));
+        let eig = eigh(a.as_ref(), EvdJob::Vectors, &o, &rt).unwrap();
+        assert_eq!(eig.report.tasks.is_empty(), n < c, "n = {n}: path");
+        let mut worst = Worst::default();
+        check(&a, &o, &rt, &format!("automatic plan, n = {n}"), &mut worst);
+        eprintln!(
+            "n = {n}: values {:.3}, residual {:.3}, orthogonality {:.3}",
+            worst.val, worst.res, worst.orth
+        );
+    }
+}
+
 #[test]
 fn memory_figure_counts_k_columns() {
     use eigenflow::pipeline::evd::memory_bytes;

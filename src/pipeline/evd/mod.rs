@@ -48,6 +48,7 @@ mod options;
 pub mod out_of_core;
 mod sb2st;
 mod select;
+mod select_plan;
 pub(crate) mod side;
 mod stedc;
 mod sterf;
@@ -66,6 +67,7 @@ pub use options::{
 };
 pub use sb2st::{sb2st, Q2Reflectors, Sb2stGrain, Sb2stStage, Tridiagonal};
 pub use select::{select, SelectStage, Selection, SELECT};
+pub use select_plan::{one_stage_below_selected, ONE_STAGE_BELOW_SELECTED_VECTORS};
 pub use stedc::{basis, dc_scale, stedc, Eigenvectors, StedcStage};
 pub use sterf::{stedc_values, sterf};
 pub use sy2sb::{sy2sb, Band, Sy2sbReflectors, Sy2sbStage};

@@ -199,7 +199,8 @@ pub struct EvdOptions {
     /// then `dsterf` (values) or serial divide and conquer with QL/QR leaves
     /// of [`EvdOptions::leaf_size`] and the `dormtr` back-transformation
     /// (vectors). `0` picks the crossover measured by `benches/evd_small.rs`
-    /// ([`EvdOptions::one_stage_for`]); any other value `v` takes the one-stage
+    /// (with a [`EvdOptions::selection`], by `benches/evd_select_plan.rs`;
+    /// [`EvdOptions::one_stage_for`]); any other value `v` takes the one-stage
     /// path exactly when `n < v` (`usize::MAX`: always; `1`: never, for
     /// `n >= 1`). The graph builders (`evd_graph*`) always build the two-stage
     /// graph.
@@ -271,10 +272,13 @@ impl EvdOptions {
     /// against the two-stage graph on the same runtime. The choice never
     /// depends on the runtime's thread count, so the results are bitwise the
     /// same on any runtime.
+    /// With a [`EvdOptions::selection`], the automatic crossover is the
+    /// selection's ([`super::one_stage_below_selected`]).
     pub fn one_stage_for<T: crate::Scalar>(&self, n: usize, job: super::EvdJob) -> bool {
-        let below = match self.one_stage_below {
-            0 => one_stage_below_auto::<T>(job),
-            v => v,
+        let below = match (self.one_stage_below, &self.selection) {
+            (0, Some(_)) => super::one_stage_below_selected::<T>(job),
+            (0, None) => one_stage_below_auto::<T>(job),
+            (v, _) => v,
         };
         n < below
     }
