@@ -19,7 +19,7 @@
 //!   `X = A22 V T` ([`symm_tile_row`]), `M = T^T V^T X`, `W = X - 1/2 V M`
 //!   ([`form_w`]), `A22 -= V W^T + W V^T` ([`syr2k_tile`]).
 //!
-//! The update is delayed over groups of consecutive panels ([`group`],
+//! The update is delayed over groups of consecutive panels (module `group`,
 //! [`Sy2sbTuning::group`]): each panel's `X` is corrected for the group's
 //! earlier panels ([`correct_x`]), its own columns are brought up to date
 //! before its QR ([`update_next_panel`]), and the rest of the trailing matrix
@@ -360,7 +360,7 @@ pub fn sy2sb_reference<T: Scalar>(a: MatMut<'_, T>, b: usize, nb: usize) -> Sy2s
 }
 
 /// Sequential reference driver with the trailing updates delayed over groups
-/// of `group` panels ([`group`]): calls [`update_next_panel`],
+/// of `group` panels (module `group`): calls [`update_next_panel`],
 /// [`panel_kernel`], [`symm_tile_row`] and [`form_w_in_group`] panel by
 /// panel (symm rows in order), then [`syr2k_tile`] on the tiles of the group's
 /// last panel's [`trailing_blocks`] (tile size `nb`, a multiple of `b`),
