@@ -19,6 +19,12 @@
 //!   `X = A22 V T` ([`symm_tile_row`]), `M = T^T V^T X`, `W = X - 1/2 V M`
 //!   ([`form_w`]), `A22 -= V W^T + W V^T` ([`syr2k_tile`]).
 //!
+//! The update is delayed over groups of consecutive panels (module `group`,
+//! [`Sy2sbTuning::group`]): each panel's `X` is corrected for the group's
+//! earlier panels ([`correct_x`]), its own columns are brought up to date
+//! before its QR ([`update_next_panel`]), and the rest of the trailing matrix
+//! gets one SYR2K per group, of inner dimension `2 g b`.
+//!
 //! After all panels, `B = Q1^T A Q1` with `Q1 = Q_0 Q_1 ... Q_{P-1}` is the band
 //! `|i - j| <= b` of `A`'s lower triangle ([`extract_band`]); everything strictly
 //! below the band holds the `V_p`.
@@ -42,6 +48,9 @@ use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
 use faer::reborrow::*;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 use std::ops::Range;
+
+mod group;
+pub use group::{correct_x, form_w_in_group, panel_groups, update_next_panel, Sy2sbTuning};
 
 use BlockStructure::Rectangular as Rect;
 
@@ -262,12 +271,21 @@ pub fn form_w<T: Scalar>(mut vwv: MatMut<'_, T>, v: MatRef<'_, T>, t: MatRef<'_,
     if m == 0 || b == 0 {
         return;
     }
+    w_from_x(vwv.rb_mut().subcols_mut(b, b), v, t);
+    vwv.rb_mut().subcols_mut(0, b).copy_from(v);
+    vwv.rb_mut().subcols_mut(2 * b, b).copy_from(v);
+}
+
+/// `X := X - 1/2 V (T^T V^T X)` in place (`x`, `v`: `m x b`; `t` upper
+/// triangular): `W` of Wang et al., PPoPP 2025, Eq. (1).
+fn w_from_x<T: Scalar>(x: MatMut<'_, T>, v: MatRef<'_, T>, t: MatRef<'_, T>) {
+    let b = v.ncols();
     let mut p = Mat::<T>::zeros(b, b);
     matmul(
         p.as_mut(),
         Accum::Replace,
         v.transpose(),
-        vwv.rb().subcols(b, b),
+        x.rb(),
         T::one(),
         Par::Seq,
     );
@@ -283,16 +301,7 @@ pub fn form_w<T: Scalar>(mut vwv: MatMut<'_, T>, v: MatRef<'_, T>, t: MatRef<'_,
         T::one(),
         Par::Seq,
     );
-    matmul(
-        vwv.rb_mut().subcols_mut(b, b),
-        Accum::Add,
-        v,
-        mm.as_ref(),
-        T::of(-0.5),
-        Par::Seq,
-    );
-    vwv.rb_mut().subcols_mut(0, b).copy_from(v);
-    vwv.rb_mut().subcols_mut(2 * b, b).copy_from(v);
+    matmul(x, Accum::Add, v, mm.as_ref(), T::of(-0.5), Par::Seq);
 }
 
 /// Two-sided update of one lower tile `A_ij -= V_i W_j^T + W_i V_j^T` (task
@@ -344,13 +353,27 @@ pub fn syr2k_tile<T: Scalar>(
 }
 
 /// Sequential reference driver: reduces the symmetric `a` (lower triangle read) to
-/// half-bandwidth `b`, calling [`panel_kernel`], [`symm_tile_row`], [`form_w`] and
-/// [`syr2k_tile`] on the tiles of [`trailing_blocks`] (tile size `nb`, a multiple of
-/// `b`), panel by panel, symm rows in order, then syr2k tiles column by column.
+/// half-bandwidth `b` with the default [`Sy2sbTuning`] (what the task graph
+/// computes), see [`sy2sb_reference_grouped`].
+pub fn sy2sb_reference<T: Scalar>(a: MatMut<'_, T>, b: usize, nb: usize) -> Sy2sbFactors<T> {
+    sy2sb_reference_grouped(a, b, nb, Sy2sbTuning::default().group)
+}
+
+/// Sequential reference driver with the trailing updates delayed over groups
+/// of `group` panels (module `group`): calls [`update_next_panel`],
+/// [`panel_kernel`], [`symm_tile_row`] and [`form_w_in_group`] panel by
+/// panel (symm rows in order), then [`syr2k_tile`] on the tiles of the group's
+/// last panel's [`trailing_blocks`] (tile size `nb`, a multiple of `b`),
+/// column by column.
 ///
 /// On return the band of `a` holds `B` (read it with [`extract_band`]) and the
 /// `V_p` are strictly below it. `n <= b + 1` is already a band: nothing is done.
-pub fn sy2sb_reference<T: Scalar>(mut a: MatMut<'_, T>, b: usize, nb: usize) -> Sy2sbFactors<T> {
+pub fn sy2sb_reference_grouped<T: Scalar>(
+    mut a: MatMut<'_, T>,
+    b: usize,
+    nb: usize,
+    group: usize,
+) -> Sy2sbFactors<T> {
     let n = a.nrows();
     assert_eq!(n, a.ncols(), "sy2sb: matrix must be square");
     assert!(
@@ -359,47 +382,56 @@ pub fn sy2sb_reference<T: Scalar>(mut a: MatMut<'_, T>, b: usize, nb: usize) -> 
     );
     let np = panel_count(n, b);
     let mut v_ws = Mat::<T>::zeros(n, b);
-    let mut x_ws = Mat::<T>::zeros(n, 3 * b);
+    let mut x_ws = Mat::<T>::zeros(n, 3 * b * group.max(1));
     let mut ts = Vec::with_capacity(np);
-    for p in 0..np {
-        let cols = panel_cols(b, p);
-        let r0 = (p + 1) * b;
-        let m = n - r0;
-        let mut t = Mat::<T>::zeros(b, b);
-        let mut v = v_ws.as_mut().subrows_mut(0, m);
-        panel_kernel(
-            a.rb_mut().submatrix_mut(r0, cols.start, m, b),
-            t.as_mut(),
-            v.rb_mut(),
-        );
-        let blocks = trailing_blocks(n, b, p, nb);
-        let mut x = x_ws.as_mut().subrows_mut(0, m);
-        for blk in &blocks {
-            let (i0, li) = (blk.start - r0, blk.len());
-            let a_row = a.rb().submatrix(blk.start, r0, li, i0 + li);
-            let a_col = a.rb().submatrix(blk.end, blk.start, n - blk.end, li);
-            symm_tile_row(
-                a_row,
-                a_col,
-                v.rb(),
-                t.as_ref(),
-                x.rb_mut().submatrix_mut(i0, b, li, b),
+    for panels in panel_groups(np, group) {
+        let (g, r0) = (panels.len(), (panels.start + 1) * b);
+        let mut ws = x_ws.as_mut().submatrix_mut(0, 0, n - r0, 3 * g * b);
+        for (k, p) in panels.clone().enumerate() {
+            let (rp, kb) = ((p + 1) * b, k * b);
+            let m = n - rp;
+            if k > 0 {
+                let rows = n - p * b;
+                update_next_panel(
+                    a.rb_mut().submatrix_mut(p * b, p * b, rows, b),
+                    ws.rb().submatrix(kb - b, 0, rows, kb),
+                    ws.rb().submatrix(kb - b, g * b, rows, kb),
+                );
+            }
+            let mut t = Mat::<T>::zeros(b, b);
+            let mut v = v_ws.as_mut().subrows_mut(0, m);
+            panel_kernel(
+                a.rb_mut().submatrix_mut(rp, p * b, m, b),
+                t.as_mut(),
+                v.rb_mut(),
             );
+            for blk in &trailing_blocks(n, b, p, nb) {
+                let (i0, li) = (blk.start - rp, blk.len());
+                symm_tile_row(
+                    a.rb().submatrix(blk.start, rp, li, i0 + li),
+                    a.rb().submatrix(blk.end, blk.start, n - blk.end, li),
+                    v.rb(),
+                    t.as_ref(),
+                    ws.rb_mut().submatrix_mut(kb + i0, g * b + kb, li, b),
+                );
+            }
+            form_w_in_group(ws.rb_mut().subrows_mut(kb, m), v.rb(), t.as_ref(), g, k);
+            ts.push(t);
         }
-        form_w(x.rb_mut(), v.rb(), t.as_ref());
+        let last = panels.end - 1;
+        let blocks = trailing_blocks(n, b, last, nb);
         for (jb, cb) in blocks.iter().enumerate() {
             for rb in &blocks[jb..] {
                 let (i0, j0) = (rb.start - r0, cb.start - r0);
                 syr2k_tile(
                     a.rb_mut()
                         .submatrix_mut(rb.start, cb.start, rb.len(), cb.len()),
-                    x.rb().submatrix(i0, 0, rb.len(), 2 * b),
-                    x.rb().submatrix(j0, b, cb.len(), 2 * b),
+                    ws.rb().submatrix(i0, 0, rb.len(), 2 * g * b),
+                    ws.rb().submatrix(j0, g * b, cb.len(), 2 * g * b),
                     rb == cb,
                 );
             }
         }
-        ts.push(t);
     }
     Sy2sbFactors { n, b, t: ts }
 }

@@ -3,7 +3,9 @@
 
 use super::{SB2ST, SY2SB};
 use crate::graph::{Flow, Footprint, Region, RunOutcome, SubGraph, Task, TaskGraph, TaskId};
-use crate::linalg::band::sy2sb::{self, panel_cols, panel_count, trailing_blocks, Sy2sbFactors};
+use crate::linalg::band::sy2sb::{
+    self, panel_cols, panel_count, panel_groups, trailing_blocks, Sy2sbFactors, Sy2sbTuning,
+};
 use crate::linalg::householder::panel_qr;
 use crate::matrix::access::Access;
 use crate::matrix::{SharedBand, SharedMatrix, SymBand};
@@ -126,12 +128,16 @@ pub struct Sy2sbStage<T> {
 /// storage at once, so stage 2 can chase the top of the band while stage 1
 /// still reduces the bottom.
 ///
-/// Per panel p: one `panel` task (QR of the panel below the band, T factor), one
-/// `symm` task per row block (`X_i = (A22 V T)_i`), one `form_w` task and one
-/// `syr2k` task per lower tile. The V/X workspaces alternate between two buffers
-/// so panel p+1 can be factored (lookahead) while panel p's SYR2K tiles that it
-/// does not touch are still running: its only stage-1 predecessors are the SYR2K
-/// tiles of its own tile column.
+/// The trailing updates are delayed over groups of [`Sy2sbTuning::group`]
+/// panels ([`crate::linalg::band::sy2sb`]'s `group`). Per panel p: a
+/// `lookahead` task bringing its columns up to date with the group's earlier
+/// panels (not for a group's first panel), one `panel` task (QR of the panel
+/// below the band, T factor), one `symm` task per row block
+/// (`X_i = (A22 V T)_i`) and one `form_w` task (with the corrections for the
+/// group's earlier panels); per group one `syr2k` task per lower tile of the
+/// last panel's trailing matrix. A group's first panel only waits for the
+/// SYR2K tiles of its own tile column, so it is factored while the rest of
+/// the previous group's tiles still run.
 ///
 /// Errors: [`Error::Shape`] for a non-square `a`, [`Error::InvalidArgument`]
 /// for `b = 0`, `b >= n` (n > 1) or a tile size that is not a positive multiple
@@ -173,8 +179,11 @@ pub(crate) fn sy2sb_shared<T: Scalar>(
 ) -> Sy2sbStage<T> {
     let n = a.nrows();
     let np = panel_count(n, b);
-    // Per parity: V (`n x b`) and the `[V W V]` workspace (`n x 3b`) of
-    // `sy2sb::form_w`, X/W in its middle columns.
+    let group = Sy2sbTuning::default().group.max(1);
+    // V (`n x b`) and the group's `[V.. W.. V..]` workspace (`n x 3 g b`) of
+    // `sy2sb::form_w_in_group`, X/W in its middle columns. One of each: the
+    // next group's writers of either wait for this group's readers anyway
+    // (its QR for the first column of SYR2K tiles, its SYMM for all of them).
     let ws = |rows, cols| Arc::new(SharedMatrix::new(Mat::<T>::zeros(rows, cols)));
     let rows = if np > 0 { n } else { 0 };
     let mut st = Builder {
@@ -182,25 +191,35 @@ pub(crate) fn sy2sb_shared<T: Scalar>(
         a,
         band: Arc::new(SharedBand::new(SymBand::zeros(n, b))),
         tf: ws(b, np * b),
-        vws: [ws(rows, b), ws(rows, b)],
-        xws: [ws(rows, 3 * b), ws(rows, 3 * b)],
+        vws: ws(rows, b),
+        xws: ws(rows, 3 * group.min(np.max(1)) * b),
         n,
         b,
         ids: Vec::new(),
     };
     let mut feed = Vec::new();
     let mut panel_tasks = Vec::with_capacity(np);
-    for p in 0..np {
-        let panel = Panel::new(n, b, nb, p);
-        panel_tasks.push(st.add_panel(g, &panel));
-        // Panel p's columns are final now: the diagonal block after the last
-        // SYR2K of panel p-1, the rest of the band after this panel's QR.
-        feed.push(st.copy_band_columns(g, panel.cols.clone()));
-        for i in 0..panel.blocks.len() {
-            st.add_symm_row(g, &panel, i);
+    for panels in panel_groups(np, group) {
+        let mut last = None;
+        for p in panels.clone() {
+            let panel = Panel::new(n, b, nb, p, &panels);
+            if panel.k > 0 {
+                st.add_lookahead(g, &panel);
+            }
+            panel_tasks.push(st.add_panel(g, &panel));
+            // Panel p's columns are final now: the diagonal block after the
+            // last SYR2K of the previous group or this panel's lookahead, the
+            // rest of the band after this panel's QR.
+            feed.push(st.copy_band_columns(g, panel.cols.clone()));
+            for i in 0..panel.blocks.len() {
+                st.add_symm_row(g, &panel, i);
+            }
+            st.add_form_w(g, &panel);
+            last = Some(panel);
         }
-        st.add_form_w(g, &panel);
-        // SYR2K tiles, column by column: the first column is what panel p+1 needs.
+        // SYR2K tiles, column by column: the first column is what the next
+        // group's first panel needs.
+        let panel = last.expect("a group has a panel");
         for j in 0..panel.blocks.len() {
             for i in j..panel.blocks.len() {
                 st.add_syr2k_tile(g, &panel, i, j);
@@ -234,11 +253,15 @@ pub(crate) fn sy2sb_shared<T: Scalar>(
     }
 }
 
-/// The geometry of panel `p`.
+/// The geometry of panel `p`, the `k`-th of a group of `g`.
 struct Panel {
     p: usize,
-    /// Parity: which of the two V/X workspaces the panel uses.
+    /// Index in its group.
     k: usize,
+    /// Panels in its group.
+    g: usize,
+    /// First row of the group's workspace (`r0` of its first panel).
+    g0: usize,
     /// The panel's columns.
     cols: Range<usize>,
     /// First row below the band (and of the trailing matrix).
@@ -252,11 +275,13 @@ struct Panel {
 }
 
 impl Panel {
-    fn new(n: usize, b: usize, nb: usize, p: usize) -> Self {
+    fn new(n: usize, b: usize, nb: usize, p: usize, group: &Range<usize>) -> Self {
         let r0 = (p + 1) * b;
         Panel {
             p,
-            k: p % 2,
+            k: p - group.start,
+            g: group.len(),
+            g0: (group.start + 1) * b,
             cols: panel_cols(b, p),
             r0,
             m: n - r0,
@@ -274,10 +299,10 @@ struct Builder<T> {
     band: Arc<SharedBand<T>>,
     /// The T factors side by side (`b x (panels b)`).
     tf: Arc<SharedMatrix<T>>,
-    /// V of each parity.
-    vws: [Arc<SharedMatrix<T>>; 2],
-    /// The `[V W V]` workspace of each parity.
-    xws: [Arc<SharedMatrix<T>>; 2],
+    /// The explicit V of the current panel.
+    vws: Arc<SharedMatrix<T>>,
+    /// The current group's `[V.. W.. V..]` workspace.
+    xws: Arc<SharedMatrix<T>>,
     n: usize,
     b: usize,
     /// Every task added, in order.
@@ -298,7 +323,7 @@ impl<T: Scalar> Builder<T> {
     /// All of panel `pn`'s V, and its T factor.
     fn v_and_t(&self, pn: &Panel) -> (Region, Region) {
         (
-            Region::new(self.vws[pn.k].id(), 0..pn.m, 0..self.b),
+            Region::new(self.vws.id(), 0..pn.m, 0..self.b),
             Region::new(self.tf.id(), 0..self.b, pn.tcols.clone()),
         )
     }
@@ -308,7 +333,7 @@ impl<T: Scalar> Builder<T> {
         let (n, b, m, r0) = (self.n, self.b, pn.m, pn.r0);
         let (v_all, t_reg) = self.v_and_t(pn);
         let body = {
-            let (a, v, tf) = (self.a.clone(), self.vws[pn.k].clone(), self.tf.clone());
+            let (a, v, tf) = (self.a.clone(), self.vws.clone(), self.tf.clone());
             let (cols, tcols) = (pn.cols.clone(), pn.tcols.clone());
             move |acc: &Access<'_>| {
                 panel_qr::panel_kernel(
@@ -329,27 +354,74 @@ impl<T: Scalar> Builder<T> {
         self.add(g, task)
     }
 
+    /// Rows `rows` of panel `pn`'s part `part` of the group's workspace (0:
+    /// `V`, 1: `X`/`W`, 2: `V` again), its columns `k b..(k+1) b` of that
+    /// part (rows counted from the group's first row).
+    fn ws_cols(&self, pn: &Panel, part: usize) -> Range<usize> {
+        let c0 = (part * pn.g + pn.k) * self.b;
+        c0..c0 + self.b
+    }
+
+    /// Panel `pn`'s columns brought up to date with its group's earlier
+    /// panels (`k >= 1`).
+    fn add_lookahead(&mut self, g: &mut TaskGraph<'static>, pn: &Panel) {
+        let (n, b) = (self.n, self.b);
+        let (c0, kb) = (pn.cols.start, pn.k * b);
+        // Rows of the panel's columns from its diagonal, in the workspace.
+        let wrows = c0 - pn.g0..n - pn.g0;
+        let (vcols, wcols) = (0..kb, pn.g * b..pn.g * b + kb);
+        let body = {
+            let (a, x, cols) = (self.a.clone(), self.xws.clone(), pn.cols.clone());
+            let (wrows, vcols, wcols) = (wrows.clone(), vcols.clone(), wcols.clone());
+            move |acc: &Access<'_>| {
+                sy2sb::update_next_panel(
+                    a.write(acc, c0..n, cols),
+                    x.read(acc, wrows.clone(), vcols),
+                    x.read(acc, wrows, wcols),
+                );
+                Ok(())
+            }
+        };
+        let xid = self.xws.id();
+        let fp = Footprint::new()
+            .write(Region::new(self.a.id(), c0..n, pn.cols.clone()))
+            .read(Region::new(xid, wrows.clone(), vcols))
+            .read(Region::new(xid, wrows.clone(), wcols));
+        let rows = wrows.len();
+        let task = Task::new(format!("sy2sb.lookahead[{}]", pn.p), with_access(body))
+            .cost(
+                (4 * rows * b * kb) as f64,
+                self.bytes() * (2 * rows * b) as f64,
+            )
+            .footprint(fp);
+        self.add(g, task);
+    }
+
     /// Row block `i` of `X = A22 V T`.
     fn add_symm_row(&mut self, g: &mut TaskGraph<'static>, pn: &Panel, i: usize) {
         let (n, b, m, r0) = (self.n, self.b, pn.m, pn.r0);
         let (s, e) = (pn.blocks[i].start, pn.blocks[i].end);
-        let (i0, li) = (s - r0, e - s);
+        let li = e - s;
+        // The block's rows in the group's workspace.
+        let xrows = s - pn.g0..e - pn.g0;
+        let xcols = self.ws_cols(pn, 1);
         let (v_all, t_reg) = self.v_and_t(pn);
         let body = {
             let (a, v, x, tf) = (
                 self.a.clone(),
-                self.vws[pn.k].clone(),
-                self.xws[pn.k].clone(),
+                self.vws.clone(),
+                self.xws.clone(),
                 self.tf.clone(),
             );
             let tcols = pn.tcols.clone();
+            let (xrows, xcols) = (xrows.clone(), xcols.clone());
             move |acc: &Access<'_>| {
                 sy2sb::symm_tile_row(
                     a.read(acc, s..e, r0..e),
                     a.read(acc, e..n, s..e),
                     v.read(acc, 0..m, 0..b),
                     tf.read(acc, 0..b, tcols.clone()),
-                    x.write(acc, i0..i0 + li, b..2 * b),
+                    x.write(acc, xrows, xcols),
                 );
                 Ok(())
             }
@@ -360,71 +432,79 @@ impl<T: Scalar> Builder<T> {
             .read(Region::new(aid, e..n, s..e))
             .read(v_all)
             .read(t_reg)
-            .write(Region::new(self.xws[pn.k].id(), i0..i0 + li, b..2 * b));
+            .write(Region::new(self.xws.id(), xrows, xcols));
         let task = Task::new(format!("sy2sb.symm[{}][{i}]", pn.p), with_access(body))
             .cost((2 * li * m * b) as f64, self.bytes() * (li * m) as f64)
             .footprint(fp);
         self.add(g, task);
     }
 
-    /// `W = X - 1/2 V (T^T V^T X)`, in place.
+    /// `W = X - 1/2 V (T^T V^T X)` in place, `X` first corrected for the
+    /// group's earlier panels.
     fn add_form_w(&mut self, g: &mut TaskGraph<'static>, pn: &Panel) {
-        let (b, m) = (self.b, pn.m);
+        let (b, m, gb, kb) = (self.b, pn.m, pn.g * self.b, pn.k * self.b);
+        // The panel's rows of the group's workspace.
+        let rows = kb..kb + m;
         let (v_all, t_reg) = self.v_and_t(pn);
         let body = {
-            let (v, x, tf) = (
-                self.vws[pn.k].clone(),
-                self.xws[pn.k].clone(),
-                self.tf.clone(),
-            );
-            let tcols = pn.tcols.clone();
+            let (v, x, tf) = (self.vws.clone(), self.xws.clone(), self.tf.clone());
+            let (tcols, g_len, k) = (pn.tcols.clone(), pn.g, pn.k);
             move |acc: &Access<'_>| {
-                sy2sb::form_w(
-                    x.write(acc, 0..m, 0..3 * b),
+                sy2sb::form_w_in_group(
+                    x.write(acc, kb..kb + m, 0..3 * gb),
                     v.read(acc, 0..m, 0..b),
                     tf.read(acc, 0..b, tcols.clone()),
+                    g_len,
+                    k,
                 );
                 Ok(())
             }
         };
+        // Written whole: the kernel takes one view of the panel's rows, whose
+        // earlier panels' `V` and `W` it only reads (their writers precede it,
+        // their readers follow it, in program order).
         let fp = Footprint::new().read(v_all).read(t_reg).write(Region::new(
-            self.xws[pn.k].id(),
-            0..m,
-            0..3 * b,
+            self.xws.id(),
+            rows,
+            0..3 * gb,
         ));
         let task = Task::new(format!("sy2sb.form_w[{}]", pn.p), with_access(body))
-            .cost((6 * m * b * b) as f64, self.bytes() * (2 * m * b) as f64)
+            .cost(
+                ((6 + 8 * pn.k) * m * b * b) as f64,
+                self.bytes() * ((2 + 2 * pn.k) * m * b) as f64,
+            )
             .footprint(fp);
         self.add(g, task);
     }
 
-    /// The SYR2K update of trailing tile (i, j), `i >= j`.
+    /// The SYR2K update of trailing tile (i, j), `i >= j`, of the group whose
+    /// last panel is `pn`.
     fn add_syr2k_tile(&mut self, g: &mut TaskGraph<'static>, pn: &Panel, i: usize, j: usize) {
-        let b = self.b;
+        let gb = pn.g * self.b;
         let (ri, rj) = (pn.blocks[i].clone(), pn.blocks[j].clone());
-        let (i0, j0) = (ri.start - pn.r0, rj.start - pn.r0);
+        let (i0, j0) = (ri.start - pn.g0, rj.start - pn.g0);
         let (li, lj) = (ri.len(), rj.len());
         let body = {
-            let (a, x) = (self.a.clone(), self.xws[pn.k].clone());
+            let (a, x) = (self.a.clone(), self.xws.clone());
             let (ri, rj) = (ri.clone(), rj.clone());
             move |acc: &Access<'_>| {
                 sy2sb::syr2k_tile(
                     a.write(acc, ri, rj),
-                    x.read(acc, i0..i0 + li, 0..2 * b),
-                    x.read(acc, j0..j0 + lj, b..3 * b),
+                    x.read(acc, i0..i0 + li, 0..2 * gb),
+                    x.read(acc, j0..j0 + lj, gb..3 * gb),
                     i == j,
                 );
                 Ok(())
             }
         };
-        let xid = self.xws[pn.k].id();
+        let xid = self.xws.id();
         let fp = Footprint::new()
             .write(Region::new(self.a.id(), ri, rj))
-            .read(Region::new(xid, i0..i0 + li, 0..2 * b))
-            .read(Region::new(xid, j0..j0 + lj, b..3 * b));
+            .read(Region::new(xid, i0..i0 + li, 0..2 * gb))
+            .read(Region::new(xid, j0..j0 + lj, gb..3 * gb));
         let task = Task::new(format!("sy2sb.syr2k[{}][{i},{j}]", pn.p), with_access(body))
             .cost(
-                (4 * li * lj * b) as f64,
+                (4 * li * lj * gb) as f64,
                 self.bytes() * (2 * li * lj) as f64,
             )
             .footprint(fp);

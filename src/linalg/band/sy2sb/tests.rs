@@ -5,14 +5,14 @@ use crate::linalg::back_transform::q1::{apply_q1_left_cols, form_q1, Q1Blocks};
 use crate::linalg::householder::testutil::*;
 
 /// Worst ratios of one reduction: [backward error, orthogonality, eigenvalues].
-fn case<T: Scalar>(n: usize, b: usize, nb: usize, rng: &mut Rng) -> [f64; 3] {
+fn case<T: Scalar>(n: usize, b: usize, nb: usize, group: usize, rng: &mut Rng) -> [f64; 3] {
     let full = {
         let r = random::<T>(n, n, rng);
         Mat::<T>::from_fn(n, n, |i, j| if i >= j { r[(i, j)] } else { r[(j, i)] })
     };
     // Lower triangle only; NaN above so any read of the upper part shows.
     let mut a = Mat::<T>::from_fn(n, n, |i, j| if i >= j { full[(i, j)] } else { T::nan() });
-    let f = sy2sb_reference(a.as_mut(), b, nb);
+    let f = sy2sb_reference_grouped(a.as_mut(), b, nb, group);
     assert_eq!(f.panels(), panel_count(n, b));
     for j in 0..n {
         for i in 0..j {
@@ -73,7 +73,8 @@ fn case<T: Scalar>(n: usize, b: usize, nb: usize, rng: &mut Rng) -> [f64; 3] {
     [back, orth, eig]
 }
 
-/// Runs all `b` in {4, 8, 32} and `nb` in {b, 2b, 4b} on the `sizes`, plus
+/// Runs all `b` in {4, 8, 32}, `nb` in {b, 2b, 4b} and groups of 1, 2 and 3
+/// panels on the `sizes`, plus
 /// (if `band_sizes`) the sizes b, b+1, b+2, 2b+1 that depend on `b`.
 fn sweep<T: Scalar>(seed: u64, sizes: &[usize], band_sizes: bool) -> [f64; 3] {
     let mut rng = Rng::new(seed);
@@ -85,14 +86,17 @@ fn sweep<T: Scalar>(seed: u64, sizes: &[usize], band_sizes: bool) -> [f64; 3] {
         }
         {
             for n in ns {
-                for nb in [b, 2 * b, 4 * b] {
-                    let r = case::<T>(n, b, nb, &mut rng);
+                for (nb, group) in [b, 2 * b, 4 * b]
+                    .into_iter()
+                    .flat_map(|nb| [(nb, 1), (nb, 2), (nb, 3)])
+                {
+                    let r = case::<T>(n, b, nb, group, &mut rng);
                     for (w, x) in worst.iter_mut().zip(r) {
                         *w = w.max(x);
                     }
                     assert!(
                         r.iter().all(|&x| x < 30.0),
-                        "{} n={n} b={b} nb={nb}: ratios {r:?}",
+                        "{} n={n} b={b} nb={nb} group={group}: ratios {r:?}",
                         T::NAME
                     );
                 }
@@ -214,4 +218,103 @@ fn broken_update_is_detected() {
     let back = fro((q.transpose() * &full * &q - &bf).as_ref())
         / (n as f64 * fro(full.as_ref()) * f64::EPSILON / 2.0);
     assert!(back > 1e6, "the check missed a wrong update: {back}");
+}
+
+/// Groups of two panels driven by hand, with the corrections for the
+/// group's first panel optionally dropped: `(skip_correction,
+/// skip_lookahead)`. Returns the reduced matrix and its factors.
+fn grouped_by_hand(full: &Mat<f64>, b: usize, skip: (bool, bool)) -> (Mat<f64>, Sy2sbFactors<f64>) {
+    let n = full.nrows();
+    let mut a = full.clone();
+    let np = panel_count(n, b);
+    let mut ts = Vec::new();
+    for panels in panel_groups(np, 2) {
+        let (g, r0) = (panels.len(), (panels.start + 1) * b);
+        let mut ws = Mat::<f64>::zeros(n - r0, 3 * g * b);
+        for (k, p) in panels.clone().enumerate() {
+            let (rp, kb) = ((p + 1) * b, k * b);
+            let m = n - rp;
+            if k > 0 && !skip.1 {
+                let rows = n - p * b;
+                update_next_panel(
+                    a.as_mut().submatrix_mut(p * b, p * b, rows, b),
+                    ws.as_ref().submatrix(kb - b, 0, rows, kb),
+                    ws.as_ref().submatrix(kb - b, g * b, rows, kb),
+                );
+            }
+            let mut t = Mat::<f64>::zeros(b, b);
+            let mut v = Mat::<f64>::zeros(m, b);
+            panel_kernel(
+                a.as_mut().submatrix_mut(rp, p * b, m, b),
+                t.as_mut(),
+                v.as_mut(),
+            );
+            symm_tile_row(
+                a.as_ref().submatrix(rp, rp, m, m),
+                a.as_ref().submatrix(n, rp, 0, m),
+                v.as_ref(),
+                t.as_ref(),
+                ws.as_mut().submatrix_mut(kb, g * b + kb, m, b),
+            );
+            if skip.0 && k > 0 {
+                // form_w as for a group's first panel: no correction of X.
+                let mut own = Mat::<f64>::zeros(m, 3 * b);
+                own.as_mut()
+                    .subcols_mut(b, b)
+                    .copy_from(ws.as_ref().submatrix(kb, g * b + kb, m, b));
+                form_w(own.as_mut(), v.as_ref(), t.as_ref());
+                for part in 0..3 {
+                    ws.as_mut()
+                        .submatrix_mut(kb, (part * g + k) * b, m, b)
+                        .copy_from(own.as_ref().subcols(part * b, b));
+                }
+            } else {
+                form_w_in_group(ws.as_mut().subrows_mut(kb, m), v.as_ref(), t.as_ref(), g, k);
+            }
+            ts.push(t);
+        }
+        let rows = panels.end * b;
+        let mt = n - rows;
+        let off = rows - r0;
+        syr2k_tile(
+            a.as_mut().submatrix_mut(rows, rows, mt, mt),
+            ws.as_ref().submatrix(off, 0, mt, 2 * g * b),
+            ws.as_ref().submatrix(off, g * b, mt, 2 * g * b),
+            true,
+        );
+    }
+    (a, Sy2sbFactors::new(n, b, ts))
+}
+
+#[test]
+fn grouped_update_needs_its_corrections() {
+    // Tests must be able to fail: the driver above reproduces the reference
+    // bit for bit with nothing skipped (one tile: the same operations), and
+    // dropping the correction of X or the lookahead update of the group's
+    // second panel pushes the backward error far past the threshold.
+    let (n, b) = (40, 4);
+    let mut rng = Rng::new(18);
+    let r = random::<f64>(n, n, &mut rng);
+    let full = Mat::<f64>::from_fn(n, n, |i, j| if i >= j { r[(i, j)] } else { r[(j, i)] });
+    let mut reference = full.clone();
+    sy2sb_reference_grouped(reference.as_mut(), b, n.next_multiple_of(b), 2);
+    let (same, _) = grouped_by_hand(&full, b, (false, false));
+    for j in 0..n {
+        for i in j..n {
+            assert_eq!(
+                same[(i, j)].to_bits(),
+                reference[(i, j)].to_bits(),
+                "({i}, {j})"
+            );
+        }
+    }
+    for skip in [(true, false), (false, true)] {
+        let (a, f) = grouped_by_hand(&full, b, skip);
+        let band = extract_band(a.as_ref(), b);
+        let bf = Mat::<f64>::from_fn(n, n, |i, j| band.get(i, j));
+        let q = form_q1(a.as_ref(), &f);
+        let back = fro((q.transpose() * &full * &q - &bf).as_ref())
+            / (n as f64 * fro(full.as_ref()) * f64::EPSILON / 2.0);
+        assert!(back > 1e6, "the check missed {skip:?}: {back}");
+    }
 }
