@@ -181,15 +181,8 @@ pub fn sygv_graph<T: Scalar>(
     let evd = evd::build_after(g, c.c.clone(), c.task(), anrm, job, &opts.evd)?;
     let (mut g, results) = evd.into_parts();
     if let Some(z) = results.vectors_matrix() {
-        // The EVD's last task ("evd.complete") follows every writer of Z.
-        let complete = g
-            .task_id(g.len().wrapping_sub(1))
-            .filter(|&t| g.name(t) == "evd.complete")
-            .ok_or_else(|| {
-                Error::InvalidArgument("the EVD graph ends without its completion task".into())
-            })?;
         let col = opts.evd.col_block_for(n);
-        back_substitute(&mut g, &chol, z, complete, opts.problem, col)?;
+        back_substitute(&mut g, &chol, z, results.complete_task(), opts.problem, col)?;
     }
     Ok(SygvGraph { graph: g, results })
 }
