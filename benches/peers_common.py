@@ -68,28 +68,34 @@ def settings(args, np, threadpool_limits):
                 yield prec, dtype, threads, gemm_rate(np, dtype)
 
 
-def load_mkl(np):
-    """A function `syevd(a, values_only, threads)` that runs MKL's LAPACKE
-    `?syevd` (column-major, lower triangle) on a copy of the Fortran-ordered
-    `a` and returns the eigenvalues, from the `mkl` pip package's
-    `libmkl_rt` (or the library named by $EIGENFLOW_MKL); None (and a line
+def mkl_library():
+    """The `mkl` pip package's `libmkl_rt` (or the library named by
+    $EIGENFLOW_MKL), loaded, after a line saying which; None (and a line
     saying why) when it is not installed."""
     names = [os.environ.get("EIGENFLOW_MKL", "")]
     for root in [sys.prefix, os.path.expanduser("~/.local")]:
         names += sorted(glob.glob(os.path.join(root, "lib", "libmkl_rt.so*")))
-    lib = None
     for name in [n for n in names if n]:
         try:
             lib = ctypes.CDLL(name)
-            break
         except OSError:
             continue
+        version = ctypes.create_string_buffer(256)
+        lib.MKL_Get_Version_String(version, 256)
+        print(f"# MKL: {version.value.decode(errors='replace')} ({name})")
+        return lib
+    print("# MKL: not available (pip install mkl, or set EIGENFLOW_MKL)")
+    return None
+
+
+def load_mkl(np):
+    """A function `syevd(a, values_only, threads)` that runs MKL's LAPACKE
+    `?syevd` (column-major, lower triangle) on a copy of the Fortran-ordered
+    `a` and returns the eigenvalues, from :func:`mkl_library`; None when it
+    is not installed."""
+    lib = mkl_library()
     if lib is None:
-        print("# MKL: not available (pip install mkl, or set EIGENFLOW_MKL)")
         return None
-    version = ctypes.create_string_buffer(256)
-    lib.MKL_Get_Version_String(version, 256)
-    print(f"# MKL: {version.value.decode(errors='replace')} ({name})")
     col_major, ptr = 102, ctypes.c_void_p
     fns = {np.dtype(np.float64): lib.LAPACKE_dsyevd, np.dtype(np.float32): lib.LAPACKE_ssyevd}
     for f in fns.values():
