@@ -125,7 +125,10 @@ fn accuracy<T: Scalar>(n: usize, a_families: &[usize], problems: &[Problem]) {
         for bf in 0..3 {
             let (a, b) = (a_family::<T>(af, n, 11), b_family::<T>(bf, n, 5));
             for &problem in problems {
-                let opts = GeneralizedOptions::new(problem);
+                // Tiles of 13: several tiles from n = 33 on, the last one
+                // shorter (the default tile of 256 is one tile here).
+                let mut opts = GeneralizedOptions::new(problem);
+                opts.tile = 13;
                 let eig =
                     eigh_generalized(a.as_ref(), b.as_ref(), EvdJob::Vectors, &opts, &rt).unwrap();
                 let x = eig.vectors.unwrap();
@@ -239,10 +242,11 @@ fn selections_are_the_pencils_eigenpairs() {
 fn graphs_are_race_free_and_bits_do_not_depend_on_threads() {
     let n = 90;
     let (a, b) = (a_family::<f64>(2, n, 1), b_family::<f64>(2, n, 3));
-    for problem in PROBLEMS {
+    for (problem, tile) in PROBLEMS.into_iter().flat_map(|p| [(p, 7), (p, 256)]) {
         for sel in [None, Some(Selection::Largest(5))] {
             let mut opts = GeneralizedOptions::new(problem);
             opts.evd.selection = sel;
+            opts.tile = tile;
             let built = sygv_graph(a.as_ref(), b.as_ref(), EvdJob::Vectors, &opts).unwrap();
             built.graph.check_races().unwrap();
             let runs: Vec<_> = [1, 2, 3]
@@ -266,7 +270,10 @@ fn graphs_are_race_free_and_bits_do_not_depend_on_threads() {
                     bits
                 })
                 .collect();
-            assert!(runs.windows(2).all(|w| w[0] == w[1]), "{problem:?}");
+            assert!(
+                runs.windows(2).all(|w| w[0] == w[1]),
+                "{problem:?}, tile {tile}"
+            );
         }
     }
 }
@@ -290,6 +297,13 @@ fn b_not_positive_definite_names_the_minor() {
     let a2 = Mat::<f64>::identity(2, 2);
     let e = crate::eigvalsh_generalized(&a2, &b2).unwrap_err();
     assert!(matches!(e, Error::NotPositiveDefinite { minor: 2 }), "{e}");
+    // In tiles of 2 the failing minor is in the second diagonal tile.
+    let opts = GeneralizedOptions {
+        tile: 2,
+        ..GeneralizedOptions::default()
+    };
+    let e = eigh_generalized(a.as_ref(), b.as_ref(), EvdJob::Vectors, &opts, &rt(2)).unwrap_err();
+    assert!(matches!(e, Error::NotPositiveDefinite { minor: 4 }), "{e}");
 }
 
 #[test]
@@ -339,19 +353,35 @@ fn order_zero_is_empty() {
     assert!(eig.values.is_empty() && eig.vectors.ncols() == 0);
 }
 
-/// Negative controls: without the edges that order sy2sb after sygst, or the
-/// back-substitution after the EVD, `check_races` reports a race.
+/// Negative controls: without the edges that order sy2sb after sygst, the
+/// back-substitution after the EVD, or the tile tasks of potrf and sygst
+/// after the tiles they read (a diagonal factor, a panel, a trailing update,
+/// for each kind of reduction), `check_races` reports a race.
 #[test]
 fn dropping_the_stage_edges_is_a_race() {
     let (a, b) = (a_family::<f64>(0, 40, 1), b_family::<f64>(2, 40, 2));
-    for (from, what) in [("sygst", "sygst -> sy2sb"), ("evd.complete", "evd -> back")] {
-        let built = sygv_graph(
-            a.as_ref(),
-            b.as_ref(),
-            EvdJob::Vectors,
-            &GeneralizedOptions::default(),
-        )
-        .unwrap();
+    for (from, what, problem) in [
+        ("sygst.done", "sygst -> sy2sb", Problem::AxLambdaBx),
+        ("evd.complete", "evd -> back", Problem::AxLambdaBx),
+        ("potrf[0]", "potrf diagonal -> trsm", Problem::AxLambdaBx),
+        (
+            "potrf.trsm[2,0]",
+            "potrf trsm -> update",
+            Problem::AxLambdaBx,
+        ),
+        ("sygst.sygs2[0]", "sygs2 -> panel", Problem::AxLambdaBx),
+        (
+            "sygst.trsm[1,0]",
+            "panel solve -> next row",
+            Problem::AxLambdaBx,
+        ),
+        ("sygst.syr2k[1,1,0]", "syr2k -> sygs2", Problem::AxLambdaBx),
+        ("sygst.trmm[2,0]", "trmm -> gemm", Problem::BAxLambdaX),
+        ("sygst.syr2k[1,0,2]", "syr2k -> syr2k", Problem::ABxLambdaX),
+    ] {
+        let mut opts = GeneralizedOptions::new(problem);
+        opts.tile = 10;
+        let built = sygv_graph(a.as_ref(), b.as_ref(), EvdJob::Vectors, &opts).unwrap();
         let mut g = built.graph;
         let doomed: Vec<_> = g
             .edges()
