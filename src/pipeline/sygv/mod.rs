@@ -25,7 +25,7 @@
 //! for LAPACK `dsygvd` as here). Beyond, both grow with `cond(B)`, as
 //! LAPACK's do: at `n = 300` on dense `B` of `cond(B) = 1e8`, a
 //! `B`-orthogonality ratio of about 5e4 and a worst type-1 backward error of
-//! 81 (LAPACK through scipy, same pencil: 5e4 and 524). `docs/generalized.md`
+//! 149 (LAPACK through scipy, same pencil: 5e4 and 524). `docs/generalized.md`
 //! has the measured table, the pencils and the test that keeps ours within
 //! 3x LAPACK's.
 //!
