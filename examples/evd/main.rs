@@ -24,6 +24,9 @@
 //! that replaces the previous one as a unit ([`eigenflow::results`]); SIGINT
 //! and SIGTERM cancel the run, leave the previous result as it was and exit
 //! with 130 and 143. The fields of `--json` are described in docs/cli.md.
+//!
+//! `--input A.npy --input-b B.npy [--type 1|2|3]` solves the generalized
+//! problem of A and B instead (`generalized.rs`).
 
 use args::{positive, run_main, thread_count, DeviceArg, Precision, RunScalar, MAX_THREADS};
 use clap::Parser;
@@ -46,6 +49,7 @@ mod args;
 #[path = "../common/watch.rs"]
 mod watch;
 
+mod generalized;
 mod input;
 mod out_of_core;
 mod report;
@@ -127,6 +131,20 @@ struct Args {
     /// lower triangle is used).
     #[arg(long)]
     input: Option<PathBuf>,
+    /// The generalized symmetric-definite problem: read B from this 2-D .npy
+    /// file (symmetric positive definite, the order of --input, whose
+    /// triangle is read too) and solve the pencil of --input A and B (see
+    /// --type) as one task graph: Cholesky of B, the reduction to a standard
+    /// problem, the EVD, the back-substitution. The results are the same set
+    /// as the standard problem's; B not positive definite is an error naming
+    /// the leading minor that fails. CPU only.
+    #[arg(long, value_name = "FILE", requires = "input")]
+    input_b: Option<PathBuf>,
+    /// With --input-b, the problem (scipy's and LAPACK's type): 1 for
+    /// A x = λ B x (the default), 2 for A B x = λ x, 3 for B A x = λ x.
+    #[arg(long = "type", value_name = "1|2|3", requires = "input_b",
+          value_parser = clap::value_parser!(u8).range(1..=3))]
+    problem_type: Option<u8>,
     /// Write eigenvalues.npy (ascending), with vectors eigenvectors.npy
     /// (column j belongs to eigenvalue j), and the manifest result.json into
     /// this directory, replacing its previous result as a unit (created,
@@ -228,6 +246,7 @@ fn main() {
             (args.check, "--check"),
             (args.trace.is_some(), "--trace"),
             (selection(&args).is_some(), "--top/--bottom/--index/--range"),
+            (args.input_b.is_some(), "--input-b"),
         ] {
             if given {
                 unsupported.push(flag);
@@ -255,6 +274,9 @@ fn main() {
 /// Looks at the input (without opening anything but a regular file), picks
 /// the precision and runs.
 fn start(args: &Args, stop: &Stop) -> Result<()> {
+    if args.input_b.is_some() {
+        return generalized::start(args, stop);
+    }
     let gpu = args::choose_device(args.device, "EVD", cfg!(feature = "cuda"))?;
     let (input, precision) = args::inspect_input(args.input.as_deref(), args.precision)?;
     match precision {

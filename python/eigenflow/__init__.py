@@ -194,10 +194,60 @@ def _threads(threads) -> Optional[int]:
     return min(max(t, _I64_MIN), _I64_MAX)
 
 
+def _problem_type(t) -> int:
+    """scipy's ``type`` of the generalized problem: 1, 2 or 3 (ValueError
+    otherwise, as scipy)."""
+    if isinstance(t, (bool, np.bool_)) or t not in (1, 2, 3):
+        raise ValueError(f'"type" keyword only accepts 1, 2, and 3, got {t!r}')
+    return int(t)
+
+
+def _pencil(a, b, what: str) -> Tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` as square matrices of one shape and one dtype (float32
+    only when both are float32, as scipy's LAPACK call promotes)."""
+    a = _square(a, what)
+    b = _square(b, f"{what} (b)")
+    if b.shape != a.shape:
+        raise ValueError(f"{what}: wrong b dimensions {b.shape}, should be {a.shape}")
+    dtype = np.result_type(a.dtype, b.dtype)
+    return a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+
+
+def _generalized(a, b, lower, vectors: bool, type, subset_by_index, subset_by_value, threads,
+                 trace, what: str):
+    """``(w, v)`` of the generalized problem of ``a`` and ``b`` (``v`` None
+    without vectors) by the crate's one graph (``pipeline::sygv``)."""
+    if np.ndim(a) > 2 or np.ndim(b) > 2:
+        raise ValueError(f"{what}: the generalized problem (b) takes one pair of matrices, "
+                         "not a stack")
+    t = _problem_type(type)
+    a, b = _pencil(a, b, what)
+    n = a.shape[0]
+    sub, vr = _selection(subset_by_index, subset_by_value, a)
+    if n == 0:
+        return np.empty(0, a.dtype), np.empty((0, 0), a.dtype, order="F")
+    w, v = _native.eigh_generalized(
+        a, b, bool(lower), vectors, t, sub, _threads(threads), _trace(trace), vr
+    )
+    if not vectors:
+        return w, None
+    return w, v.reshape((n, w.shape[0]), order="F")
+
+
 def eigh(
-    a, *, lower: bool = True, subset_by_index=None, subset_by_value=None, threads=None, trace=None
+    a,
+    b=None,
+    *,
+    lower: bool = True,
+    type: int = 1,
+    subset_by_index=None,
+    subset_by_value=None,
+    threads=None,
+    trace=None,
 ) -> EighResult:
-    """Eigenvalues and eigenvectors of the real symmetric matrix ``a``.
+    """Eigenvalues and eigenvectors of the real symmetric matrix ``a``, or of
+    the generalized problem of ``a`` and the symmetric positive definite
+    ``b``.
 
     Like ``numpy.linalg.eigh(a, UPLO="L" if lower else "U")``: only the lower
     (``lower=True``) or upper triangle is read. Returns
@@ -225,7 +275,23 @@ def eigh(
     above); the subsets are not offered for stacks (ValueError). An error in
     one matrix names its index in the stack (a tuple for more than one
     stack dimension).
+
+    With ``b`` (``scipy.linalg.eigh(a, b, type=...)``), the generalized
+    problem of type 1 (``a x = w b x``), 2 (``a b x = w x``) or 3
+    (``b a x = w x``), by the Cholesky method of LAPACK's ``sygvd`` as one
+    task graph: the eigenvectors are ``b``-orthonormal (``v.T @ b @ v = I``;
+    for type 3, ``v.T @ inv(b) @ v = I``), as scipy's. ``lower`` says which
+    triangle of both is read; the subsets select eigenvalues of the pencil.
+    The result is float32 only when both inputs are. A ``b`` that is not
+    positive definite raises numpy.linalg.LinAlgError naming the leading
+    minor that fails; shapes that differ, a ``type`` other than 1, 2 or 3,
+    and stacks raise ValueError. The accuracy falls with ``cond(b)`` as
+    LAPACK's does (the limit of the Cholesky method; ``docs/generalized.md``
+    has the figures).
     """
+    if b is not None:
+        return EighResult(*_generalized(a, b, lower, True, type, subset_by_index,
+                                        subset_by_value, threads, trace, "eigh"))
     a = _float_array(a, None, "eigh")
     if a.ndim > 2:
         _no_selection("eigh", subset_by_index, subset_by_value)
@@ -241,11 +307,23 @@ def eigh(
 
 
 def eigvalsh(
-    a, *, lower: bool = True, subset_by_index=None, subset_by_value=None, threads=None, trace=None
+    a,
+    b=None,
+    *,
+    lower: bool = True,
+    type: int = 1,
+    subset_by_index=None,
+    subset_by_value=None,
+    threads=None,
+    trace=None,
 ) -> np.ndarray:
     """Eigenvalues, ascending, of the real symmetric matrix ``a`` (its lower
-    or upper triangle); ``numpy.linalg.eigvalsh``. Arguments as :func:`eigh`;
-    a stack ``(..., n, n)`` gives ``(..., n)``."""
+    or upper triangle); ``numpy.linalg.eigvalsh``. With ``b``, those of the
+    generalized problem (``scipy.linalg.eigvalsh(a, b, type=...)``).
+    Arguments as :func:`eigh`; a stack ``(..., n, n)`` gives ``(..., n)``."""
+    if b is not None:
+        return _generalized(a, b, lower, False, type, subset_by_index, subset_by_value,
+                            threads, trace, "eigvalsh")[0]
     a = _float_array(a, None, "eigvalsh")
     if a.ndim > 2:
         _no_selection("eigvalsh", subset_by_index, subset_by_value)

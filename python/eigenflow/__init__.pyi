@@ -22,8 +22,10 @@ class SVDResult(NamedTuple):
 
 def eigh(
     a: npt.ArrayLike,
+    b: Optional[npt.ArrayLike] = None,
     *,
     lower: bool = True,
+    type: int = 1,
     subset_by_index: _Subset = None,
     subset_by_value: _ValueSubset = None,
     threads: Optional[int] = None,
@@ -31,8 +33,10 @@ def eigh(
 ) -> EighResult: ...
 def eigvalsh(
     a: npt.ArrayLike,
+    b: Optional[npt.ArrayLike] = None,
     *,
     lower: bool = True,
+    type: int = 1,
     subset_by_index: _Subset = None,
     subset_by_value: _ValueSubset = None,
     threads: Optional[int] = None,

@@ -2,9 +2,11 @@
 by eigenflow, with scipy's signatures, defaults, dtype rules and return
 types (plain tuples, as scipy returns).
 
-eigenflow serves the standard problem (``b=None``) of a plain real matrix
-in scipy's precision (float32 and float64 as they are; float16, bool and
-integers up to 16 bits in float32, wider integers in float64, as scipy
+eigenflow serves the standard problem (``b=None``) and the generalized one
+(``b`` given, ``type`` 1, 2 or 3: eigenflow's one graph of Cholesky,
+reduction, EVD and back-substitution, as LAPACK's ``sygvd``) of a plain real
+matrix in scipy's precision (float32 and float64 as they are; float16, bool
+and integers up to 16 bits in float32, wider integers in float64, as scipy
 chooses its LAPACK routine), and every keyword:
 
 - ``subset_by_index=(lo, hi)``: eigenflow's index selection (bisection on the
@@ -16,7 +18,8 @@ chooses its LAPACK routine), and every keyword:
   are served by eigenflow's plan for the request (with a subset: the
   selection path; without: the full solve), ``"ev"`` and ``"evd"`` by the
   full solve (the crate's divide and conquer, as ``syevd``); the results
-  equal LAPACK's to rounding whatever the driver;
+  equal LAPACK's to rounding whatever the driver; with ``b``, ``None``,
+  ``"gv"``, ``"gvd"`` and ``"gvx"`` likewise (a subset: the selection path);
 - ``lapack_driver``: ``"gesdd"`` and ``"gesvd"`` are both served by
   eigenflow's SVD (bidiagonal divide and conquer, as ``gesdd``);
 - ``overwrite_a`` / ``overwrite_b`` are permissions: eigenflow reads the
@@ -26,12 +29,14 @@ chooses its LAPACK routine), and every keyword:
   eigenflow still refuses a non-finite entry with a ValueError (scipy would
   hand it to LAPACK): the safety is never skipped.
 
-Delegated to scipy's own function, counted with the reason: ``b`` (the
-generalized problem, not yet in eigenflow), complex (issue 62), stacked
-input (issue 61), object and longdouble, ndarray subclasses and
-``__array_function__`` types, invalid argument combinations
-(scipy raises its error), ``driver`` values of the generalized problem, and
-any eigenflow non-convergence. ``type`` only matters with ``b``.
+Delegated to scipy's own function, counted with the reason: complex (issue
+62, ``a`` or ``b``), stacked input (issue 61), object and longdouble,
+ndarray subclasses and ``__array_function__`` types, invalid argument
+combinations (scipy raises its error: a ``b`` of another shape, a ``type``
+other than 1, 2 or 3, a standard driver with ``b`` or a generalized one
+without), empty matrices with ``b``, a ``b`` that is not positive definite
+(scipy raises its LinAlgError with its message), and any eigenflow
+non-convergence. ``type`` only matters with ``b``.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ ORIGINALS = {
 }
 
 _STANDARD_DRIVERS = (None, "ev", "evd", "evr", "evx")
+_GENERALIZED_DRIVERS = (None, "gv", "gvd", "gvx")
 
 
 def _matrix(a, square: bool, check_finite: bool):
@@ -88,11 +94,49 @@ def _value_subset(subset_by_value):
     return float(lo), float(hi)
 
 
+def _generalized(a, b, lower, eigvals_only, type, check_finite, subset_by_index,
+                 subset_by_value, driver):
+    """The generalized problem (``b`` given) as eigenflow computes it (one
+    graph: Cholesky of ``b``, the reduction, the EVD, the back-substitution),
+    with scipy's argument rules; anything else raises :class:`Delegate`."""
+    if driver not in _GENERALIZED_DRIVERS:
+        raise Delegate("driver of the standard problem with b, or unknown (scipy raises)")
+    subset = subset_by_index is not None or subset_by_value is not None
+    if subset and driver in ("gv", "gvd"):
+        raise Delegate(f"driver={driver!r} with a subset (scipy raises)")
+    if subset_by_index and subset_by_value:
+        raise Delegate("both subsets (scipy raises)")
+    x = _matrix(a, True, check_finite)
+    y = _matrix(b, True, check_finite)
+    if y.shape != x.shape:
+        raise Delegate("b of another shape (scipy raises)")
+    if isinstance(type, (bool, _np.bool_)) or type not in (1, 2, 3):
+        raise Delegate("type other than 1, 2, 3 (scipy raises)")
+    if x.shape[0] == 0:
+        raise Delegate("empty matrices (scipy's dtype rules for them)")
+    by_index = _index_subset(subset_by_index, x.shape[0]) if subset_by_index else None
+    by_value = _value_subset(subset_by_value) if subset_by_value else None
+    kw = {
+        "lower": bool(lower),
+        "type": int(type),
+        "subset_by_index": by_index,
+        "subset_by_value": by_value,
+    }
+    try:
+        if eigvals_only:
+            return _ef.eigvalsh(x, y, **kw)
+        return tuple(_ef.eigh(x, y, **kw))
+    except _np.linalg.LinAlgError as e:
+        # scipy raises its own LinAlgError (the leading minor of order k of
+        # B is not positive definite): the original gives its exact message.
+        if "not positive definite" in str(e):
+            raise Delegate("b not positive definite (scipy raises)") from None
+        raise
+
+
 def _standard(a, b, lower, eigvals_only, check_finite, subset_by_index, subset_by_value, driver):
     """The standard problem as eigenflow computes it, with scipy's argument
     rules; anything else raises :class:`Delegate`."""
-    if b is not None:
-        raise Delegate("generalized problem (b): not yet in eigenflow")
     if driver not in _STANDARD_DRIVERS:
         raise Delegate("driver of the generalized problem or unknown")
     subset = subset_by_index is not None or subset_by_value is not None
@@ -141,6 +185,11 @@ def eigh(
     )
 
     def serve():
+        if b is not None:
+            return _generalized(
+                a, b, lower, eigvals_only, type, check_finite, subset_by_index,
+                subset_by_value, driver,
+            )
         return _standard(
             a, b, lower, eigvals_only, check_finite, subset_by_index, subset_by_value, driver
         )
@@ -175,6 +224,10 @@ def eigvalsh(
     )
 
     def serve():
+        if b is not None:
+            return _generalized(
+                a, b, lower, True, type, check_finite, subset_by_index, subset_by_value, driver
+            )
         return _standard(a, b, lower, True, check_finite, subset_by_index, subset_by_value, driver)
 
     return call("scipy.linalg.eigvalsh", ORIGINALS["eigvalsh"], serve, (a,), kwargs)

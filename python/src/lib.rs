@@ -16,6 +16,7 @@ use eigenflow::pipeline::batched::{
 };
 use eigenflow::pipeline::evd::{evd_graph, EvdJob};
 use eigenflow::pipeline::svd::svd_graph;
+use eigenflow::pipeline::sygv::{sygv_graph, GeneralizedOptions, Problem, SygvGraph};
 use eigenflow::pipeline::{EvdOptions, SvdJob, SvdOptions};
 use eigenflow::{Scalar, Selection, Side};
 use errors::to_py;
@@ -270,6 +271,45 @@ fn batched_eigh_impl<'py, T: Scalar + Element>(
     ))
 }
 
+/// `(w, v)` of the generalized problem of `a` and `b` (same dtype, the
+/// triangle `lower` says read of both; `v` None without vectors), always as
+/// one task graph (`pipeline::sygv`: Cholesky of `b`, the reduction to the
+/// standard problem, the EVD, the back-substitution).
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn eigh_generalized_impl<'py, T: Scalar + Element>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, T>,
+    b: PyReadonlyArray2<'py, T>,
+    lower: bool,
+    vectors: bool,
+    problem: Problem,
+    selection: Option<Selection>,
+    threads: Option<i64>,
+    trace: Option<PathBuf>,
+) -> PyResult<(Flat<'py, T>, Option<Flat<'py, T>>)> {
+    let rt = run::runtime(py, threads)?;
+    let mut opts = GeneralizedOptions::new(problem);
+    opts.evd.side = if lower { Side::Lower } else { Side::Upper };
+    opts.evd.selection = selection;
+    let job = if vectors {
+        EvdJob::Vectors
+    } else {
+        EvdJob::Values
+    };
+    let (ma, mb) = (view(&a), view(&b));
+    // The graph works on its own copies of the triangles read.
+    let SygvGraph { graph, results } = py
+        .detach(|| sygv_graph(ma, mb, job, &opts))
+        .map_err(|e| to_py(py, e))?;
+    run::run_graph(py, rt, graph, trace)?;
+    let (values, z) = results.into_results().map_err(|e| to_py(py, e))?;
+    let z = z.map(|z| py.detach(|| col_major(&z)));
+    Ok((
+        PyArray1::from_vec(py, values),
+        z.map(|z| PyArray1::from_vec(py, z)),
+    ))
+}
+
 /// Dispatches a call on the dtype of its array argument: float64 or float32
 /// (the Python side converts or rejects the others).
 macro_rules! by_dtype {
@@ -284,6 +324,22 @@ macro_rules! by_dtype {
             ))
         }
     }};
+}
+
+/// The crate's selection of the Python side's arguments. numpy/scipy's
+/// subset_by_index is inclusive: `(lo, hi)` is the half-open `lo..hi + 1` of
+/// the crate (checked by the Python side: `lo <= hi < n`). A value range is
+/// the crate's half-open `[lo, hi)` (the Python side maps scipy's `(lo, hi]`
+/// onto it); the two never come together.
+fn selection_of(
+    subset: Option<(usize, usize)>,
+    value_range: Option<(f64, f64)>,
+) -> Option<Selection> {
+    match (subset, value_range) {
+        (_, Some((lo, hi))) => Some(Selection::Value(lo, hi)),
+        (Some((lo, hi)), None) => Some(Selection::Index(lo..hi.saturating_add(1))),
+        (None, None) => None,
+    }
 }
 
 /// `(w, v)` of the symmetric `a` (`v` None without vectors); the flat
@@ -303,15 +359,7 @@ fn eigh(
     trace: Option<PathBuf>,
     value_range: Option<(f64, f64)>,
 ) -> PyResult<Py<PyAny>> {
-    // numpy/scipy's subset_by_index is inclusive: (lo, hi) is the half-open
-    // lo..hi + 1 of the crate (checked by the Python side: lo <= hi < n). A
-    // value range is the crate's half-open `[lo, hi)` (the Python side maps
-    // scipy's `(lo, hi]` onto it); the two never come together.
-    let selection = match (subset, value_range) {
-        (_, Some((lo, hi))) => Some(Selection::Value(lo, hi)),
-        (Some((lo, hi)), None) => Some(Selection::Index(lo..hi.saturating_add(1))),
-        (None, None) => None,
-    };
+    let selection = selection_of(subset, value_range);
     by_dtype!(py, a, |x: PyReadonlyArray2| eigh_impl(
         py,
         x,
@@ -321,6 +369,47 @@ fn eigh(
         threads,
         trace.clone()
     )?)
+}
+
+/// `(w, v)` of the generalized problem (`problem_type` 1, 2 or 3: scipy's
+/// `type`) of `a` and `b`, both float64 or both float32 (the Python side
+/// converts them to one dtype); selections as for [`eigh`].
+#[pyfunction]
+#[pyo3(signature = (a, b, lower, vectors, problem_type, subset, threads, trace, value_range=None))]
+#[allow(clippy::too_many_arguments)]
+fn eigh_generalized(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    lower: bool,
+    vectors: bool,
+    problem_type: u8,
+    subset: Option<(usize, usize)>,
+    threads: Option<i64>,
+    trace: Option<PathBuf>,
+    value_range: Option<(f64, f64)>,
+) -> PyResult<Py<PyAny>> {
+    let problem = Problem::from_type(problem_type).map_err(|e| to_py(py, e))?;
+    let selection = selection_of(subset, value_range);
+    if let (Ok(x), Ok(y)) = (
+        a.extract::<PyReadonlyArray2<'_, f64>>(),
+        b.extract::<PyReadonlyArray2<'_, f64>>(),
+    ) {
+        let r =
+            eigh_generalized_impl(py, x, y, lower, vectors, problem, selection, threads, trace)?;
+        return r.into_pyobject(py).map(|o| o.into_any().unbind());
+    }
+    if let (Ok(x), Ok(y)) = (
+        a.extract::<PyReadonlyArray2<'_, f32>>(),
+        b.extract::<PyReadonlyArray2<'_, f32>>(),
+    ) {
+        let r =
+            eigh_generalized_impl(py, x, y, lower, vectors, problem, selection, threads, trace)?;
+        return r.into_pyobject(py).map(|o| o.into_any().unbind());
+    }
+    Err(pyo3::exceptions::PyValueError::new_err(
+        "expected two float32 or two float64 numpy matrices",
+    ))
 }
 
 /// `(s, (u, vt))` of `a` (`(u, vt)` None without vectors), flat column-major.
@@ -404,6 +493,7 @@ fn batched_eigh(
 #[pymodule]
 fn _eigenflow(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(eigh, m)?)?;
+    m.add_function(wrap_pyfunction!(eigh_generalized, m)?)?;
     m.add_function(wrap_pyfunction!(svd, m)?)?;
     m.add_function(wrap_pyfunction!(batched_svd, m)?)?;
     m.add_function(wrap_pyfunction!(batched_eigh, m)?)?;

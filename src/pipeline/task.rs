@@ -116,6 +116,9 @@ impl<T: Clone> Slot<T> {
 pub(crate) struct FinalValues<T> {
     values: Slot<T>,
     complete: Arc<AtomicBool>,
+    /// The completion task (stages appended after the graph's results order
+    /// themselves after it).
+    task: TaskId,
     /// The input was multiplied by this before the reduction.
     scale: T,
 }
@@ -147,8 +150,14 @@ impl<T: Scalar> FinalValues<T> {
         FinalValues {
             values,
             complete,
+            task: t,
             scale,
         }
+    }
+
+    /// The completion task: it follows every task that writes a result.
+    pub(crate) fn task(&self) -> TaskId {
+        self.task
     }
 
     /// [`Error::NotRun`] unless the graph ran to its completion task.

@@ -26,6 +26,7 @@ mod batched_cli;
 mod batched_evd_cli;
 mod batched_gebrd;
 mod batched_into;
+mod evd_generalized_cli;
 mod evd_hybrid;
 mod evd_one_stage;
 mod evd_select;

@@ -158,6 +158,13 @@ impl<T: Scalar> EvdValues<T> {
         self.vectors.as_ref()
     }
 
+    /// The EVD's completion task, which follows every task writing a result
+    /// (the eigenvalues and every column block of the eigenvectors): stages
+    /// appended after the EVD order themselves after it.
+    pub(crate) fn complete_task(&self) -> TaskId {
+        self.values.task()
+    }
+
     /// Eigenvalues, ascending and unscaled, once the graph ran successfully;
     /// [`Error::NotRun`] before that (or after a run that failed).
     pub fn collect(&self) -> Result<Vec<T>> {

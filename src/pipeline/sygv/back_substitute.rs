@@ -52,7 +52,10 @@ pub fn back_substitute<T: Scalar>(
             )
             .footprint(fp),
         );
+        // `after` (the EVD's completion) follows `chol`'s factor through
+        // sygst; the direct edge keeps the read of `L` ordered on its own.
         g.edge(after, t);
+        g.edge(chol.task, t);
         tasks.push(t);
     }
     Ok(tasks)

@@ -16,19 +16,25 @@
 //! for type 3 (`X^T B^{-1} X = I`), as LAPACK's.
 //!
 //! **Accuracy limit.** The method is backward stable for the pencil only when
-//! `B` is well conditioned: the errors of `L^{-1}` enter `C` amplified by up
-//! to `cond(B)`. With `cond(B)` up to about `1e3` the backward error
-//! `||A x - λ B x|| / ((||A|| + |λ| ||B||) ||x||)` and the `B`-orthogonality
-//! `||X^T B X - I|| / ||B||` stay a small multiple of `n eps` (the tests check
-//! both below `30 n eps`); beyond, both grow with `cond(B)`, as LAPACK
-//! `dsygvd`'s do (issue 65 records its figures through scipy at `n = 300`: a
-//! `B`-orthogonality ratio of about 23 at `cond(B) = 1e4`, 190 at `1e5` and
-//! 42,000 at `1e8` on dense `B`). The comparison of ours against those
-//! figures is not measured yet.
+//! `B` is well conditioned: the errors of `L^{-1}` enter `C` and `X`
+//! amplified by up to `cond(B)`. With `cond(B)` up to about `1e3` the
+//! backward error `||A x - λ B x|| / ((||A|| + |λ| ||B||) ||x||)` and the
+//! `B`-orthogonality `||X^T B X - I|| / ||B||` stay a small multiple of
+//! `n eps` (the tests check both below `30 n eps` from `n = 33` on; below,
+//! the back-substitution's `O(eps sqrt(cond(B)))` does not shrink with `n`,
+//! for LAPACK `dsygvd` as here). Beyond, both grow with `cond(B)`, as
+//! LAPACK's do: at `n = 300` on dense `B` of `cond(B) = 1e8`, a
+//! `B`-orthogonality ratio of about 5e4 and a worst type-1 backward error of
+//! 149 (LAPACK through scipy, same pencil: 5e4 and 524). `docs/generalized.md`
+//! has the measured table, the pencils and the test that keeps ours within
+//! 3x LAPACK's.
 //!
-//! The stages are coarse for now: `potrf` and `sygst` are one task each, so
-//! the reduction starts when `C` is complete; the back-substitution is one
-//! task per column block. `C` is not scaled into the safe range as the
+//! `potrf` and `sygst` are tile tasks (tiles of order
+//! [`GeneralizedOptions::tile`]) whose edges follow from the tiles they read
+//! and write (one [`Flow`] for both, so a `sygst` task waits only for the
+//! tiles of `L` it reads); the EVD starts when `C` is complete (its
+//! reduction does not yet take `C` tile by tile); the back-substitution is
+//! one task per column block. `C` is not scaled into the safe range as the
 //! standard problem's input is (its entries exist only at run time): a `C`
 //! that overflows is an error.
 //!
@@ -57,7 +63,7 @@ pub use back_substitute::back_substitute;
 pub use potrf::{potrf, Cholesky};
 pub use sygst::{sygst, Standard};
 
-use crate::graph::TaskGraph;
+use crate::graph::{Flow, TaskGraph};
 use crate::pipeline::evd::{self, side, EvdJob, EvdOptions, EvdValues, Selection};
 use crate::runtime::{RunOptions, RunReport, Runtime};
 use crate::{Error, Result, Scalar};
@@ -107,14 +113,50 @@ pub struct GeneralizedOptions {
     pub problem: Problem,
     /// Options of the standard EVD of `C`.
     pub evd: EvdOptions,
+    /// Order of the tiles of `potrf` and `sygst` (at least 1; the last tile
+    /// row and column may be smaller). Default [`DEFAULT_TILE`].
+    pub tile: usize,
 }
+
+/// The default [`GeneralizedOptions::tile`]: tiles whose GEMMs run near the
+/// kernel's peak on one thread, few enough tasks at the orders where the
+/// graph pays (4,096 tile tasks or so at `n = 4096`).
+pub const DEFAULT_TILE: usize = 256;
 
 impl Default for GeneralizedOptions {
     fn default() -> Self {
         GeneralizedOptions {
             problem: Problem::default(),
             evd: EvdOptions::auto(),
+            tile: DEFAULT_TILE,
         }
+    }
+}
+
+/// The tiles of an order-`n` matrix: `count()` tile rows (and columns) of
+/// `nb` rows, the last one shorter when `nb` does not divide `n`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tiles {
+    n: usize,
+    nb: usize,
+}
+
+impl Tiles {
+    fn new(n: usize, tile: usize) -> Self {
+        Tiles { n, nb: tile.max(1) }
+    }
+
+    fn nb(&self) -> usize {
+        self.nb
+    }
+
+    fn count(&self) -> usize {
+        self.n.div_ceil(self.nb)
+    }
+
+    /// Rows (or columns) of tile `k`.
+    fn range(&self, k: usize) -> std::ops::Range<usize> {
+        k * self.nb..((k + 1) * self.nb).min(self.n)
     }
 }
 
@@ -175,21 +217,14 @@ pub fn sygv_graph<T: Scalar>(
     let n = a.nrows();
     let (a, b) = (side::lower_copy(a, side), side::lower_copy(b, side));
     let anrm = magnitude_estimate(a.as_ref(), b.as_ref(), opts.problem);
-    let mut g = TaskGraph::new();
-    let chol = potrf(&mut g, b)?;
-    let c = sygst(&mut g, a, &chol, opts.problem)?;
+    let (mut g, mut flow) = (TaskGraph::new(), Flow::new());
+    let chol = potrf(&mut g, &mut flow, b, opts.tile)?;
+    let c = sygst(&mut g, &mut flow, a, &chol, opts.problem)?;
     let evd = evd::build_after(g, c.c.clone(), c.task(), anrm, job, &opts.evd)?;
     let (mut g, results) = evd.into_parts();
     if let Some(z) = results.vectors_matrix() {
-        // The EVD's last task ("evd.complete") follows every writer of Z.
-        let complete = g
-            .task_id(g.len().wrapping_sub(1))
-            .filter(|&t| g.name(t) == "evd.complete")
-            .ok_or_else(|| {
-                Error::InvalidArgument("the EVD graph ends without its completion task".into())
-            })?;
         let col = opts.evd.col_block_for(n);
-        back_substitute(&mut g, &chol, z, complete, opts.problem, col)?;
+        back_substitute(&mut g, &chol, z, results.complete_task(), opts.problem, col)?;
     }
     Ok(SygvGraph { graph: g, results })
 }
