@@ -34,8 +34,11 @@ pub trait Field: faer::traits::ComplexField<Real: Scalar> + Copy + Send + Sync +
         job: EvdJob,
         opts: &EvdOptions,
         rt: &Runtime,
-    ) -> Result<(Vec<Self::Real>, Option<Mat<Self>>)>;
+    ) -> Result<Pairs<Self>>;
 }
+
+/// Eigenvalues (real) and, when computed, eigenvectors.
+type Pairs<T> = (Vec<<T as faer::traits::ComplexField>::Real>, Option<Mat<T>>);
 
 impl<T: Scalar> Field for T {
     fn solve_eigh(
@@ -43,7 +46,7 @@ impl<T: Scalar> Field for T {
         job: EvdJob,
         opts: &EvdOptions,
         rt: &Runtime,
-    ) -> Result<(Vec<T>, Option<Mat<T>>)> {
+    ) -> Result<Pairs<T>> {
         pipeline::eigh(a, job, opts, rt).map(|e| (e.values, e.vectors))
     }
 }
@@ -54,7 +57,7 @@ impl<R: Scalar> Field for faer::complex::Complex<R> {
         job: EvdJob,
         opts: &EvdOptions,
         rt: &Runtime,
-    ) -> Result<(Vec<R>, Option<Mat<Self>>)> {
+    ) -> Result<Pairs<Self>> {
         pipeline::hermitian::eigh(a, job, opts, rt).map(|e| (e.values, e.vectors))
     }
 }

@@ -151,9 +151,9 @@ pub fn larfg<C: ComplexScalar>(alpha: &mut C, x: &mut [C]) -> C {
             for z in x.iter_mut() {
                 *z = z.scaled(rsafmn);
             }
-            beta = beta * rsafmn;
-            ar = ar * rsafmn;
-            ai = ai * rsafmn;
+            beta *= rsafmn;
+            ar *= rsafmn;
+            ai *= rsafmn;
         }
         xnorm = nrm2(x);
         beta = signed(lapy3(ar, ai, xnorm), ar);
@@ -164,7 +164,7 @@ pub fn larfg<C: ComplexScalar>(alpha: &mut C, x: &mut [C]) -> C {
         *z *= s;
     }
     for _ in 0..knt {
-        beta = beta * safmin;
+        beta *= safmin;
     }
     *alpha = C::from_parts(beta, zero);
     tau

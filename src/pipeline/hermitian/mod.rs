@@ -75,9 +75,12 @@ pub struct HermitianEigen<C: ComplexScalar> {
     pub report: RunReport,
 }
 
+/// Eigenvalues and, when computed, eigenvectors.
+pub type Eigenpairs<C> = (Vec<Re<C>>, Option<Mat<C>>);
+
 /// What a solve task leaves: the scaled eigenvalues and, for a selection,
 /// the selected eigenvectors (the full problem's are in a shared matrix).
-type Solved<C> = Arc<Mutex<Option<(Vec<Re<C>>, Option<Mat<C>>)>>>;
+type Solved<C> = Arc<Mutex<Option<Eigenpairs<C>>>>;
 
 /// The graph of one Hermitian EVD and where its results land.
 pub struct HeevdGraph<C: ComplexScalar> {
@@ -92,10 +95,10 @@ impl<C: ComplexScalar> HeevdGraph<C> {
     /// The eigenvalues (unscaled) and eigenvectors, once the graph has run
     /// successfully ([`Error::NotRun`] otherwise). Call it after the run has
     /// given the graph back (its tasks dropped).
-    pub fn into_results(self) -> Result<(Vec<Re<C>>, Option<Mat<C>>)> {
+    pub fn into_results(self) -> Result<Eigenpairs<C>> {
         let (mut values, selected) = self.solved.lock().take().ok_or(Error::NotRun)?;
         for x in values.iter_mut() {
-            *x = *x / self.scale;
+            *x /= self.scale;
         }
         let vectors = match (selected, self.vectors) {
             (Some(x), _) => Some(x),
