@@ -4,8 +4,9 @@
 //! trailing update one `zher2k` through faer's complex triangular GEMM.
 //! Storage and conventions: the parent module's docs.
 
-use super::{axpy, col, col_mut, dotc, larfg, one, zero, Re};
+use super::{axpy, col_mut, dotc, larfg, one, zero, Re};
 use crate::ComplexScalar;
+use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{matmul as tri_matmul, BlockStructure};
 use faer::reborrow::*;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
@@ -48,22 +49,41 @@ fn check_args<C: ComplexScalar>(a: &MatMut<'_, C>, d: &[Re<C>], e: &[Re<C>], tau
 }
 
 /// `y := A v` for the Hermitian `m x m` `a` of which the lower triangle is
-/// read, the diagonal's real part only (`zhemv`, `uplo = 'L'`), column by
-/// column in a fixed order.
+/// read, the diagonal's real part only (`zhemv`, `uplo = 'L'`): the strict
+/// lower triangle `L` as `L v + L^H v` through faer's triangular matrix
+/// products (its SIMD complex kernels; sequential, so a fixed order), plus
+/// `re(diag) v`.
 pub(super) fn hemv_lower<C: ComplexScalar>(a: MatRef<'_, C>, v: &[C], y: &mut [C]) {
     let m = a.nrows();
     let (v, y) = (&v[..m], &mut y[..m]);
-    y.fill(zero());
-    for c in 0..m {
-        let colc = col(a, c, c);
-        let vc = v[c];
-        let mut acc = C::from_parts(colc[0].re(), Re::<C>::zero()) * vc;
-        for (k, (&arc, &vr)) in colc[1..].iter().zip(&v[c + 1..]).enumerate() {
-            y[c + 1 + k] += arc * vc;
-            acc += arc.conjugate() * vr;
-        }
-        y[c] += acc;
+    for (i, (yi, &vi)) in y.iter_mut().zip(v).enumerate() {
+        *yi = C::from_parts(a[(i, i)].re(), Re::<C>::zero()) * vi;
     }
+    let vm = MatRef::from_column_major_slice(v, m, 1);
+    let ym = MatMut::from_column_major_slice_mut(y, m, 1);
+    tri_matmul(
+        ym,
+        BlockStructure::Rectangular,
+        Accum::Add,
+        a,
+        BlockStructure::StrictTriangularLower,
+        vm,
+        BlockStructure::Rectangular,
+        one::<C>(),
+        Par::Seq,
+    );
+    let ym = MatMut::from_column_major_slice_mut(y, m, 1);
+    tri_matmul(
+        ym,
+        BlockStructure::Rectangular,
+        Accum::Add,
+        a.adjoint(),
+        BlockStructure::StrictTriangularUpper,
+        vm,
+        BlockStructure::Rectangular,
+        one::<C>(),
+        Par::Seq,
+    );
 }
 
 /// `A := A - v w^H - w v^H` on the lower triangle of the `m x m` `a`
@@ -281,16 +301,24 @@ fn latrd<C: ComplexScalar>(
     }
 }
 
-/// `y -= A x` (`A` `m x k`, unit row stride), column by column.
+/// `y -= A x` (`A` `m x k`) through faer's matrix product.
 fn gemv_sub<C: ComplexScalar>(a: MatRef<'_, C>, x: &[C], y: &mut [C]) {
-    for (p, &xp) in x.iter().enumerate() {
-        axpy(y, -xp, col(a, p, 0));
+    if x.is_empty() {
+        return;
     }
+    let (m, k) = (a.nrows(), a.ncols());
+    let xm = MatRef::from_column_major_slice(x, k, 1);
+    let ym = MatMut::from_column_major_slice_mut(&mut y[..m], m, 1);
+    matmul(ym, Accum::Add, a, xm, -one::<C>(), Par::Seq);
 }
 
-/// `y := A^H x` (`A` `m x k`, unit row stride): `y_p = a_p^H x`.
+/// `y := A^H x` (`A` `m x k`) through faer's matrix product.
 fn gemv_adjoint<C: ComplexScalar>(a: MatRef<'_, C>, x: &[C], y: &mut [C]) {
-    for (p, yp) in y.iter_mut().enumerate() {
-        *yp = dotc(col(a, p, 0), x);
+    if y.is_empty() {
+        return;
     }
+    let (m, k) = (a.nrows(), a.ncols());
+    let xm = MatRef::from_column_major_slice(&x[..m], m, 1);
+    let ym = MatMut::from_column_major_slice_mut(y, k, 1);
+    matmul(ym, Accum::Replace, a.adjoint(), xm, one::<C>(), Par::Seq);
 }

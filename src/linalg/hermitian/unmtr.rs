@@ -4,7 +4,7 @@
 //! Van Loan 1989; LAPACK `zlarft` forward columnwise, then `zlarfb`'s three
 //! GEMMs through faer's complex matmul), last block first.
 
-use super::{col, one, zero};
+use super::{col, col_mut, one, zero};
 use crate::ComplexScalar;
 use faer::linalg::matmul::matmul;
 use faer::reborrow::*;
@@ -20,8 +20,19 @@ pub const UNMTR_BLOCK: usize = 32;
 pub fn larft<C: ComplexScalar>(v: MatRef<'_, C>, tau: &[C], mut t: MatMut<'_, C>) {
     let k = v.ncols();
     assert!(t.nrows() == k && t.ncols() == k && tau.len() == k && v.nrows() >= k);
-    let rows = v.nrows();
-    let mut z = vec![zero::<C>(); k];
+    // G = V^H V through faer's product, V explicit (unit diagonal, zeros
+    // above): G[p, i] = V[:, p]^H v_i for p < i.
+    let mut ve = Mat::<C>::zeros(v.nrows(), k);
+    explicit_v(v, ve.as_mut());
+    let mut g = Mat::<C>::zeros(k, k);
+    matmul(
+        g.as_mut(),
+        Accum::Replace,
+        ve.adjoint(),
+        ve.as_ref(),
+        one(),
+        Par::Seq,
+    );
     for i in 0..k {
         for r in i..k {
             t[(r, i)] = zero();
@@ -32,25 +43,28 @@ pub fn larft<C: ComplexScalar>(v: MatRef<'_, C>, tau: &[C], mut t: MatMut<'_, C>
             }
             continue;
         }
-        // z[p] = -tau_i V[:, p]^H v_i for p < i, with v_i = (0.., 1, v[i+1.., i]).
-        let vi = &col(v, i, 0)[i + 1..rows];
-        for (p, zp) in z.iter_mut().enumerate().take(i) {
-            let vp = col(v, p, 0);
-            let mut s = vp[i].conjugate();
-            for (&a, &b) in vp[i + 1..rows].iter().zip(vi) {
-                s += a.conjugate() * b;
-            }
-            *zp = -tau[i] * s;
-        }
-        // T[..i, i] = T[..i, ..i] z (upper triangular, in place from the top).
+        // T[..i, i] = -tau_i T[..i, ..i] G[..i, i] (upper triangular).
         for r in 0..i {
             let mut s = zero::<C>();
-            for (c, &zc) in z.iter().enumerate().take(i).skip(r) {
-                s += t[(r, c)] * zc;
+            for c in r..i {
+                s += t[(r, c)] * g[(c, i)];
             }
-            t[(r, i)] = s;
+            t[(r, i)] = -tau[i] * s;
         }
         t[(i, i)] = tau[i];
+    }
+}
+
+/// `dst` (`rows x k`) := the reflectors of `v` with their unit diagonal and
+/// zeros above it (the entries of `v` on and above the diagonal not read).
+fn explicit_v<C: ComplexScalar>(v: MatRef<'_, C>, mut dst: MatMut<'_, C>) {
+    for c in 0..v.ncols() {
+        for r in 0..c {
+            dst[(r, c)] = zero();
+        }
+        dst[(c, c)] = one();
+        let (src, out) = (col(v, c, c + 1), col_mut(dst.rb_mut(), c, c + 1));
+        out.copy_from_slice(src);
     }
 }
 
@@ -108,15 +122,7 @@ pub fn unmtr_blocked<C: ComplexScalar>(
         let rows = k - b0;
         // V of the block, explicit: unit diagonal, zeros above.
         let mut v = vb.as_mut().submatrix_mut(0, 0, rows, kb);
-        for c in 0..kb {
-            for r in 0..c {
-                v[(r, c)] = zero();
-            }
-            v[(c, c)] = one();
-            for r in c + 1..rows {
-                v[(r, c)] = a[(b0 + 1 + r, b0 + c)];
-            }
-        }
+        explicit_v(a.submatrix(b0 + 1, b0, rows, kb), v.rb_mut());
         let v = v.rb();
         let tb = t.submatrix(0, b0, kb, kb);
         let mut xb = x.rb_mut().subrows_mut(b0, rows);

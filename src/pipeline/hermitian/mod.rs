@@ -86,12 +86,18 @@ type Solved<C> = Arc<Mutex<Option<Eigenpairs<C>>>>;
 pub struct HeevdGraph<C: ComplexScalar> {
     /// The task graph; run it with any [`Runtime`].
     pub graph: TaskGraph<'static>,
+    /// Where the results land (read them after the run).
+    pub results: HeevdResults<C>,
+}
+
+/// Where the results of a [`HeevdGraph`] land.
+pub struct HeevdResults<C: ComplexScalar> {
     solved: Solved<C>,
     vectors: Option<Arc<SharedMatrix<C>>>,
     scale: Re<C>,
 }
 
-impl<C: ComplexScalar> HeevdGraph<C> {
+impl<C: ComplexScalar> HeevdResults<C> {
     /// The eigenvalues (unscaled) and eigenvectors, once the graph has run
     /// successfully ([`Error::NotRun`] otherwise). Call it after the run has
     /// given the graph back (its tasks dropped).
@@ -247,9 +253,11 @@ pub fn heevd_graph<C: ComplexScalar>(
     }
     Ok(HeevdGraph {
         graph: g,
-        solved,
-        vectors: parts.x.clone(),
-        scale,
+        results: HeevdResults {
+            solved,
+            vectors: parts.x.clone(),
+            scale,
+        },
     })
 }
 
@@ -533,21 +541,9 @@ pub fn eigh<C: ComplexScalar>(
     rt: &Runtime,
 ) -> Result<HermitianEigen<C>> {
     rt.check_threads()?;
-    let built = heevd_graph(a, job, opts)?;
-    let HeevdGraph {
-        graph,
-        solved,
-        vectors,
-        scale,
-    } = built;
+    let HeevdGraph { graph, results } = heevd_graph(a, job, opts)?;
     let report = rt.run_with(graph, &RunOptions::new())?;
-    let (values, vectors) = HeevdGraph {
-        graph: TaskGraph::new(),
-        solved,
-        vectors,
-        scale,
-    }
-    .into_results()?;
+    let (values, vectors) = results.into_results()?;
     Ok(HermitianEigen {
         values,
         vectors,
