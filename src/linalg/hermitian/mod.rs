@@ -1,6 +1,6 @@
 //! Complex Hermitian kernels of the one-stage EVD: the reduction to real
-//! symmetric tridiagonal form `Q^H A Q = T` (LAPACK `zhetrd`, [`hetrd`]) and
-//! the product `X := Q X` ([`unmtr`], LAPACK `zunmtr`), generic over
+//! symmetric tridiagonal form `Q^H A Q = T` (LAPACK `zhetrd`, [`hetrd()`]) and
+//! the product `X := Q X` ([`unmtr()`], LAPACK `zunmtr`), generic over
 //! [`ComplexScalar`] (faer's `c64`, `c32`), the GEMMs through faer's complex
 //! matmul.
 //!
@@ -20,7 +20,7 @@
 //! explicitly after its bulge chase, whose reflectors leave complex
 //! off-diagonals). With `zlarfg`'s convention the scaling is folded into the
 //! reflectors: each `beta` is real by construction, the phase of `alpha`
-//! going into the complex `tau`. So the subdiagonal that [`hetrd`] leaves is
+//! going into the complex `tau`. So the subdiagonal that [`hetrd()`] leaves is
 //! real, `D = I`, and `A = Q T Q^H` with `T` real symmetric: its eigenvectors
 //! `Z` (real, from the real solvers) give `A`'s as `X = Q Z` (LAPACK `zheevd`:
 //! `zhetrd`, `dstedc` on `T`, `zunmtr`). A nonzero-phase column with nothing

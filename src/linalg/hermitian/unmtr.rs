@@ -1,4 +1,4 @@
-//! `X := Q X` with `Q = H_0 H_1 ... H_{n-2}` from [`super::hetrd`] (LAPACK
+//! `X := Q X` with `Q = H_0 H_1 ... H_{n-2}` from [`super::hetrd()`] (LAPACK
 //! `zunmtr`, side L, `uplo = 'L'`, no transpose): the reflectors in blocks of
 //! `nb`, each block as the compact-WY product `I - V T V^H` (Schreiber and
 //! Van Loan 1989; LAPACK `zlarft` forward columnwise, then `zlarfb`'s three
@@ -69,7 +69,7 @@ fn explicit_v<C: ComplexScalar>(v: MatRef<'_, C>, mut dst: MatMut<'_, C>) {
 }
 
 /// The `T` factors of every block of `nb` reflectors of an order-`n`
-/// reduction by [`super::hetrd`] (`a` and `tau` as it left them), side by
+/// reduction by [`super::hetrd()`] (`a` and `tau` as it left them), side by
 /// side: block `b` (reflectors `b nb ..`) in columns `b nb ..` of the
 /// `nb x (n - 1)` result, rows `0..kb`.
 pub fn block_factors<C: ComplexScalar>(a: MatRef<'_, C>, tau: &[C], nb: usize) -> Mat<C> {
@@ -142,7 +142,7 @@ pub fn unmtr_blocked<C: ComplexScalar>(
     }
 }
 
-/// `X := Q X` with `Q` from [`super::hetrd`] (`a`, `tau` as it left them) in
+/// `X := Q X` with `Q` from [`super::hetrd()`] (`a`, `tau` as it left them) in
 /// compact-WY blocks of `nb` ([`block_factors`], then [`unmtr_blocked`]).
 ///
 /// # Panics

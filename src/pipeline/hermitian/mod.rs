@@ -4,7 +4,7 @@
 //!
 //! | stage | task(s) | kernel |
 //! |---|---|---|
-//! | [`HETRD`] | one task | [`crate::linalg::hermitian::hetrd`] (`zhetrd`: `zlatrd` panels, one `zher2k` per panel through faer's complex GEMM) |
+//! | [`HETRD`] | one task | [`crate::linalg::hermitian::hetrd()`] (`zhetrd`: `zlatrd` panels, one `zher2k` per panel through faer's complex GEMM) |
 //! | [`SOLVE`] | one task | the real tridiagonal `T`: `dstedc` (vectors, [`stedc_identity`]), `dsterf` or the values-only divide and conquer (values), bisection and inverse iteration (a [`Selection`]) |
 //! | [`LARFT`] | one task, beside [`SOLVE`] | the compact-WY factors `T` of `Q`'s blocks ([`block_factors`]) |
 //! | [`UNMTR`] | one task per column block | `X = Q Z`, `Z` the real eigenvectors promoted to complex ([`unmtr_blocked`], `zunmtr`) |
