@@ -89,9 +89,9 @@ pub use pipeline::sygv::{GeneralizedOptions, Problem};
 pub use pipeline::{EvdOptions, Side, SvdOptions};
 pub use quick::{
     default_runtime, eigh, eigh_generalized, eigh_generalized_with, eigh_select, eigh_with,
-    eigvalsh, eigvalsh_generalized, svd, svd_top, svd_with, svdvals, Eigh, Svd,
+    eigvalsh, eigvalsh_generalized, svd, svd_top, svd_with, svdvals, Eigh, Field, Svd,
 };
-pub use scalar::Scalar;
+pub use scalar::{ComplexScalar, Scalar};
 
 /// Every Rust code block of README.md, compiled and run as a doc test.
 #[cfg(doctest)]

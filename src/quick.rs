@@ -1,4 +1,5 @@
-//! The one-call solvers: [`eigh`] and [`eigvalsh`] (symmetric EVD), [`svd`]
+//! The one-call solvers: [`eigh`] and [`eigvalsh`] (symmetric EVD, and
+//! Hermitian for complex input), [`svd`]
 //! and [`svdvals`] (SVD) on any faer matrix or view, run on a process-wide
 //! default [`Runtime`] created on first use; [`eigh_with`] and [`svd_with`]
 //! take options and a runtime; [`eigh_generalized`] and
@@ -11,16 +12,64 @@ use crate::pipeline::{self, EvdJob, EvdOptions, SvdJob, SvdOptions};
 use crate::runtime::Runtime;
 use crate::{Result, Scalar};
 use faer::mat::AsMatRef;
-use faer::Mat;
+use faer::{Mat, MatRef};
 use std::sync::OnceLock;
 
-/// Eigenvalues and eigenvectors of a symmetric matrix, as returned by [`eigh`]
-/// (numpy's `w, v = np.linalg.eigh(a)`).
+/// The element types the one-call eigensolvers ([`eigh`], [`eigvalsh`],
+/// [`eigh_with`], [`eigh_select`]) accept: `f32` and `f64` (symmetric input,
+/// [`crate::pipeline::eigh`]) and faer's `c32` and `c64` (Hermitian input,
+/// [`crate::pipeline::hermitian::eigh`]). The eigenvalues are of the real
+/// type `Self::Real` (`f32` for `c32`, `f64` for `c64`).
+///
+/// Complex input today takes the one-stage path at every order (the
+/// two-stage complex graph is not built yet); the batched, generalized and
+/// SVD entry points take real input only.
+pub trait Field: faer::traits::ComplexField<Real: Scalar> + Copy + Send + Sync + 'static {
+    /// The eigenvalues (ascending) and, for [`EvdJob::Vectors`], the
+    /// eigenvectors of the symmetric or Hermitian `a`, by the solver of the
+    /// element type.
+    #[doc(hidden)]
+    fn solve_eigh(
+        a: MatRef<'_, Self>,
+        job: EvdJob,
+        opts: &EvdOptions,
+        rt: &Runtime,
+    ) -> Result<Pairs<Self>>;
+}
+
+/// Eigenvalues (real) and, when computed, eigenvectors.
+type Pairs<T> = (Vec<<T as faer::traits::ComplexField>::Real>, Option<Mat<T>>);
+
+impl<T: Scalar> Field for T {
+    fn solve_eigh(
+        a: MatRef<'_, T>,
+        job: EvdJob,
+        opts: &EvdOptions,
+        rt: &Runtime,
+    ) -> Result<Pairs<T>> {
+        pipeline::eigh(a, job, opts, rt).map(|e| (e.values, e.vectors))
+    }
+}
+
+impl<R: Scalar> Field for faer::complex::Complex<R> {
+    fn solve_eigh(
+        a: MatRef<'_, Self>,
+        job: EvdJob,
+        opts: &EvdOptions,
+        rt: &Runtime,
+    ) -> Result<Pairs<Self>> {
+        pipeline::hermitian::eigh(a, job, opts, rt).map(|e| (e.values, e.vectors))
+    }
+}
+
+/// Eigenvalues and eigenvectors of a symmetric or Hermitian matrix, as
+/// returned by [`eigh`] (numpy's `w, v = np.linalg.eigh(a)`): the values real
+/// (`T::Real`), the vectors of the input's type.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct Eigh<T> {
+pub struct Eigh<T: Field> {
     /// Eigenvalues, ascending.
-    pub values: Vec<T>,
+    pub values: Vec<T::Real>,
     /// Orthonormal eigenvectors: column `j` belongs to `values[j]`.
     pub vectors: Mat<T>,
 }
@@ -36,12 +85,33 @@ pub fn default_runtime() -> &'static Runtime {
 }
 
 /// The eigendecomposition `A = V diag(values) V^T` of the symmetric matrix `a`
-/// (its lower triangle is read, the strict upper one ignored), computed by the
+/// (its lower triangle is read, the strict upper one ignored), or
+/// `A = V diag(values) V^H` of the Hermitian `a` for complex input (`c32`,
+/// `c64`: see below), computed by the
 /// two-stage pipeline on [`default_runtime`], or, below the crossover
 /// [`EvdOptions::one_stage_below`] (automatic by default), by the one-stage
 /// reduction with no task graph (calling thread plus the runtime's threads for
 /// its GEMM-rich halves). `a` may be a `&Mat<T>`, a
-/// `MatRef<T>` or a `MatMut<T>`, with `T` `f32` or `f64`.
+/// `MatRef<T>` or a `MatMut<T>`, with `T` `f32`, `f64`, `c32` or `c64`.
+///
+/// Complex input: the eigenvalues are real, the vectors complex with
+/// `V^H V = I`; the matrix is read as LAPACK `zheevd` reads it, the lower
+/// triangle and the **real part of the diagonal only** (the imaginary part
+/// of the diagonal is ignored); it goes through
+/// [`crate::pipeline::hermitian`] (one-stage, as a task graph) at every
+/// order.
+///
+/// ```
+/// use eigenflow::faer::{c64, Mat};
+/// let a = Mat::<c64>::from_fn(2, 2, |i, j| match (i, j) {
+///     (1, 0) => c64::new(0.0, 1.0),
+///     (0, 1) => c64::new(0.0, -1.0),
+///     _ => c64::new(1.0, 0.0),
+/// });
+/// let eig = eigenflow::eigh(&a)?; // [[1, -i], [i, 1]]: eigenvalues 0 and 2
+/// assert!(eig.values[0].abs() < 1e-14 && (eig.values[1] - 2.0).abs() < 1e-14);
+/// # Ok::<(), eigenflow::Error>(())
+/// ```
 ///
 /// ```
 /// use eigenflow::faer::Mat;
@@ -55,10 +125,11 @@ pub fn default_runtime() -> &'static Runtime {
 /// Errors: as [`crate::pipeline::eigh`] ([`crate::Error::Shape`] for a
 /// non-square input, [`crate::Error::NonFinite`] for a NaN or infinity in the
 /// lower triangle, [`crate::Error::OutOfMemory`] before allocating a problem that
-/// does not fit).
+/// does not fit); for complex input a NaN or infinity in the real or the
+/// imaginary part is a [`crate::Error::NonFinite`] naming its row and column.
 pub fn eigh<T, A>(a: A) -> Result<Eigh<T>>
 where
-    T: Scalar,
+    T: Field,
     A: AsMatRef<T = T, Rows = usize, Cols = usize>,
 {
     eigh_with(a, &EvdOptions::auto(), default_runtime())
@@ -78,17 +149,14 @@ where
 /// ```
 pub fn eigh_with<T, A>(a: A, opts: &EvdOptions, rt: &Runtime) -> Result<Eigh<T>>
 where
-    T: Scalar,
+    T: Field,
     A: AsMatRef<T = T, Rows = usize, Cols = usize>,
 {
-    let eig = pipeline::eigh(a.as_mat_ref(), EvdJob::Vectors, opts, rt)?;
-    let vectors = eig.vectors.ok_or_else(|| {
+    let (values, vectors) = T::solve_eigh(a.as_mat_ref(), EvdJob::Vectors, opts, rt)?;
+    let vectors = vectors.ok_or_else(|| {
         crate::Error::InvalidArgument("the vectors job returned no eigenvectors".into())
     })?;
-    Ok(Eigh {
-        values: eig.values,
-        vectors,
-    })
+    Ok(Eigh { values, vectors })
 }
 
 /// The selected eigenpairs of the symmetric matrix `a` (lower triangle read)
@@ -112,7 +180,7 @@ where
 /// bound or `lo > hi`).
 pub fn eigh_select<T, A>(a: A, selection: crate::pipeline::evd::Selection) -> Result<Eigh<T>>
 where
-    T: Scalar,
+    T: Field,
     A: AsMatRef<T = T, Rows = usize, Cols = usize>,
 {
     let mut opts = EvdOptions::auto();
@@ -122,19 +190,19 @@ where
 
 /// The eigenvalues, ascending, of the symmetric matrix `a` (lower triangle
 /// read), on [`default_runtime`]; numpy's `np.linalg.eigvalsh(a)`. Accepts
-/// what [`eigh`] accepts and fails as it does.
-pub fn eigvalsh<T, A>(a: A) -> Result<Vec<T>>
+/// what [`eigh`] accepts (complex too, with real values) and fails as it does.
+pub fn eigvalsh<T, A>(a: A) -> Result<Vec<T::Real>>
 where
-    T: Scalar,
+    T: Field,
     A: AsMatRef<T = T, Rows = usize, Cols = usize>,
 {
-    pipeline::eigh(
+    T::solve_eigh(
         a.as_mat_ref(),
         EvdJob::Values,
         &EvdOptions::auto(),
         default_runtime(),
     )
-    .map(|eig| eig.values)
+    .map(|(values, _)| values)
 }
 
 /// The thin singular value decomposition `A = U diag(values) V^T` of a

@@ -23,6 +23,7 @@
 //! ```
 
 mod family;
+mod hermitian;
 mod spectra;
 mod tridiagonal;
 
@@ -30,6 +31,7 @@ pub use crate::rng::Rng;
 use crate::Scalar;
 use faer::{Mat, MatRef, Par};
 pub use family::{Family, CLUSTERS, CLUSTER_WIDTH, GLUED_BLOCK, GLUED_GLUE, REPEATED_DISTINCT};
+pub use hermitian::{hermitian_with_spectrum, phased_toeplitz_121, random_hermitian};
 pub use spectra::{arithmetic, clustered, geometric, repeated};
 pub use tridiagonal::{
     bidiagonal_to_dense, glued_wilkinson, glued_wilkinson_tridiagonal, toeplitz_121,

@@ -34,6 +34,7 @@ pub mod blas;
 pub mod back_transform;
 pub mod band;
 pub mod bidiagonal;
+pub mod hermitian;
 pub mod householder;
 pub mod par;
 pub mod small;

@@ -10,6 +10,7 @@ pub mod columns;
 pub mod device;
 pub mod evd;
 pub mod flops;
+pub mod hermitian;
 mod phase;
 mod scale;
 pub mod svd;
