@@ -64,6 +64,25 @@ fn sweep_body<T: Scalar, const L: usize>(
     sweep_order(Portable, a, v, n, floor, rotated)
 }
 
+/// The pair `(x, y)` rotated, `(c x - s y, s x + c y)`, in the lanes of
+/// `rot`; kept in the others (a select, not a rotation by the identity,
+/// which could flip the sign of a zero). A function, not a closure: a
+/// closure does not inherit the dispatcher's target features, and its
+/// intrinsics were called, not inlined.
+#[inline(always)]
+fn rotate<T: Scalar, const L: usize, A: Ops>(
+    ar: A,
+    rot: [T; L],
+    c: [T; L],
+    s: [T; L],
+    x: [T; L],
+    y: [T; L],
+) -> ([T; L], [T; L]) {
+    let xn = ar.sub(ar.mul(c, x), ar.mul(s, y));
+    let yn = ar.add(ar.mul(s, x), ar.mul(c, y));
+    (ar.select(rot, xn, x), ar.select(rot, yn, y))
+}
+
 /// [`sweep_body`] for order `n` with the element arithmetic `ar`, inlined
 /// so that a constant `n` unrolls it.
 ///
@@ -120,16 +139,9 @@ fn sweep_order<T: Scalar, const L: usize, A: Ops>(
             let x = ar.add(ar.abs(d), ar.sqrt(ar.add(ar.mul(d, d), ar.mul(w, w))));
             let inv = ar.div(one, ar.sqrt(ar.add(ar.mul(x, x), ar.mul(w, w))));
             let (c, s, t) = (ar.mul(x, inv), ar.mul(sw, inv), ar.div(sw, x));
-            // A lane that does not rotate keeps its bits (a select, not a
-            // rotation by the identity, which could flip the sign of a zero).
-            let rotate = |x: [T; L], y: [T; L]| {
-                let xn = ar.sub(ar.mul(c, x), ar.mul(s, y));
-                let yn = ar.add(ar.mul(s, x), ar.mul(c, y));
-                (ar.select(rot, xn, x), ar.select(rot, yn, y))
-            };
             for k in (0..n).filter(|&k| k != p && k != q) {
                 let (kp, kq) = (lower(n, k, p), lower(n, k, q));
-                (a[kp], a[kq]) = rotate(a[kp], a[kq]);
+                (a[kp], a[kq]) = rotate(ar, rot, c, s, a[kp], a[kq]);
             }
             let tg = ar.mul(t, apq);
             a[pp] = ar.select(rot, ar.sub(app, tg), app);
@@ -141,7 +153,7 @@ fn sweep_order<T: Scalar, const L: usize, A: Ops>(
             // Columns p and q of V are contiguous: V := V J.
             let (vp, vq) = v.split_at_mut(q * n);
             for (x, y) in vp[p * n..(p + 1) * n].iter_mut().zip(&mut vq[..n]) {
-                (*x, *y) = rotate(*x, *y);
+                (*x, *y) = rotate(ar, rot, c, s, *x, *y);
             }
         }
     }
