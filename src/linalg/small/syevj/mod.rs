@@ -24,11 +24,11 @@
 //! (each lane's arithmetic depends only on its own matrix, and a lane that
 //! converged is left untouched by the sweeps its group mates still need).
 
-use crate::linalg::small::jacobi::pow2_scale;
 use crate::{Error, Result, Scalar};
 use faer::MatRef;
 
 mod lanes;
+mod ops;
 
 /// Matrices per group: eight `f64` fill an AVX-512 register (two AVX2
 /// registers).
@@ -170,7 +170,7 @@ fn load<T: Scalar>(
             result[l] = Err(e.expect_err("a non-finite entry was seen"));
             continue;
         }
-        let (h, r) = pow2_scale(amax);
+        let (h, r) = scale_of(amax);
         scales[l] = (h, r);
         for j in 0..n {
             for i in j..n {
@@ -179,6 +179,28 @@ fn load<T: Scalar>(
         }
     }
     scales
+}
+
+/// `(h, r)`, powers of two with `amax h r` in `[1, 2)` (`(1, 1)` for zero),
+/// split in two so that neither over- nor underflows: from the exponent of
+/// `amax` (a positive finite number or zero), exactly.
+fn scale_of<T: Scalar>(amax: T) -> (T, T) {
+    let x = amax.f64();
+    if x == 0.0 {
+        return (T::one(), T::one());
+    }
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    // floor(log2(x)): from the exponent field, or for a subnormal from the
+    // position of the mantissa's leading one.
+    let k = if biased == 0 {
+        -1074 + (63 - bits.leading_zeros() as i32)
+    } else {
+        biased - 1023
+    };
+    let e = -k;
+    let pow2 = |p: i32| T::of(f64::from_bits(((p + 1023) as u64) << 52));
+    (pow2(e / 2), pow2(e - e / 2))
 }
 
 /// Sweeps until every lane had a sweep without rotation, or
@@ -221,20 +243,31 @@ fn write_lane<T: Scalar>(
     values: &mut [T],
     vectors: Option<&mut [T]>,
 ) {
+    // Products by the exact reciprocals of the powers of two `h` and `r`:
+    // the same real numbers as the quotients, so the same roundings.
+    let (ih, ir) = (T::one() / h, T::one() / r);
     ws.d.clear();
-    ws.d.extend((0..n).map(|i| ws.a[i + i * n][l] / h / r));
+    ws.d.extend((0..n).map(|i| ws.a[i + i * n][l] * ih * ir));
     ws.order.clear();
     ws.order.extend(0..n);
-    let d = &ws.d;
-    // Stable, so equal eigenvalues keep the order of their columns.
-    ws.order.sort_by(|&i, &j| d[i].f64().total_cmp(&d[j].f64()));
-    for (x, &i) in values.iter_mut().zip(&ws.order) {
+    let (d, order) = (&ws.d, &mut ws.order);
+    // Insertion sort (the orders of this route are small), stable: equal
+    // eigenvalues keep the order of their columns.
+    let less = |i: usize, j: usize| d[i].f64().total_cmp(&d[j].f64()).is_lt();
+    for i in 1..n {
+        let mut j = i;
+        while j > 0 && less(order[j], order[j - 1]) {
+            order.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+    for (x, &i) in values.iter_mut().zip(order.iter()) {
         *x = d[i];
     }
     if let Some(out) = vectors {
-        for (col, &i) in out.chunks_exact_mut(n).zip(&ws.order) {
-            for (k, x) in col.iter_mut().enumerate() {
-                *x = ws.v[k + i * n][l];
+        for (col, &i) in out.chunks_exact_mut(n).zip(order.iter()) {
+            for (x, vk) in col.iter_mut().zip(&ws.v[i * n..(i + 1) * n]) {
+                *x = vk[l];
             }
         }
     }

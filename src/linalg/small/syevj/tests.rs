@@ -124,3 +124,39 @@ fn the_sweep_limit_is_an_error() {
         Err(Error::NoConvergence { stage: "syevj", .. })
     ));
 }
+
+/// The scale puts the largest entry in `[1, 2)` exactly, for normal and
+/// subnormal entries, just below and at powers of two, in both precisions.
+#[test]
+fn the_scale_puts_the_largest_entry_in_one_two() {
+    fn check<T: Scalar>(x: T) {
+        assert!(x > T::zero() && x.is_finite());
+        let (h, r) = scale_of(x);
+        let y = x * h * r;
+        assert!(y >= T::one() && y < T::of(2.0), "{x:?}: {y:?}");
+    }
+    let mut rng = Rng::new(11);
+    for _ in 0..2000 {
+        let x = rng.uniform_in(-1074.0, 1023.0).exp2() * rng.uniform_in(1.0, 2.0);
+        if x > 0.0 && x.is_finite() {
+            check(x);
+            let f = x as f32;
+            if f > 0.0 && f.is_finite() {
+                check(f);
+            }
+        }
+    }
+    for k in [-1074, -1050, -1022, -100, -1, 0, 1, 100, 1023] {
+        // In two factors: 2^-1074 alone would be computed as 1 / inf.
+        let p = 2f64.powi(k / 2) * 2f64.powi(k - k / 2);
+        check(p);
+        if k > -1074 {
+            check(p * (1.0 - f64::EPSILON / 2.0));
+        }
+        check(p * (2.0 - f64::EPSILON));
+    }
+    for x in [f32::MIN_POSITIVE, 1e-45, f32::MAX, 1.0 - f32::EPSILON / 2.0] {
+        check(x);
+    }
+    assert_eq!(scale_of(0.0f64), (1.0, 1.0));
+}
