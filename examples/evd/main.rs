@@ -31,18 +31,17 @@
 use args::{positive, run_main, thread_count, DeviceArg, Precision, RunScalar, MAX_THREADS};
 use clap::Parser;
 use eigenflow::matrix::npy;
-use eigenflow::pipeline::evd::{reduction_seconds, stage_seconds, EvdGraph, Selection};
+use eigenflow::pipeline::evd::{reduction_seconds, stage_seconds, Selection};
 use eigenflow::pipeline::flops::{evd_stage_flops, rate_table, rates_json, stage_rates};
-use eigenflow::pipeline::{eigh_owned, evd_graph_owned, EvdJob, EvdOptions};
+use eigenflow::pipeline::{EvdJob, EvdOptions};
 use eigenflow::results::{InputFile, OutputDir, MANIFEST_RESERVE};
-use eigenflow::runtime::{Progress, RunOptions, RunReport, Runtime};
+use eigenflow::runtime::{Progress, Runtime};
 use eigenflow::sysinfo;
 use eigenflow::trace::TraceLevel;
 use eigenflow::{Error, Result};
 use faer::Mat;
 use std::path::PathBuf;
-use std::time::Instant;
-use watch::{show_progress, Stop};
+use watch::Stop;
 
 #[path = "../common/args.rs"]
 mod args;
@@ -53,9 +52,11 @@ mod generalized;
 mod input;
 mod out_of_core;
 mod report;
+mod solve;
 
 use input::{check_memory, load_matrix, random_lower_columns, square_order};
 use report::{check_ratios, print_paths};
+use solve::{solve_graph, solve_one_stage, Solved};
 
 /// `--path`: which algorithm solves the problem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -285,27 +286,6 @@ fn start(args: &Args, stop: &Stop) -> Result<()> {
     }
 }
 
-/// The hybrid EVD's graph on GPU 0 (stage 1 and Q1 through cuBLAS), its
-/// device tasks on stream lane 0.
-#[cfg(feature = "cuda")]
-fn gpu_graph<T: RunScalar>(a: Mat<T>, job: EvdJob, opts: &EvdOptions) -> Result<EvdGraph<T>> {
-    use eigenflow::pipeline::evd::hybrid::evd_graph_hybrid;
-    let dev = std::sync::Arc::new(eigenflow::pipeline::device::cuda::CublasDevice::open(0)?);
-    evd_graph_hybrid(
-        a.as_ref(),
-        job,
-        opts,
-        &dev,
-        eigenflow::graph::Lane::Stream(0),
-    )
-}
-
-#[cfg(not(feature = "cuda"))]
-fn gpu_graph<T: RunScalar>(_: Mat<T>, _: EvdJob, _: &EvdOptions) -> Result<EvdGraph<T>> {
-    // choose_device never picks the GPU in a build without the feature.
-    Err(eigenflow::cuda::probe(0).err().unwrap_or(Error::NotRun))
-}
-
 /// Lag between consecutive sweeps in stage 2's skewed step order (the stage-2
 /// schedule of Haidar, Ltaief and Dongarra): sweep `s + r` of a group starts
 /// `3 r` steps after sweep `s`.
@@ -359,82 +339,6 @@ fn options(args: &Args, n: usize, job: EvdJob) -> EvdOptions {
     }
     o.selection = selection(args);
     o
-}
-
-/// What a solve hands to the report: the results, the run's report (no
-/// tasks on the one-stage path), the task count and the graph's build time.
-struct Solved<T> {
-    values: Vec<T>,
-    vectors: Option<Mat<T>>,
-    report: RunReport,
-    tasks: usize,
-    build: std::time::Duration,
-}
-
-/// The one-stage path of `eigenflow::pipeline::eigh` on `rt` (`--trace`
-/// records its phases). It has no task to stop between: the caller cancels
-/// the run when a signal came during the solve.
-fn solve_one_stage<T: RunScalar>(
-    args: &Args,
-    a: Mat<T>,
-    job: EvdJob,
-    opts: &EvdOptions,
-    rt: &Runtime,
-) -> Result<Solved<T>> {
-    let mut one = opts.clone();
-    one.one_stage_below = usize::MAX;
-    let solve = || eigh_owned(a, job, &one, rt);
-    let eig = match &args.trace {
-        Some(path) => eigenflow::trace::record_phases(path, solve)?,
-        None => solve()?,
-    };
-    Ok(Solved {
-        values: eig.values,
-        vectors: eig.vectors,
-        report: eig.report,
-        tasks: 0,
-        build: std::time::Duration::ZERO,
-    })
-}
-
-/// The two-stage task graph (on the GPU with `gpu`) run on `rt` with a
-/// progress bar, `--trace` recording its tasks.
-#[allow(clippy::too_many_arguments)]
-fn solve_graph<T: RunScalar>(
-    args: &Args,
-    a: Mat<T>,
-    job: EvdJob,
-    opts: &EvdOptions,
-    rt: &Runtime,
-    gpu: bool,
-    progress: &Progress,
-    stop: &Stop,
-) -> Result<Solved<T>> {
-    // The trace belongs to this run (`RunOptions`), not to the runtime.
-    let mut run_options = RunOptions::new();
-    if let Some(path) = &args.trace {
-        run_options = run_options.trace(path, args.trace_level);
-    }
-    let t0 = Instant::now();
-    let evd = if gpu {
-        gpu_graph(a, job, opts)?
-    } else {
-        evd_graph_owned(a, job, opts)?
-    };
-    let build = t0.elapsed();
-    let tasks = evd.graph.len();
-    let (graph, values) = evd.into_parts();
-    let handle = rt.submit_with(graph, &run_options);
-    show_progress(&handle, progress, args.quiet, stop, t0);
-    let report = handle.wait()?;
-    let (values, vectors) = values.into_results()?;
-    Ok(Solved {
-        values,
-        vectors,
-        report,
-        tasks,
-        build,
-    })
 }
 
 fn run<T: RunScalar>(
