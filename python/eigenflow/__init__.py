@@ -10,7 +10,10 @@ numpy's names and results.
 
 Every call takes float32 or float64 arrays (the result has the input's
 dtype; integer and boolean arrays are converted to float64 as numpy.linalg
-does; complex, float16 and other dtypes raise ValueError), in C or Fortran
+does; float16 and other dtypes raise ValueError; ``eigh`` and ``eigvalsh``
+also take complex128 and complex64 matrices, Hermitian, with numpy's
+conventions: real eigenvalues, complex eigenvectors; complex stacks and a
+complex ``svd`` raise ValueError for now), in C or Fortran
 order or any strided view (read in place, no copy), releases the GIL while it
 computes, and answers Ctrl-C with KeyboardInterrupt (the run is cancelled).
 Errors: ValueError (shape, dtype, non-finite entry, bad subset),
@@ -82,14 +85,15 @@ class SVDResult(NamedTuple):
     Vh: np.ndarray
 
 
-def _float_array(a, ndim: Optional[int], what: str) -> np.ndarray:
+def _float_array(a, ndim: Optional[int], what: str, complex_ok: bool = False) -> np.ndarray:
     """``a`` as a float32/float64 array of ``ndim`` dimensions (``None``: at
     least 2, a matrix or a stack of them): floats kept
     (native byte order, aligned), integers and booleans converted to float64
-    like numpy.linalg, anything else a ValueError."""
+    like numpy.linalg, complex64/complex128 kept when ``complex_ok``,
+    anything else a ValueError."""
     a = np.asarray(a)
     kind, size = a.dtype.kind, a.dtype.itemsize
-    if kind == "f" and size in (4, 8):
+    if (kind == "f" and size in (4, 8)) or (complex_ok and kind == "c" and size in (8, 16)):
         if not a.dtype.isnative or not a.flags.aligned:
             a = a.astype(a.dtype.newbyteorder("="))
     elif kind in "biu":
@@ -109,8 +113,8 @@ def _float_array(a, ndim: Optional[int], what: str) -> np.ndarray:
     return a
 
 
-def _square(a, what: str) -> np.ndarray:
-    a = _float_array(a, 2, what)
+def _square(a, what: str, complex_ok: bool = False) -> np.ndarray:
+    a = _float_array(a, 2, what, complex_ok)
     if a.shape[0] != a.shape[1]:
         raise ValueError(f"{what}: expected a square matrix, got shape {a.shape}")
     return a
@@ -161,7 +165,20 @@ def _selection(subset_by_index, subset_by_value, a: np.ndarray):
     """The native side's ``(index range, value range)``: at most one given."""
     if subset_by_index is not None and subset_by_value is not None:
         raise ValueError("give subset_by_index or subset_by_value, not both")
-    return _subset(subset_by_index, a.shape[0]), _value_range(subset_by_value, a.dtype)
+    return _subset(subset_by_index, a.shape[0]), _value_range(subset_by_value, _real_dtype(a))
+
+
+def _real_dtype(a: np.ndarray):
+    """The dtype of the eigenvalues of ``a``: its own, or the real type of a
+    complex one (float64 for complex128, float32 for complex64)."""
+    return a.real.dtype
+
+
+def _no_complex_stack(a: np.ndarray, what: str) -> None:
+    if a.dtype.kind == "c":
+        raise ValueError(
+            f"{what}: complex stacks are not supported yet (one complex matrix at a time)"
+        )
 
 
 def _trace(trace) -> Optional[str]:
@@ -246,6 +263,9 @@ def eigh(
     trace=None,
 ) -> EighResult:
     """Eigenvalues and eigenvectors of the real symmetric matrix ``a``, or of
+    the complex Hermitian one (complex128, complex64: real eigenvalues,
+    complex eigenvectors; as numpy's and LAPACK's, only the real part of the
+    diagonal is read), or
     the generalized problem of ``a`` and the symmetric positive definite
     ``b``.
 
@@ -292,16 +312,17 @@ def eigh(
     if b is not None:
         return EighResult(*_generalized(a, b, lower, True, type, subset_by_index,
                                         subset_by_value, threads, trace, "eigh"))
-    a = _float_array(a, None, "eigh")
+    a = _float_array(a, None, "eigh", complex_ok=True)
     if a.ndim > 2:
+        _no_complex_stack(a, "eigh")
         _no_selection("eigh", subset_by_index, subset_by_value)
         w, v = _stacked_eigh(a, lower, True, threads, trace, "eigh")
         return EighResult(w, v)
-    a = _square(a, "eigh")
+    a = _square(a, "eigh", complex_ok=True)
     n = a.shape[0]
     sub, vr = _selection(subset_by_index, subset_by_value, a)
     if n == 0:
-        return EighResult(np.empty(0, a.dtype), np.empty((0, 0), a.dtype, order="F"))
+        return EighResult(np.empty(0, _real_dtype(a)), np.empty((0, 0), a.dtype, order="F"))
     w, v = _native.eigh(a, bool(lower), True, sub, _threads(threads), _trace(trace), vr)
     return EighResult(w, v.reshape((n, w.shape[0]), order="F"))
 
@@ -324,15 +345,16 @@ def eigvalsh(
     if b is not None:
         return _generalized(a, b, lower, False, type, subset_by_index, subset_by_value,
                             threads, trace, "eigvalsh")[0]
-    a = _float_array(a, None, "eigvalsh")
+    a = _float_array(a, None, "eigvalsh", complex_ok=True)
     if a.ndim > 2:
+        _no_complex_stack(a, "eigvalsh")
         _no_selection("eigvalsh", subset_by_index, subset_by_value)
         return _stacked_eigh(a, lower, False, threads, trace, "eigvalsh")[0]
-    a = _square(a, "eigvalsh")
+    a = _square(a, "eigvalsh", complex_ok=True)
     n = a.shape[0]
     sub, vr = _selection(subset_by_index, subset_by_value, a)
     if n == 0:
-        return np.empty(0, a.dtype)
+        return np.empty(0, _real_dtype(a))
     w, _ = _native.eigh(a, bool(lower), False, sub, _threads(threads), _trace(trace), vr)
     return w
 

@@ -42,7 +42,13 @@ def _dtype_reason(dtype: np.dtype) -> str:
 
 
 def matrix_or_reason(
-    a, *, square: bool, finite: bool, stacked: bool = False, scipy: bool = False
+    a,
+    *,
+    square: bool,
+    finite: bool,
+    stacked: bool = False,
+    scipy: bool = False,
+    hermitian: bool = False,
 ) -> Tuple[Optional[np.ndarray], str]:
     """``(x, "")`` with ``x`` a plain float32/float64 matrix (or, with
     ``stacked``, a stack ``(..., m, n)`` of them) eigenflow serves (other
@@ -56,7 +62,9 @@ def matrix_or_reason(
     non-square input to an
     eigensolver (the original raises its error), and, with ``finite``,
     non-finite entries (numpy's own handling: NaN results or its error;
-    scipy's ``check_finite`` error)."""
+    scipy's ``check_finite`` error). With ``hermitian`` (the eigensolvers),
+    a complex64/complex128 matrix is served as it is (eigenflow's Hermitian
+    EVD); a stack of them is delegated (the batched routes are real)."""
     if isinstance(a, np.ndarray):
         if type(a) is not np.ndarray:
             return None, f"ndarray subclass {type(a).__name__}"
@@ -66,9 +74,12 @@ def matrix_or_reason(
         x = np.asarray(a)
     except Exception:  # the original raises its own error for it
         return None, "input numpy cannot convert"
-    dtype = _computed_dtype(x.dtype, scipy)
+    complex_matrix = hermitian and x.dtype.kind == "c" and x.dtype.itemsize in (8, 16)
+    dtype = x.dtype if complex_matrix else _computed_dtype(x.dtype, scipy)
     if dtype is None:
         return None, _dtype_reason(x.dtype)
+    if complex_matrix and x.ndim > 2:
+        return None, "complex stack (issue 62: the batched routes are real)"
     if x.ndim > 2 and not stacked:
         return None, "stacked input (issue 61)"
     if x.ndim < 2:

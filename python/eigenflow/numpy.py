@@ -9,13 +9,15 @@ types (numpy's own ``EighResult``/``SVDResult`` named tuples).
 eigenflow serves a plain ``ndarray`` (or anything ``np.asarray`` turns into
 one) of float32 or float64 (integers and bool become float64, as in numpy) holding
 one finite matrix or a stack ``(..., m, n)`` of them (solved by one call of
-eigenflow's batched solvers, with numpy's stacked shapes); the result has
+eigenflow's batched solvers, with numpy's stacked shapes), and, for ``eigh``
+and ``eigvalsh``, one complex64/complex128 Hermitian matrix (eigenflow's
+Hermitian EVD: real eigenvalues, complex eigenvectors); the result has
 numpy's dtype. ndarray subclasses that leave numpy's functions to ndarray
 (``np.matrix``, masked arrays) are served as numpy serves them: computed on
 ``np.asarray(a)``, the result matrices wrapped by the input's
 ``__array_wrap__``. Every other call goes to numpy's own function and is
-counted with its reason (:func:`eigenflow.patch_report`): complex (issue
-62), float16/object/longdouble (numpy raises), subclasses and other types with their
+counted with its reason (:func:`eigenflow.patch_report`): complex stacks
+and complex ``svd``/``svdvals`` (issue 62), float16/object/longdouble (numpy raises), subclasses and other types with their
 own ``__array_function__``, non-finite input (numpy's handling of NaN is its
 own), an invalid ``UPLO``, and any eigenflow non-convergence.
 ``svd(..., hermitian=True)`` is served as numpy computes it, from the
@@ -69,10 +71,13 @@ def _uplo_lower(UPLO) -> bool:
     return u == "L"
 
 
-def _matrix(a, square: bool):
+def _matrix(a, square: bool, hermitian: bool = False):
     """``a`` as the matrix or stack of matrices eigenflow serves, else
-    :class:`Delegate` with the reason."""
-    x, reason = matrix_or_reason(_plain(a), square=square, finite=True, stacked=True)
+    :class:`Delegate` with the reason (``hermitian``: complex matrices too,
+    for the eigensolvers)."""
+    x, reason = matrix_or_reason(
+        _plain(a), square=square, finite=True, stacked=True, hermitian=hermitian
+    )
     if x is None:
         raise Delegate(reason)
     return x
@@ -108,11 +113,12 @@ def _wrap(a, m):
 
 def eigh(a, UPLO="L"):
     """``numpy.linalg.eigh``: ``EighResult(eigenvalues, eigenvectors)`` of a
-    real symmetric matrix, values ascending, from its ``UPLO`` triangle."""
+    real symmetric or complex Hermitian matrix, values ascending, from its
+    ``UPLO`` triangle."""
 
     def serve():
         lower = _uplo_lower(UPLO)
-        w, v = _ef.eigh(_matrix(a, True), lower=lower)
+        w, v = _ef.eigh(_matrix(a, True, hermitian=True), lower=lower)
         return _result_type("eigh")(w, _wrap(a, v))
 
     return call("numpy.linalg.eigh", ORIGINALS["eigh"], serve, (a,), {"UPLO": UPLO})
@@ -123,7 +129,7 @@ def eigvalsh(a, UPLO="L"):
 
     def serve():
         lower = _uplo_lower(UPLO)
-        return _ef.eigvalsh(_matrix(a, True), lower=lower)
+        return _ef.eigvalsh(_matrix(a, True, hermitian=True), lower=lower)
 
     return call("numpy.linalg.eigvalsh", ORIGINALS["eigvalsh"], serve, (a,), {"UPLO": UPLO})
 

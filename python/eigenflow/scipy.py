@@ -29,8 +29,11 @@ chooses its LAPACK routine), and every keyword:
   eigenflow still refuses a non-finite entry with a ValueError (scipy would
   hand it to LAPACK): the safety is never skipped.
 
-Delegated to scipy's own function, counted with the reason: complex (issue
-62, ``a`` or ``b``), stacked input (issue 61), object and longdouble,
+A complex Hermitian ``a`` of the standard problem (complex64, complex128)
+is served by eigenflow's Hermitian EVD (real eigenvalues, complex
+eigenvectors). Delegated to scipy's own function, counted with the reason:
+complex ``a`` or ``b`` of the generalized problem and complex ``svd``
+(issue 62), stacked input (issue 61), object and longdouble,
 ndarray subclasses and ``__array_function__`` types, invalid argument
 combinations (scipy raises its error: a ``b`` of another shape, a ``type``
 other than 1, 2 or 3, a standard driver with ``b`` or a generalized one
@@ -63,8 +66,10 @@ _STANDARD_DRIVERS = (None, "ev", "evd", "evr", "evx")
 _GENERALIZED_DRIVERS = (None, "gv", "gvd", "gvx")
 
 
-def _matrix(a, square: bool, check_finite: bool):
-    x, reason = matrix_or_reason(a, square=square, finite=bool(check_finite), scipy=True)
+def _matrix(a, square: bool, check_finite: bool, hermitian: bool = False):
+    x, reason = matrix_or_reason(
+        a, square=square, finite=bool(check_finite), scipy=True, hermitian=hermitian
+    )
     if x is None:
         raise Delegate(reason)
     return x
@@ -145,7 +150,7 @@ def _standard(a, b, lower, eigvals_only, check_finite, subset_by_index, subset_b
     # scipy tests the subsets by truth value: an empty one means none.
     if subset_by_index and subset_by_value:
         raise Delegate("both subsets (scipy raises)")
-    x = _matrix(a, True, check_finite)
+    x = _matrix(a, True, check_finite, hermitian=True)
     by_index = _index_subset(subset_by_index, x.shape[0]) if subset_by_index else None
     by_value = _value_subset(subset_by_value) if subset_by_value else None
     kw = {"lower": bool(lower), "subset_by_index": by_index, "subset_by_value": by_value}

@@ -1,7 +1,8 @@
 //! `eigenflow._eigenflow`: the native half of the Python package
 //! (`python/eigenflow/__init__.py` is the public half: numpy's names, named
 //! tuples, dtype handling and argument checks). Every function here takes
-//! float32 or float64 arrays, releases the GIL while it computes, and answers
+//! float32 or float64 arrays (`eigh` also complex64 and complex128: the
+//! Hermitian EVD), releases the GIL while it computes, and answers
 //! Ctrl-C by cancelling the run (see [`run::run_graph`] and, for the
 //! one-stage paths, [`run::run_stoppable`]). The path taken (one-stage or
 //! task graph) depends on the order, the precision and the CPU only, never
@@ -10,11 +11,13 @@
 mod errors;
 mod run;
 
+use eigenflow::faer::complex::Complex;
 use eigenflow::faer::{Mat, MatRef};
 use eigenflow::pipeline::batched::{
     eigh_batched_graph, svd_batched_graph, BatchLayout, BatchRef, BatchedOptions,
 };
 use eigenflow::pipeline::evd::{evd_graph, EvdJob};
+use eigenflow::pipeline::hermitian::{heevd_graph, HeevdGraph};
 use eigenflow::pipeline::svd::svd_graph;
 use eigenflow::pipeline::sygv::{sygv_graph, GeneralizedOptions, Problem, SygvGraph};
 use eigenflow::pipeline::{EvdOptions, SvdJob, SvdOptions};
@@ -360,6 +363,15 @@ fn eigh(
     value_range: Option<(f64, f64)>,
 ) -> PyResult<Py<PyAny>> {
     let selection = selection_of(subset, value_range);
+    // Complex Hermitian input (complex128, complex64): real w, complex v.
+    if let Ok(x) = a.extract::<PyReadonlyArray2<'_, Complex<f64>>>() {
+        let r = eigh_complex_impl(py, x, lower, vectors, selection, threads, trace)?;
+        return r.into_pyobject(py).map(|o| o.into_any().unbind());
+    }
+    if let Ok(x) = a.extract::<PyReadonlyArray2<'_, Complex<f32>>>() {
+        let r = eigh_complex_impl(py, x, lower, vectors, selection, threads, trace)?;
+        return r.into_pyobject(py).map(|o| o.into_any().unbind());
+    }
     by_dtype!(py, a, |x: PyReadonlyArray2| eigh_impl(
         py,
         x,
@@ -409,6 +421,47 @@ fn eigh_generalized(
     }
     Err(pyo3::exceptions::PyValueError::new_err(
         "expected two float32 or two float64 numpy matrices",
+    ))
+}
+
+/// `(w, v)` of the complex Hermitian `a` (`c64` or `c32`, `R` its real
+/// type): `w` real, `v` complex (flat column-major, None without vectors),
+/// through the crate's Hermitian graph (`pipeline::hermitian`), run
+/// stoppably (Ctrl-C cancels it).
+#[allow(clippy::type_complexity)]
+fn eigh_complex_impl<'py, R>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, Complex<R>>,
+    lower: bool,
+    vectors: bool,
+    selection: Option<Selection>,
+    threads: Option<i64>,
+    trace: Option<PathBuf>,
+) -> PyResult<(Flat<'py, R>, Option<Flat<'py, Complex<R>>>)>
+where
+    R: Scalar + Element,
+    Complex<R>: Element,
+{
+    let rt = run::runtime(py, threads)?;
+    let mut opts = EvdOptions::auto();
+    opts.side = if lower { Side::Lower } else { Side::Upper };
+    opts.selection = selection;
+    let job = if vectors {
+        EvdJob::Vectors
+    } else {
+        EvdJob::Values
+    };
+    let mat = view(&a);
+    // The graph works on its own copy of the triangle read.
+    let HeevdGraph { graph, results } = py
+        .detach(|| heevd_graph(mat, job, &opts))
+        .map_err(|e| to_py(py, e))?;
+    run::run_graph(py, rt, graph, trace)?;
+    let (values, z) = results.into_results().map_err(|e| to_py(py, e))?;
+    let z = z.map(|z| py.detach(|| col_major(&z)));
+    Ok((
+        PyArray1::from_vec(py, values),
+        z.map(|z| PyArray1::from_vec(py, z)),
     ))
 }
 

@@ -208,7 +208,8 @@ class Dispatching(np.ndarray):
 
 
 DELEGATED = [
-    ("complex", lambda: enp.eigh(np.eye(3, dtype=complex)), "complex"),
+    ("complex stack", lambda: enp.eigh(np.ones((2, 3, 3), dtype=complex)), "complex"),
+    ("complex svd", lambda: enp.svd(np.eye(3, dtype=complex)), "complex"),
     ("longdouble", lambda: esp.eigh(np.eye(3, dtype=np.longdouble)), "dtype"),
     ("complex b", lambda: esp.eigh(np.eye(3), 2 * np.eye(3, dtype=complex)), "complex"),
     ("subclass", lambda: enp.eigvalsh(np.eye(3).view(Dispatching)), "subclass"),
@@ -232,13 +233,39 @@ def test_delegation_gives_the_originals_result_and_is_counted(case, monkeypatch)
 
 
 def test_delegated_results_are_the_originals():
-    a = np.array([[2, 1j], [-1j, 2]])
+    a = np.array([[[2, 1j], [-1j, 2]]] * 2)
     w, v = enp.eigh(a)
     w0, v0 = np.linalg.eigh(a)
     np.testing.assert_array_equal(w, w0)
     np.testing.assert_array_equal(v, v0)
     b = np.diag([1.0, 2.0, 4.0]).astype(complex)
     np.testing.assert_array_equal(esp.eigvalsh(np.eye(3), b), sl.eigvalsh(np.eye(3), b))
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_complex_hermitian_eigh_is_served(dtype):
+    """One complex Hermitian matrix goes to eigenflow's Hermitian EVD in both
+    drop-ins: numpy's and scipy's dtypes, their eigenvalues to rounding, and
+    A V = V diag(w) with V unitary (vector phases may differ from LAPACK's)."""
+    rng = np.random.default_rng(7)
+    g = rng.standard_normal((30, 30)) + 1j * rng.standard_normal((30, 30))
+    a = ((g + g.conj().T) / 2).astype(dtype)
+    real = np.float32 if dtype == np.complex64 else np.float64
+    tol = 30 * 30 * np.finfo(real).eps * np.linalg.norm(a)
+    for eigh, eigvalsh, ref in [
+        (enp.eigh, enp.eigvalsh, np.linalg.eigvalsh(a)),
+        (esp.eigh, esp.eigvalsh, sl.eigvalsh(a)),
+    ]:
+        w, v = eigh(a)
+        assert w.dtype == real and v.dtype == dtype
+        assert np.max(np.abs(w - ref)) < tol
+        assert np.linalg.norm(a @ v - v * w) < tol
+        assert np.linalg.norm(v.conj().T @ v - np.eye(30)) < 30 * 30 * np.finfo(real).eps
+        assert np.max(np.abs(eigvalsh(a) - ref)) < tol
+    w, v = esp.eigh(a, subset_by_index=(27, 29))
+    assert v.shape == (30, 3) and np.max(np.abs(w - sl.eigvalsh(a)[27:])) < tol
+    r = eigenflow.patch_report()
+    assert r.n_delegated == 0 and r.n_served == 5
 
 
 @pytest.mark.parametrize(

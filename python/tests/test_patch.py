@@ -170,7 +170,7 @@ def test_command_line_runs_a_script_patched(tmp_path):
         "assert eigenflow.is_patched()\n"
         "assert sys.argv[1:] == ['x', '--y']\n"
         "np.linalg.svd(np.eye(4))\n"
-        "np.linalg.eigh(np.eye(2, dtype=complex))\n"
+        "np.linalg.eigh(np.ones((2, 2, 2), dtype=complex))\n"
     )
     out = tmp_path / "report.json"
     r = subprocess.run(
