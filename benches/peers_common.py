@@ -116,3 +116,60 @@ def load_mkl(np):
         return w
 
     return syevd
+
+def load_mkl_gesdd(np):
+    """A function `gesdd(a, values_only, threads)` that runs MKL's LAPACKE
+    `?gesdd` (column-major; jobz 'S' with vectors, the thin factors as
+    scipy's `svd(full_matrices=False)`, else 'N') on a copy of the
+    Fortran-ordered `a` and returns the singular values, from
+    [`mkl_library`]; None when it is not installed. Its attribute
+    `gemm_rate(dtype, threads)` is MKL's GEMM rate."""
+    lib = mkl_library()
+    if lib is None:
+        return None
+    col_major, ptr, i = 102, ctypes.c_void_p, ctypes.c_int
+    fns = {np.dtype(np.float64): lib.LAPACKE_dgesdd, np.dtype(np.float32): lib.LAPACKE_sgesdd}
+    for f in fns.values():
+        f.restype = i
+        f.argtypes = [i, ctypes.c_char, i, i, ptr, i, ptr, ptr, i, ptr, i]
+
+    gemm = {np.dtype(np.float64): lib.cblas_dgemm, np.dtype(np.float32): lib.cblas_sgemm}
+
+    def gemm_rate(dtype, threads, n=2048):
+        """GFLOP/s of MKL's `cblas_?gemm` at order n on `threads` threads,
+        best of 3 (the T_gemm of the MKL column)."""
+        lib.MKL_Set_Num_Threads(ctypes.c_int(threads))
+        dt = np.dtype(dtype)
+        f = gemm[dt]
+        scalar = ctypes.c_double if dt == np.float64 else ctypes.c_float
+        f.restype = None
+        f.argtypes = [i, i, i, i, i, i, scalar, ptr, i, ptr, i, scalar, ptr, i]
+        x = np.asfortranarray(np.random.default_rng(1).standard_normal((n, n)), dtype=dt)
+        y = np.asfortranarray(np.random.default_rng(2).standard_normal((n, n)), dtype=dt)
+        z = np.zeros((n, n), dtype=dt, order="F")
+        best = float("inf")
+        for _ in range(3):
+            t = time.perf_counter()
+            f(col_major, 111, 111, n, n, n, 1.0, x.ctypes.data, n, y.ctypes.data, n, 0.0,
+              z.ctypes.data, n)
+            best = min(best, time.perf_counter() - t)
+        return 2.0 * n**3 / best / 1e9
+
+    def gesdd(a, values_only, threads):
+        lib.MKL_Set_Num_Threads(ctypes.c_int(threads))
+        m, n = a.shape
+        k = min(m, n)
+        work = np.array(a, order="F", copy=True)
+        s = np.empty(k, dtype=a.dtype)
+        u = np.empty((m, 1 if values_only else k), dtype=a.dtype, order="F")
+        vt = np.empty((1 if values_only else k, n), dtype=a.dtype, order="F")
+        info = fns[a.dtype](
+            col_major, b"N" if values_only else b"S", m, n, work.ctypes.data, max(1, m),
+            s.ctypes.data, u.ctypes.data, max(1, m), vt.ctypes.data, max(1, vt.shape[0]),
+        )
+        if info != 0:
+            raise RuntimeError(f"MKL ?gesdd info = {info}")
+        return s
+
+    gesdd.gemm_rate = gemm_rate
+    return gesdd
