@@ -7,7 +7,7 @@
 
 use super::input::square_order;
 use super::report::print_paths;
-use super::{args, options, Args, Precision, RunScalar};
+use super::{args, begin_results, options, Args, Precision, RunScalar};
 use eigenflow::matrix::npy;
 use eigenflow::pipeline::evd::{memory_bytes, stage_seconds};
 use eigenflow::pipeline::sygv::{sygv_graph, GeneralizedOptions, Problem};
@@ -162,18 +162,7 @@ fn run<T: RunScalar>(args: &Args, a_in: Input, b_in: Input, stop: &Stop) -> Resu
     };
     let mut written = Vec::new();
     if let Some(out) = &out {
-        let mut set = out.begin()?;
-        set.stop_when(|| stop.signal().is_some());
-        set.add_vector("eigenvalues.npy", &values)?;
-        match &vectors {
-            Some(v) => set.add_matrix("eigenvectors.npy", v.as_ref())?,
-            None => set.retire("eigenvectors.npy"),
-        }
-        let mut fields = serde_json::Map::new();
-        fields.insert("n".into(), n.into());
-        fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
-        fields.insert("job".into(), job_name.into());
-        fields.insert("k".into(), values.len().into());
+        let (set, mut fields) = begin_results(out, stop, n, &values, vectors.as_ref())?;
         fields.insert("problem_type".into(), t.into());
         fields.insert("input".into(), a_in.0.to_json());
         fields.insert("input_b".into(), b_in.0.to_json());

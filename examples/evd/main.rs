@@ -341,6 +341,40 @@ fn options(args: &Args, n: usize, job: EvdJob) -> EvdOptions {
     o
 }
 
+/// Starts the result set of a run in `out`: `eigenvalues.npy`, and
+/// `eigenvectors.npy` with vectors (retired without), plus the manifest
+/// fields every run has (`n`, `dtype`, `job`, `k`); the caller adds its own
+/// fields and commits. The standard and the generalized problem share it.
+fn begin_results<'a, T: RunScalar>(
+    out: &'a OutputDir,
+    stop: &'a Stop,
+    n: usize,
+    values: &[T],
+    vectors: Option<&Mat<T>>,
+) -> Result<(
+    eigenflow::results::ResultWriter<'a>,
+    serde_json::Map<String, serde_json::Value>,
+)> {
+    let mut set = out.begin()?;
+    set.stop_when(|| stop.signal().is_some());
+    set.add_vector("eigenvalues.npy", values)?;
+    match vectors {
+        Some(v) => set.add_matrix("eigenvectors.npy", v.as_ref())?,
+        None => set.retire("eigenvectors.npy"),
+    }
+    let mut fields = serde_json::Map::new();
+    fields.insert("n".into(), n.into());
+    fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
+    let job = if vectors.is_some() {
+        "vectors"
+    } else {
+        "values"
+    };
+    fields.insert("job".into(), job.into());
+    fields.insert("k".into(), values.len().into());
+    Ok((set, fields))
+}
+
 fn run<T: RunScalar>(
     args: &Args,
     input: Option<(InputFile, npy::Header)>,
@@ -486,18 +520,7 @@ fn run<T: RunScalar>(
 
     let mut written = Vec::new();
     if let Some(out) = &out {
-        let mut set = out.begin()?;
-        set.stop_when(|| stop.signal().is_some());
-        set.add_vector("eigenvalues.npy", &values)?;
-        match &vectors {
-            Some(v) => set.add_matrix("eigenvectors.npy", v.as_ref())?,
-            None => set.retire("eigenvectors.npy"),
-        }
-        let mut fields = serde_json::Map::new();
-        fields.insert("n".into(), n.into());
-        fields.insert("dtype".into(), npy::Dtype::of::<T>().descr().into());
-        fields.insert("job".into(), job_name.into());
-        fields.insert("k".into(), values.len().into());
+        let (set, mut fields) = begin_results(out, stop, n, &values, vectors.as_ref())?;
         let source = match &input {
             Some((file, _)) => file.to_json(),
             None => {
