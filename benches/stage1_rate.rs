@@ -41,8 +41,10 @@ fn thread_cpu() -> f64 {
 
 /// CPU time (user + system) of the whole process, in seconds.
 fn process_cpu() -> f64 {
-    // SAFETY: an all-zero `rusage` is a valid value, and the pointer is valid.
+    // SAFETY: `rusage` is a plain C struct of integers, for which all zero
+    // bytes are a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable out-pointer for the call.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     tv(ru.ru_utime) + tv(ru.ru_stime)

@@ -7,7 +7,7 @@
 
 use super::input::square_order;
 use super::report::print_paths;
-use super::{args, begin_results, options, Args, Precision, RunScalar};
+use super::{args, begin_results, job_name, options, Args, Precision, RunScalar};
 use eigenflow::matrix::npy;
 use eigenflow::pipeline::evd::{memory_bytes, stage_seconds};
 use eigenflow::pipeline::sygv::{sygv_graph, GeneralizedOptions, Problem};
@@ -155,11 +155,7 @@ fn run<T: RunScalar>(args: &Args, a_in: Input, b_in: Input, stop: &Stop) -> Resu
     if args.check && checks.is_none() && !args.json {
         eprintln!("note: --check needs the eigenvectors; nothing to check with --values-only");
     }
-    let job_name = if vectors.is_some() {
-        "vectors"
-    } else {
-        "values"
-    };
+    let job_name = job_name(vectors.is_some());
     let mut written = Vec::new();
     if let Some(out) = &out {
         let (set, mut fields) = begin_results(out, stop, n, &values, vectors.as_ref())?;

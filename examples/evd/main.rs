@@ -341,6 +341,15 @@ fn options(args: &Args, n: usize, job: EvdJob) -> EvdOptions {
     o
 }
 
+/// The job's name in the manifest and the JSON line.
+fn job_name(vectors: bool) -> &'static str {
+    if vectors {
+        "vectors"
+    } else {
+        "values"
+    }
+}
+
 /// Starts the result set of a run in `out`: `eigenvalues.npy`, and
 /// `eigenvectors.npy` with vectors (retired without), plus the manifest
 /// fields every run has (`n`, `dtype`, `job`, `k`); the caller adds its own
@@ -512,11 +521,7 @@ fn run<T: RunScalar>(
     } else {
         Some(0.0)
     };
-    let job_name = if vectors.is_some() {
-        "vectors"
-    } else {
-        "values"
-    };
+    let job_name = job_name(vectors.is_some());
 
     let mut written = Vec::new();
     if let Some(out) = &out {
